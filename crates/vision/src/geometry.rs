@@ -1,0 +1,86 @@
+//! Where the board's grid lies in an image: a homography from board coordinates to pixels plus
+//! radial lens distortion. The contract between board location and point reading.
+
+use nalgebra::{Matrix3, Vector3};
+use serde::{Deserialize, Serialize};
+
+/// Lines on a tournament board in each direction.
+pub const BOARD_LINES: usize = 19;
+
+/// One-parameter division model of radial distortion, the usual model for cheap lenses:
+/// a distorted pixel `d` relates to its undistorted position `u` by
+/// `u = c + (d - c) / (1 + k1 * r²)` with `r = |d - c| / scale`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LensDistortion {
+    /// Radial coefficient; 0 means no distortion.
+    pub k1: f64,
+    /// Centre of distortion in pixels (usually the image centre).
+    pub centre: [f64; 2],
+    /// Normalising radius in pixels (usually half the image diagonal).
+    pub scale: f64,
+}
+
+impl LensDistortion {
+    /// No distortion, for an image of the given size.
+    pub fn none(width: u32, height: u32) -> Self {
+        let (w, h) = (f64::from(width), f64::from(height));
+        Self { k1: 0.0, centre: [w / 2.0, h / 2.0], scale: (w * w + h * h).sqrt() / 2.0 }
+    }
+
+    /// Maps an undistorted pixel position to where the lens puts it in the image.
+    pub fn distort(&self, undistorted: [f64; 2]) -> [f64; 2] {
+        if self.k1 == 0.0 {
+            return undistorted;
+        }
+        // Invert the division model by fixed-point iteration: a few steps converge for |k1| < 0.5.
+        let [cx, cy] = self.centre;
+        let (ux, uy) = (undistorted[0] - cx, undistorted[1] - cy);
+        let (mut dx, mut dy) = (ux, uy);
+        for _ in 0..8 {
+            let r2 = (dx * dx + dy * dy) / (self.scale * self.scale);
+            let f = 1.0 + self.k1 * r2;
+            dx = ux * f;
+            dy = uy * f;
+        }
+        [cx + dx, cy + dy]
+    }
+
+    /// Maps an image pixel to its undistorted position.
+    pub fn undistort(&self, distorted: [f64; 2]) -> [f64; 2] {
+        let [cx, cy] = self.centre;
+        let (dx, dy) = (distorted[0] - cx, distorted[1] - cy);
+        let r2 = (dx * dx + dy * dy) / (self.scale * self.scale);
+        let f = 1.0 + self.k1 * r2;
+        [cx + dx / f, cy + dy / f]
+    }
+}
+
+/// The board's grid in an image: board coordinates (column, row), both 0..=18 with (0,0) the
+/// top-left intersection as seen, map to undistorted pixels by `homography`, then through `lens`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GridGeometry {
+    /// Row-major 3×3 homography from board (col, row, 1) to undistorted pixels.
+    pub homography: [[f64; 3]; 3],
+    /// Radial distortion of the camera.
+    pub lens: LensDistortion,
+}
+
+impl GridGeometry {
+    /// The homography as a matrix.
+    pub fn matrix(&self) -> Matrix3<f64> {
+        let h = &self.homography;
+        Matrix3::new(h[0][0], h[0][1], h[0][2], h[1][0], h[1][1], h[1][2], h[2][0], h[2][1], h[2][2])
+    }
+
+    /// Image pixel of a board position (fractional coordinates allowed, e.g. between lines).
+    pub fn project(&self, col: f64, row: f64) -> [f64; 2] {
+        let p = self.matrix() * Vector3::new(col, row, 1.0);
+        self.lens.distort([p.x / p.z, p.y / p.z])
+    }
+
+    /// The four outermost intersections in image pixels: TL, TR, BR, BL as seen.
+    pub fn corners(&self) -> [[f64; 2]; 4] {
+        let last = (BOARD_LINES - 1) as f64;
+        [self.project(0.0, 0.0), self.project(last, 0.0), self.project(last, last), self.project(0.0, last)]
+    }
+}
