@@ -1,0 +1,183 @@
+//! Colours, points, moves and the two ways coordinates are written: SGF ("pd") and human ("Q16").
+
+use std::fmt;
+
+/// The largest board side the engine supports (a tournament board).
+pub const MAX_BOARD_SIZE: u8 = 19;
+
+/// The colour of a stone or of a player.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+pub enum Color {
+    /// Black, who moves first (Art. 2).
+    Black,
+    /// White.
+    White,
+}
+
+impl Color {
+    /// The other colour.
+    #[inline]
+    pub fn opponent(self) -> Color {
+        match self {
+            Color::Black => Color::White,
+            Color::White => Color::Black,
+        }
+    }
+
+    /// "black" or "white".
+    pub fn name(self) -> &'static str {
+        match self {
+            Color::Black => "black",
+            Color::White => "white",
+        }
+    }
+
+    /// The Chinese name, 黑 or 白.
+    pub fn chinese(self) -> &'static str {
+        match self {
+            Color::Black => "黑",
+            Color::White => "白",
+        }
+    }
+
+    /// The SGF property letter, `B` or `W`.
+    pub fn sgf_letter(self) -> char {
+        match self {
+            Color::Black => 'B',
+            Color::White => 'W',
+        }
+    }
+}
+
+impl fmt::Display for Color {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An intersection: `col` from the left, `row` from the top (SGF orientation), both 0-based.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Point {
+    /// Column, 0 = leftmost.
+    pub col: u8,
+    /// Row, 0 = top (as in SGF; people count rows from the bottom, see [`Point::to_human`]).
+    pub row: u8,
+}
+
+/// A coordinate that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CoordError {
+    /// The text is not a coordinate in the expected notation.
+    #[error("`{0}` is not a coordinate (expected SGF like `pd` or human like `Q16`)")]
+    Malformed(String),
+    /// The coordinate lies outside the board.
+    #[error("`{text}` lies outside a {width}x{height} board")]
+    OffBoard {
+        /// The coordinate as written.
+        text: String,
+        /// Board width.
+        width: u8,
+        /// Board height.
+        height: u8,
+    },
+}
+
+/// Column letters people use: A–T without I.
+const HUMAN_COLUMNS: &[u8] = b"ABCDEFGHJKLMNOPQRSTUVWXYZ";
+
+impl Point {
+    /// A point from column and row.
+    pub const fn new(col: u8, row: u8) -> Self {
+        Point { col, row }
+    }
+
+    /// SGF notation, e.g. `pd` (column letter, then row letter, both from `a` at top-left).
+    pub fn to_sgf(self) -> String {
+        let mut s = String::with_capacity(2);
+        s.push(char::from(b'a' + self.col));
+        s.push(char::from(b'a' + self.row));
+        s
+    }
+
+    /// Human notation on a board `height` rows tall, e.g. `Q16` (row 1 at the bottom).
+    pub fn to_human(self, height: u8) -> String {
+        let letter = HUMAN_COLUMNS.get(usize::from(self.col)).copied().unwrap_or(b'?');
+        format!("{}{}", char::from(letter), u32::from(height) - u32::from(self.row))
+    }
+
+    /// Reads SGF notation (`pd`); `tt` and the empty string are passes, not points, and fail here.
+    pub fn from_sgf(text: &str, width: u8, height: u8) -> Result<Self, CoordError> {
+        let bytes = text.as_bytes();
+        if bytes.len() != 2 || !bytes.iter().all(u8::is_ascii_lowercase) {
+            return Err(CoordError::Malformed(text.to_string()));
+        }
+        let (col, row) = (bytes[0] - b'a', bytes[1] - b'a');
+        if col >= width || row >= height {
+            return Err(CoordError::OffBoard { text: text.to_string(), width, height });
+        }
+        Ok(Point { col, row })
+    }
+
+    /// Reads human notation (`Q16`, case-insensitive, no `I` column).
+    pub fn from_human(text: &str, width: u8, height: u8) -> Result<Self, CoordError> {
+        let trimmed = text.trim();
+        let mut chars = trimmed.chars();
+        let letter = chars.next().ok_or_else(|| CoordError::Malformed(text.to_string()))?;
+        let upper = letter.to_ascii_uppercase();
+        let col = HUMAN_COLUMNS
+            .iter()
+            .position(|&c| char::from(c) == upper)
+            .ok_or_else(|| CoordError::Malformed(text.to_string()))?;
+        let number: u32 = chars.as_str().parse().map_err(|_| CoordError::Malformed(text.to_string()))?;
+        let off_board = || CoordError::OffBoard { text: text.to_string(), width, height };
+        if col >= usize::from(width) || number == 0 || number > u32::from(height) {
+            return Err(off_board());
+        }
+        let row = u32::from(height) - number;
+        Ok(Point { col: col as u8, row: row as u8 })
+    }
+
+    /// Reads either notation: SGF when the text is two lowercase letters, human otherwise.
+    pub fn parse(text: &str, width: u8, height: u8) -> Result<Self, CoordError> {
+        let t = text.trim();
+        if t.len() == 2 && t.bytes().all(|b| b.is_ascii_lowercase()) {
+            Point::from_sgf(t, width, height)
+        } else {
+            Point::from_human(t, width, height)
+        }
+    }
+}
+
+/// What a player does on their turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+pub enum Move {
+    /// A stone on a point.
+    Place(Point),
+    /// Giving up the turn (虛著, Art. 2).
+    Pass,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coordinates_round_trip_in_both_notations() {
+        let p = Point::new(15, 3);
+        assert_eq!(p.to_sgf(), "pd");
+        assert_eq!(p.to_human(19), "Q16");
+        assert_eq!(Point::from_sgf("pd", 19, 19), Ok(p));
+        assert_eq!(Point::from_human("q16", 19, 19), Ok(p));
+        assert_eq!(Point::parse("Q16", 19, 19), Ok(p));
+        assert_eq!(Point::new(8, 18).to_human(19), "J1");
+        assert!(Point::from_human("I5", 19, 19).is_err());
+        assert!(Point::from_sgf("tt", 19, 19).is_err());
+        assert!(Point::from_human("T20", 19, 19).is_err());
+        assert!(Point::from_sgf("ha", 7, 7).is_err());
+    }
+}
