@@ -187,7 +187,7 @@ impl Game {
             positions: Vec::with_capacity(400),
             snapshots: Vec::with_capacity(400 * cells_len),
             cells_len,
-            latest_by_hash: ZobristMap::default(),
+            latest_by_hash: ZobristMap::with_capacity_and_hasher(512, Default::default()),
         };
         game.record_position();
         game
