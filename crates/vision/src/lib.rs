@@ -2,6 +2,16 @@
 //!
 //! Everything here takes image buffers and returns data; no files, clocks or cameras.
 
+pub mod classify;
+pub mod features;
 pub mod geometry;
+pub mod homography;
+pub mod image_io;
+pub mod locate;
+pub mod occlusion;
+pub mod reading;
+pub mod rectify;
 
 pub use geometry::{GridGeometry, LensDistortion, BOARD_LINES};
+pub use locate::{locate, FitQuality, LocateError, LocateOptions, Located};
+pub use reading::{read_board, BoardReading, PointReading, PointState, ReaderConfig};

@@ -1,0 +1,140 @@
+//! Per-frame classification of point features into empty / black / white with a probability:
+//! a three-class Gaussian model whose class means start from physical priors (relative to the
+//! board colour) and are then re-estimated on the frame itself (maximum a posteriori EM), so each
+//! frame's own stones set the thresholds. Confidences are the model's posteriors, tempered by a
+//! constant measured on labelled photos (see `models/README.md`).
+
+use crate::features::PointFeatures;
+use crate::geometry::BOARD_LINES;
+
+/// Number of features the model uses.
+const DIMS: usize = 4;
+
+/// A point's class, as the classifier sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoneClass {
+    /// Bare intersection.
+    Empty = 0,
+    /// Black stone.
+    Black = 1,
+    /// White stone.
+    White = 2,
+}
+
+impl StoneClass {
+    /// All classes in index order.
+    pub const ALL: [StoneClass; 3] = [StoneClass::Empty, StoneClass::Black, StoneClass::White];
+}
+
+/// Prior belief about one class: mean and spread of each feature, and how many points' worth of
+/// evidence the prior mean is worth when re-estimating on a frame.
+#[derive(Debug, Clone, Copy)]
+struct ClassPrior {
+    mean: [f64; DIMS],
+    sd: [f64; DIMS],
+    weight: f64,
+}
+
+/// Feature vector used by the model: brightness, dark tail, neutrality, line contrast.
+fn vector(f: &PointFeatures) -> [f64; DIMS] {
+    [f64::from(f.brightness), f64::from(f.dark_tail), f64::from(f.neutral), f64::from(f.lines)]
+}
+
+/// Physical priors (relative to the board colour, so independent of light level and colour cast).
+const PRIORS: [ClassPrior; 3] = [
+    // Empty: board-coloured, the grid-line cross visible.
+    ClassPrior { mean: [-0.05, -0.12, 0.0, 0.2], sd: [0.15, 0.18, 0.1, 0.1], weight: 10.0 },
+    // Black: far darker than the board, no lines.
+    ClassPrior { mean: [-1.4, -1.6, 0.25, 0.02], sd: [0.4, 0.4, 0.3, 0.06], weight: 10.0 },
+    // White: brighter and greyer than wood, no lines.
+    ClassPrior { mean: [0.2, 0.12, 0.35, 0.02], sd: [0.15, 0.15, 0.2, 0.06], weight: 10.0 },
+];
+
+/// Smallest standard deviation allowed per feature after re-estimation (keeps a class with a few
+/// near-identical members from becoming infinitely sharp).
+const SD_FLOOR: [f64; DIMS] = [0.06, 0.08, 0.05, 0.03];
+
+/// EM rounds; the assignment settles within a few.
+const ROUNDS: usize = 4;
+
+/// Posterior probabilities of each class for every point; `[row][col][class]`.
+pub type Posteriors = Vec<[[f64; 3]; BOARD_LINES]>;
+
+/// Classifies every point of one frame. `temperature` ≥ 1 softens the posteriors (calibration).
+pub fn classify(features: &[[PointFeatures; BOARD_LINES]], temperature: f64) -> Posteriors {
+    let points: Vec<(usize, usize, [f64; DIMS])> = features
+        .iter()
+        .enumerate()
+        .flat_map(|(r, row)| row.iter().enumerate().filter(|(_, f)| f.valid).map(move |(c, f)| (r, c, vector(f))))
+        .collect();
+    let mut means: [[f64; DIMS]; 3] = [PRIORS[0].mean, PRIORS[1].mean, PRIORS[2].mean];
+    let mut sds: [[f64; DIMS]; 3] = [PRIORS[0].sd, PRIORS[1].sd, PRIORS[2].sd];
+    let mut weights = [0.6, 0.2, 0.2];
+    let mut post = vec![[0.0f64; 3]; points.len()];
+    for round in 0..=ROUNDS {
+        // E-step.
+        for (p, (_, _, x)) in post.iter_mut().zip(&points) {
+            *p = posterior(x, &means, &sds, &weights, 1.0);
+        }
+        if round == ROUNDS {
+            break;
+        }
+        // M-step with the priors as pseudo-observations.
+        for k in 0..3 {
+            let prior = &PRIORS[k];
+            let wsum: f64 = post.iter().map(|p| p[k]).sum();
+            for d in 0..DIMS {
+                let sx: f64 = post.iter().zip(&points).map(|(p, (_, _, x))| p[k] * x[d]).sum();
+                let mean = (prior.weight * prior.mean[d] + sx) / (prior.weight + wsum);
+                let sxx: f64 = post.iter().zip(&points).map(|(p, (_, _, x))| p[k] * (x[d] - mean).powi(2)).sum();
+                let var = (prior.weight * prior.sd[d].powi(2) + sxx) / (prior.weight + wsum);
+                means[k][d] = mean;
+                sds[k][d] = var.sqrt().max(SD_FLOOR[d]);
+            }
+            weights[k] = (wsum + 2.0) / (points.len() as f64 + 6.0);
+        }
+        enforce_order(&mut means);
+    }
+    let mut out = vec![[[1.0 / 3.0; 3]; BOARD_LINES]; BOARD_LINES];
+    for (r, c, x) in &points {
+        out[*r][*c] = posterior(x, &means, &sds, &weights, temperature);
+    }
+    out
+}
+
+/// Keeps the re-estimated classes physically ordered: black darker than empty, white greyer
+/// than empty and without lines, so a frame with no stones of one colour cannot hand that
+/// class to another population.
+fn enforce_order(means: &mut [[f64; DIMS]; 3]) {
+    let empty = means[0];
+    means[1][0] = means[1][0].min(empty[0] - 0.6);
+    means[1][1] = means[1][1].min(empty[1] - 0.6);
+    means[2][2] = means[2][2].max(empty[2] + 0.15);
+    means[2][0] = means[2][0].max(empty[0] + 0.05);
+    means[1][3] = means[1][3].min(empty[3] - 0.08);
+    means[2][3] = means[2][3].min(empty[3] - 0.08);
+}
+
+fn posterior(x: &[f64; DIMS], means: &[[f64; DIMS]; 3], sds: &[[f64; DIMS]; 3], weights: &[f64; 3], temperature: f64) -> [f64; 3] {
+    let mut logp = [0.0f64; 3];
+    for k in 0..3 {
+        let mut l = weights[k].ln();
+        for d in 0..DIMS {
+            let z = (x[d] - means[k][d]) / sds[k][d];
+            // Student-like tails: a few wild features (glare, a stray line) must not be decisive.
+            l += -0.5 * (1.0 + z * z / 3.0).ln() * 4.0 - sds[k][d].ln();
+        }
+        logp[k] = l / temperature;
+    }
+    let max = logp.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mut p = [0.0; 3];
+    let mut sum = 0.0;
+    for k in 0..3 {
+        p[k] = (logp[k] - max).exp();
+        sum += p[k];
+    }
+    for v in &mut p {
+        *v /= sum;
+    }
+    p
+}

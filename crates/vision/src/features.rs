@@ -1,0 +1,270 @@
+//! Per-point measurements on a rectified board, all relative to the local board colour so that
+//! light level, shadows and colour casts divide out: stone-disc brightness and neutrality, and the
+//! visibility of the grid-line cross that only an empty point shows.
+
+use crate::geometry::BOARD_LINES;
+use crate::rectify::{CameraFoot, RectifiedBoard};
+
+/// Radius of the sampled stone disc, in grid spacings (a stone's radius is about 0.48).
+const DISC_RADIUS: f64 = 0.3;
+/// Half-size of the box sampled at each cell centre for the board colour, in grid spacings.
+const CELL_BOX: f64 = 0.12;
+/// Distances along each grid-line arm where the line is sampled, in grid spacings.
+const ARM_STEPS: [f64; 3] = [0.18, 0.26, 0.34];
+/// Sideways offset of the off-line reference samples next to an arm, in grid spacings.
+const ARM_SIDE: f64 = 0.2;
+
+/// Cells per side of the board-colour map: one per cell centre, including the margin cells.
+pub const CELLS: usize = BOARD_LINES + 1;
+
+/// Relative luminance (Rec. 601 weights) of an RGB sample.
+pub fn luma(rgb: [f32; 3]) -> f32 {
+    0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]
+}
+
+/// The colour of the board at each cell centre (between four intersections, where no stone on
+/// an intersection reaches), and a robust whole-board estimate.
+#[derive(Debug, Clone)]
+pub struct BoardColour {
+    /// Mean RGB at cell centre (i, j) = board position (i - 0.5, j - 0.5), i, j in 0..=19;
+    /// index `j * CELLS + i`. NaN where outside the image.
+    pub cells: Vec<[f32; 3]>,
+    /// Per-channel median over all cells on the board: the frame's board colour.
+    pub global: [f32; 3],
+    /// Whether each cell looks like bare board (close to the frame's board colour).
+    pub board_like: Vec<bool>,
+    /// Colour distance of each cell from the board colour (0 = identical).
+    pub distance: Vec<f32>,
+}
+
+/// How different a cell may be from the frame's board colour in chromaticity (log channel-ratio
+/// distance) and still count as bare board; wood grain and mild shading stay well inside.
+const BOARD_CHROMA_TOLERANCE: f32 = 0.18;
+/// Brightness range, relative to the frame's board colour, of bare board (shadows and lamps).
+const BOARD_LUMA_RANGE: (f32, f32) = (0.45, 1.7);
+
+impl BoardColour {
+    /// Measures the board colour of a rectified board.
+    pub fn measure(board: &RectifiedBoard) -> Self {
+        let spc = board.samples_per_cell as f64;
+        let half = (CELL_BOX * spc).round().max(0.0) as i64;
+        let mut cells = Vec::with_capacity(CELLS * CELLS);
+        for j in 0..CELLS {
+            for i in 0..CELLS {
+                let cx = board.index_of(i as f64 - 0.5);
+                let cy = board.index_of(j as f64 - 0.5);
+                let mut acc = [0.0f32; 3];
+                let mut n = 0.0f32;
+                for dy in -half..=half {
+                    for dx in -half..=half {
+                        let s = board.at(cx + dx as f64, cy + dy as f64);
+                        if s[0].is_finite() {
+                            for k in 0..3 {
+                                acc[k] += s[k];
+                            }
+                            n += 1.0;
+                        }
+                    }
+                }
+                cells.push(if n > 0.0 { [acc[0] / n, acc[1] / n, acc[2] / n] } else { [f32::NAN; 3] });
+            }
+        }
+        // The inner 18×18 cells are the most reliably wood (the margin may be cut by the frame).
+        let mut chans: [Vec<f32>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+        for j in 1..CELLS - 1 {
+            for i in 1..CELLS - 1 {
+                let c = cells[j * CELLS + i];
+                if c[0].is_finite() {
+                    for k in 0..3 {
+                        chans[k].push(c[k]);
+                    }
+                }
+            }
+        }
+        let global = [median(&mut chans[0]), median(&mut chans[1]), median(&mut chans[2])];
+        let distance: Vec<f32> = cells.iter().map(|c| colour_distance(*c, global)).collect();
+        let board_like = distance.iter().map(|d| *d <= 1.0).collect();
+        Self { cells, global, board_like, distance }
+    }
+
+    /// Local board colour around intersection (col, row): median of the bare-board cells among
+    /// the 4 around it, widening to 16 and then the frame's colour when those are covered.
+    pub fn local(&self, col: usize, row: usize) -> [f32; 3] {
+        for reach in [1usize, 2] {
+            let mut chans: [Vec<f32>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+            // Cells around intersection (col,row) have indices col+1-reach+1 .. col+reach.
+            let lo_i = (col + 1).saturating_sub(reach);
+            let lo_j = (row + 1).saturating_sub(reach);
+            for j in lo_j..(row + reach + 1).min(CELLS) {
+                for i in lo_i..(col + reach + 1).min(CELLS) {
+                    let k = j * CELLS + i;
+                    if self.board_like[k] {
+                        for ch in 0..3 {
+                            chans[ch].push(self.cells[k][ch]);
+                        }
+                    }
+                }
+            }
+            if chans[0].len() >= 2 * reach {
+                return [median(&mut chans[0]), median(&mut chans[1]), median(&mut chans[2])];
+            }
+        }
+        self.global
+    }
+}
+
+/// Scaled distance of a colour from the board colour: ≤ 1 means bare board.
+pub fn colour_distance(c: [f32; 3], board: [f32; 3]) -> f32 {
+    if !c[0].is_finite() || !board[0].is_finite() {
+        return f32::INFINITY;
+    }
+    let eps = 4.0;
+    let l = (luma(c) + eps) / (luma(board) + eps);
+    let lr = |k: usize| ((c[k] + eps) / (board[k] + eps)).ln();
+    let (a, b, g) = (lr(0), lr(2), lr(1));
+    // Chromaticity: channel log-ratios with the common (brightness) part removed.
+    let mean = (a + b + g) / 3.0;
+    let chroma = ((a - mean).powi(2) + (g - mean).powi(2) + (b - mean).powi(2)).sqrt();
+    let luma_out = if l < BOARD_LUMA_RANGE.0 {
+        (BOARD_LUMA_RANGE.0 / l).ln() / 0.3 + 1.0
+    } else if l > BOARD_LUMA_RANGE.1 {
+        (l / BOARD_LUMA_RANGE.1).ln() / 0.3 + 1.0
+    } else {
+        0.0
+    };
+    (chroma / BOARD_CHROMA_TOLERANCE).max(luma_out)
+}
+
+/// Median of a slice (reorders it); NaN when empty.
+pub fn median(v: &mut [f32]) -> f32 {
+    if v.is_empty() {
+        return f32::NAN;
+    }
+    let mid = v.len() / 2;
+    v.select_nth_unstable_by(mid, f32::total_cmp);
+    v[mid]
+}
+
+/// The measurements of one intersection.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PointFeatures {
+    /// ln(median disc luminance / local board luminance): about 0 empty, very negative black,
+    /// positive or near 0 white.
+    pub brightness: f32,
+    /// ln(25th-percentile disc luminance / board luminance): robust to a highlight on black.
+    pub dark_tail: f32,
+    /// Neutrality: ln((blue/red of disc) / (blue/red of board)). Stones are grey, wood is yellow,
+    /// so stones score positive under any single-colour light.
+    pub neutral: f32,
+    /// Chromatic distance of the disc from board colour (≤ 1 would be bare board).
+    pub colour_distance: f32,
+    /// Grid-line contrast of the cross through the intersection, relative to board luminance:
+    /// clearly positive only where the point is empty.
+    pub lines: f32,
+    /// Spread of disc luminance relative to board luminance (texture: edges, lines, grain).
+    pub spread: f32,
+    /// False when part of the point falls outside the image.
+    pub valid: bool,
+}
+
+/// Measures every intersection; indexed `[row][col]`.
+pub fn measure_points(
+    board: &RectifiedBoard,
+    colour: &BoardColour,
+    camera: Option<&CameraFoot>,
+    stone_height: f64,
+) -> Vec<[PointFeatures; BOARD_LINES]> {
+    let spc = board.samples_per_cell as f64;
+    let r = DISC_RADIUS * spc;
+    let ri = r.ceil() as i64;
+    let mut disc_offsets = Vec::new();
+    for dy in -ri..=ri {
+        for dx in -ri..=ri {
+            let (fx, fy) = (dx as f64, dy as f64);
+            if fx * fx + fy * fy <= r * r {
+                disc_offsets.push((fx, fy));
+            }
+        }
+    }
+    let mut out = vec![[PointFeatures::default(); BOARD_LINES]; BOARD_LINES];
+    let mut lums = Vec::with_capacity(disc_offsets.len());
+    for (row, out_row) in out.iter_mut().enumerate() {
+        for (col, feat) in out_row.iter_mut().enumerate() {
+            let base = [col as f64, row as f64];
+            let top = camera.map_or(base, |cam| cam.raised(base, stone_height));
+            let (cx, cy) = (board.index_of(top[0]), board.index_of(top[1]));
+            let local = colour.local(col, row);
+            let board_l = luma(local).max(1.0);
+            lums.clear();
+            let mut acc = [0.0f32; 3];
+            let mut valid = true;
+            for &(dx, dy) in &disc_offsets {
+                let s = board.at(cx + dx, cy + dy);
+                if !s[0].is_finite() {
+                    valid = false;
+                    continue;
+                }
+                for k in 0..3 {
+                    acc[k] += s[k];
+                }
+                lums.push(luma(s));
+            }
+            if lums.len() < disc_offsets.len() / 2 {
+                *feat = PointFeatures { valid: false, ..PointFeatures::default() };
+                continue;
+            }
+            let n = lums.len() as f32;
+            let mean = [acc[0] / n, acc[1] / n, acc[2] / n];
+            lums.sort_unstable_by(f32::total_cmp);
+            let med = lums[lums.len() / 2];
+            let q25 = lums[lums.len() / 4];
+            let q90 = lums[(lums.len() * 9) / 10];
+            let q10 = lums[lums.len() / 10];
+            let eps = 4.0;
+            let neutral = ((mean[2] + eps) / (mean[0] + eps)).ln() - ((local[2] + eps) / (local[0] + eps)).ln();
+            *feat = PointFeatures {
+                brightness: ((med + 1.0) / board_l).ln(),
+                dark_tail: ((q25 + 1.0) / board_l).ln(),
+                neutral,
+                colour_distance: colour_distance(mean, local),
+                lines: line_contrast(board, col, row) / board_l,
+                spread: (q90 - q10) / board_l,
+                valid,
+            };
+        }
+    }
+    out
+}
+
+/// Mean (off-line − on-line) luminance along the arms of the cross at an intersection; arms that
+/// would leave the grid (beyond an edge line) are skipped.
+fn line_contrast(board: &RectifiedBoard, col: usize, row: usize) -> f32 {
+    let last = BOARD_LINES - 1;
+    let mut sum = 0.0f32;
+    let mut n = 0.0f32;
+    let dirs: [(i32, i32); 4] = [(1, 0), (-1, 0), (0, 1), (0, -1)];
+    for (dx, dy) in dirs {
+        let nc = col as i32 + dx;
+        let nr = row as i32 + dy;
+        if nc < 0 || nr < 0 || nc > last as i32 || nr > last as i32 {
+            continue;
+        }
+        for t in ARM_STEPS {
+            let (x, y) = (col as f64 + dx as f64 * t, row as f64 + dy as f64 * t);
+            let on = board.at_board(x, y);
+            // Perpendicular offsets on both sides of the arm.
+            let (px, py) = (-(dy as f64) * ARM_SIDE, dx as f64 * ARM_SIDE);
+            let a = board.at_board(x + px, y + py);
+            let b = board.at_board(x - px, y - py);
+            if on[0].is_finite() && a[0].is_finite() && b[0].is_finite() {
+                sum += (luma(a) + luma(b)) / 2.0 - luma(on);
+                n += 1.0;
+            }
+        }
+    }
+    if n > 0.0 {
+        sum / n
+    } else {
+        0.0
+    }
+}

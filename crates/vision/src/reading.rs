@@ -1,0 +1,226 @@
+//! Reading a board: the state of all 361 points with a calibrated confidence, and which points an
+//! occluder hides. `read_board` is the pure top-level function: frame + grid geometry in, reading
+//! out; it samples only around the projected grid, never the whole frame.
+
+use image::{Rgb, RgbImage};
+use serde::{Deserialize, Serialize};
+
+use crate::classify::{classify, StoneClass};
+use crate::features::{measure_points, BoardColour, PointFeatures};
+use crate::geometry::{GridGeometry, BOARD_LINES};
+use crate::occlusion::{detect, OcclusionConfig};
+use crate::rectify::{CameraFoot, RectifiedBoard};
+
+/// What is on one intersection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PointState {
+    /// No stone.
+    Empty,
+    /// A black stone.
+    Black,
+    /// A white stone.
+    White,
+    /// Cannot be read reliably (occluded, outside the frame, or too uncertain).
+    Unknown,
+}
+
+impl PointState {
+    /// One-character form used in grid text: `.` empty, `X` black, `O` white, `?` unknown.
+    pub fn symbol(self) -> char {
+        match self {
+            PointState::Empty => '.',
+            PointState::Black => 'X',
+            PointState::White => 'O',
+            PointState::Unknown => '?',
+        }
+    }
+
+    /// Parses a grid-text character; `None` for anything else.
+    pub fn from_symbol(c: char) -> Option<Self> {
+        match c {
+            '.' => Some(PointState::Empty),
+            'X' | 'x' | 'B' => Some(PointState::Black),
+            'O' | 'o' | 'W' => Some(PointState::White),
+            '?' => Some(PointState::Unknown),
+            _ => None,
+        }
+    }
+}
+
+/// The reading of one intersection.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PointReading {
+    /// The state read (Unknown when occluded or below the confidence floor).
+    pub state: PointState,
+    /// Probability that the most likely of empty/black/white is right (0..=1). For an Unknown
+    /// point this is still the best guess's probability (0 when occluded).
+    pub confidence: f32,
+    /// The most likely of empty/black/white, even when `state` is Unknown.
+    pub best_guess: PointState,
+}
+
+/// The reading of a whole board in one frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BoardReading {
+    /// Points indexed `[row][col]`: row 0 nearest the top of the image as seen, col 0 leftmost.
+    pub points: [[PointReading; BOARD_LINES]; BOARD_LINES],
+    /// Whether something (hand, arm, object) covers part of the board.
+    pub occluded: bool,
+    /// Points hidden by the occluder, as (col, row).
+    pub occluded_points: Vec<(u8, u8)>,
+}
+
+impl BoardReading {
+    /// The board as 19 lines of 19 symbols (`.`, `X`, `O`, `?`).
+    pub fn grid_lines(&self) -> Vec<String> {
+        self.points.iter().map(|row| row.iter().map(|p| p.state.symbol()).collect()).collect()
+    }
+
+    /// The board as text: 19 lines, newline-separated.
+    pub fn grid_text(&self) -> String {
+        self.grid_lines().join("\n")
+    }
+
+    /// Number of points in each state: empty, black, white, unknown.
+    pub fn counts(&self) -> [usize; 4] {
+        let mut n = [0; 4];
+        for p in self.points.iter().flatten() {
+            n[match p.state {
+                PointState::Empty => 0,
+                PointState::Black => 1,
+                PointState::White => 2,
+                PointState::Unknown => 3,
+            }] += 1;
+        }
+        n
+    }
+}
+
+/// Settings of the reader.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReaderConfig {
+    /// Rectified samples per grid spacing.
+    pub samples_per_cell: usize,
+    /// Height above the board, in grid spacings, at which a stone's visible disc is centred (a
+    /// stone is about 0.4 spacing thick); used to correct parallax on oblique views.
+    pub stone_height: f64,
+    /// Points whose best class is less probable than this are reported Unknown.
+    pub min_confidence: f32,
+    /// Softening of the classifier's posteriors so confidences match observed accuracy.
+    pub temperature: f64,
+    /// Occlusion detector settings.
+    pub occlusion: OcclusionConfig,
+}
+
+impl Default for ReaderConfig {
+    fn default() -> Self {
+        Self { samples_per_cell: 8, stone_height: 0.3, min_confidence: 0.5, temperature: 1.0, occlusion: OcclusionConfig::default() }
+    }
+}
+
+/// Everything measured on a frame on the way to a reading (for evaluation and debugging).
+#[derive(Debug, Clone)]
+pub struct ReadingDetails {
+    /// The reading itself.
+    pub reading: BoardReading,
+    /// Per-point features, `[row][col]`.
+    pub features: Vec<[PointFeatures; BOARD_LINES]>,
+    /// Class posteriors (empty, black, white), `[row][col]`.
+    pub posteriors: Vec<[[f64; 3]; BOARD_LINES]>,
+    /// Cell-centre board colours.
+    pub colour: BoardColour,
+}
+
+/// Reads all points of a frame whose grid lies at `geometry`.
+pub fn read_board(image: &RgbImage, geometry: &GridGeometry, config: &ReaderConfig) -> BoardReading {
+    read_board_detailed(image, geometry, config).reading
+}
+
+/// Like [`read_board`], also returning the intermediate measurements.
+pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &ReaderConfig) -> ReadingDetails {
+    let board = RectifiedBoard::new(image, geometry, config.samples_per_cell);
+    let colour = BoardColour::measure(&board);
+    let camera = CameraFoot::estimate(geometry);
+    let features = measure_points(&board, &colour, camera.as_ref(), config.stone_height);
+    let posteriors = classify(&features, config.temperature);
+    let mask = detect(&colour, &config.occlusion);
+    let unknown = PointReading { state: PointState::Unknown, confidence: 0.0, best_guess: PointState::Unknown };
+    let mut points = [[unknown; BOARD_LINES]; BOARD_LINES];
+    let mut occluded_points = Vec::new();
+    for row in 0..BOARD_LINES {
+        for col in 0..BOARD_LINES {
+            if mask.points[row][col] {
+                occluded_points.push((col as u8, row as u8));
+                continue;
+            }
+            if !features[row][col].valid {
+                continue;
+            }
+            let p = posteriors[row][col];
+            let (best, prob) = (0..3).map(|k| (k, p[k])).fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+            let guess = match StoneClass::ALL[best] {
+                StoneClass::Empty => PointState::Empty,
+                StoneClass::Black => PointState::Black,
+                StoneClass::White => PointState::White,
+            };
+            let confidence = prob as f32;
+            let state = if confidence >= config.min_confidence { guess } else { PointState::Unknown };
+            points[row][col] = PointReading { state, confidence, best_guess: guess };
+        }
+    }
+    let reading = BoardReading { points, occluded: mask.occluded, occluded_points };
+    ReadingDetails { reading, features, posteriors, colour }
+}
+
+/// Per-point features only (for studying the classifier).
+pub fn debug_features(image: &RgbImage, geometry: &GridGeometry, config: &ReaderConfig) -> Vec<[PointFeatures; BOARD_LINES]> {
+    read_board_detailed(image, geometry, config).features
+}
+
+/// Draws the projected grid points and the reading on an image: red ring black stone, green ring
+/// white stone, small blue dot empty, magenta cross unknown.
+pub fn draw_reading(image: &mut RgbImage, geometry: &GridGeometry, reading: &BoardReading) {
+    let cell = {
+        let a = geometry.project(9.0, 9.0);
+        let b = geometry.project(10.0, 9.0);
+        ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt()
+    };
+    let radius = (cell * 0.35).max(3.0);
+    for (row, line) in reading.points.iter().enumerate() {
+        for (col, p) in line.iter().enumerate() {
+            let [x, y] = geometry.project(col as f64, row as f64);
+            match p.state {
+                PointState::Black => ring(image, x, y, radius, [255, 0, 0]),
+                PointState::White => ring(image, x, y, radius, [0, 255, 0]),
+                PointState::Empty => ring(image, x, y, 1.5, [0, 80, 255]),
+                PointState::Unknown => {
+                    for t in -4..=4 {
+                        let t = f64::from(t) * radius / 4.0;
+                        dot(image, x + t, y + t, [255, 0, 255]);
+                        dot(image, x + t, y - t, [255, 0, 255]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn dot(image: &mut RgbImage, x: f64, y: f64, colour: [u8; 3]) {
+    let (w, h) = image.dimensions();
+    for dy in 0..2 {
+        for dx in 0..2 {
+            let (px, py) = (x.round() as i64 + dx, y.round() as i64 + dy);
+            if px >= 0 && py >= 0 && px < i64::from(w) && py < i64::from(h) {
+                image.put_pixel(px as u32, py as u32, Rgb(colour));
+            }
+        }
+    }
+}
+
+fn ring(image: &mut RgbImage, x: f64, y: f64, radius: f64, colour: [u8; 3]) {
+    let steps = (radius * 8.0).max(12.0) as usize;
+    for k in 0..steps {
+        let a = k as f64 / steps as f64 * std::f64::consts::TAU;
+        dot(image, x + radius * a.cos(), y + radius * a.sin(), colour);
+    }
+}
