@@ -1,0 +1,94 @@
+//! Camera effects after the scene is shaded: exposure, colour cast, light gradient, vignetting,
+//! blur and sensor noise, then quantisation to 8-bit.
+
+use image::RgbImage;
+
+use crate::noise::Rng;
+use crate::scene::Scene;
+
+/// Applies exposure, cast, gradient, vignette and blur in place.
+pub(crate) fn camera_effects(colour: &mut [[f32; 3]], w: usize, h: usize, scene: &Scene) {
+    let light = &scene.light;
+    let gains = light.cast.gains();
+    let k = light.cast_strength.clamp(0.0, 1.0);
+    let gain = [0, 1, 2].map(|c| (1.0 + (gains[c] - 1.0) * k) * light.brightness.max(0.0));
+    let angle = light.gradient_angle_deg.to_radians();
+    let (gx, gy) = (angle.cos(), angle.sin());
+    let (cx, cy) = (w as f32 / 2.0, h as f32 / 2.0);
+    let half_diag = (cx * cx + cy * cy).sqrt().max(1.0);
+    for y in 0..h {
+        for x in 0..w {
+            let (dx, dy) = ((x as f32 + 0.5 - cx) / half_diag, (y as f32 + 0.5 - cy) / half_diag);
+            let grad = (1.0 + light.gradient * (dx * gx + dy * gy)).max(0.0);
+            let vig = 1.0 - light.vignette * (dx * dx + dy * dy);
+            let m = grad * vig;
+            let px = &mut colour[y * w + x];
+            for c in 0..3 {
+                px[c] *= gain[c] * m;
+            }
+        }
+    }
+    if scene.blur_sigma > 0.05 {
+        gaussian_blur(colour, w, h, scene.blur_sigma);
+    }
+}
+
+/// Separable Gaussian blur with clamped edges.
+fn gaussian_blur(colour: &mut [[f32; 3]], w: usize, h: usize, sigma: f32) {
+    let radius = (sigma * 3.0).ceil().max(1.0) as i64;
+    let mut kernel: Vec<f32> = (-radius..=radius).map(|i| (-(i * i) as f32 / (2.0 * sigma * sigma)).exp()).collect();
+    let sum: f32 = kernel.iter().sum();
+    kernel.iter_mut().for_each(|k| *k /= sum);
+    let mut tmp = vec![[0f32; 3]; w * h];
+    for y in 0..h {
+        for x in 0..w {
+            let mut acc = [0f32; 3];
+            for (i, k) in kernel.iter().enumerate() {
+                let sx = (x as i64 + i as i64 - radius).clamp(0, w as i64 - 1) as usize;
+                let p = colour[y * w + sx];
+                acc = [acc[0] + p[0] * k, acc[1] + p[1] * k, acc[2] + p[2] * k];
+            }
+            tmp[y * w + x] = acc;
+        }
+    }
+    for y in 0..h {
+        for x in 0..w {
+            let mut acc = [0f32; 3];
+            for (i, k) in kernel.iter().enumerate() {
+                let sy = (y as i64 + i as i64 - radius).clamp(0, h as i64 - 1) as usize;
+                let p = tmp[sy * w + x];
+                acc = [acc[0] + p[0] * k, acc[1] + p[1] * k, acc[2] + p[2] * k];
+            }
+            colour[y * w + x] = acc;
+        }
+    }
+}
+
+/// Adds sensor noise (stronger in the shadows' relative terms, like a real sensor's mix of read
+/// and shot noise) and quantises with a soft shoulder so glare does not clip hard.
+pub(crate) fn to_image(colour: &[[f32; 3]], w: u32, h: u32, scene: &Scene) -> RgbImage {
+    let mut rng = Rng::derive(scene.seed, 99);
+    let sigma = scene.noise_sigma.max(0.0) / 255.0;
+    let mut image = RgbImage::new(w, h);
+    for (px, c) in image.pixels_mut().zip(colour.iter()) {
+        // Luma noise shared by the channels plus a little chroma noise.
+        let luma = if sigma > 0.0 { approx_normal(&mut rng) * sigma * 0.8 } else { 0.0 };
+        for (ch, &value) in c.iter().enumerate() {
+            let mut v = value;
+            if sigma > 0.0 {
+                let shot = (0.4 + 0.6 * v.clamp(0.0, 1.0).sqrt()) * 1.1;
+                v += (luma + approx_normal(&mut rng) * sigma * 0.45) * shot;
+            }
+            let v = if v > 0.85 { 0.85 + 0.15 * (1.0 - (-(v - 0.85) / 0.15).exp()) } else { v };
+            px.0[ch] = (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
+        }
+    }
+    image
+}
+
+/// A cheap approximately normal variate (Irwin–Hall of four uniforms).
+fn approx_normal(rng: &mut Rng) -> f32 {
+    let bits = rng.next_u64();
+    let s: u32 = (0..4).map(|i| ((bits >> (i * 16)) & 0xFFFF) as u32).sum();
+    ((s as f32 / 65535.0) - 2.0) * 1.732_050_8
+}

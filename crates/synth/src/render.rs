@@ -1,0 +1,663 @@
+//! The renderer: inverse mapping from each output pixel through the lens and camera into a small
+//! 3D scene (table, board box with grid, ellipsoid stones, capsule hands), then camera effects.
+
+use image::RgbImage;
+
+use crate::camera::{add, board_mm, board_to_world, dot, norm, scale, sub, Camera, V3};
+use crate::hand::{capsule_normal, ray_capsule, ray_segment_distance, srgb, HandGeometry};
+use crate::noise::{Noise1, Noise2, Rng};
+use crate::position::{Position, Stone, BOARD_LINES};
+use crate::scene::Scene;
+use crate::truth::GroundTruth;
+use crate::SynthError;
+
+/// Largest accepted image side, to refuse absurd requests before allocating.
+pub const MAX_SIDE: u32 = 8192;
+
+/// A rendered frame with its exact ground truth.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// The frame (8-bit sRGB).
+    pub image: RgbImage,
+    /// What the frame shows, exactly.
+    pub truth: GroundTruth,
+    /// JPEG quality from the scene, used by [`Rendered::jpeg`].
+    pub jpeg_quality: u8,
+}
+
+impl Rendered {
+    /// The frame as JPEG bytes at the scene's quality (what a camera would send).
+    pub fn jpeg(&self) -> Vec<u8> {
+        crate::encode_jpeg(&self.image, self.jpeg_quality)
+    }
+}
+
+/// Hand shadows: penumbra half-width at contact, and its growth per millimetre between the hand
+/// and the surface (a lamp about 15 cm wide, 1.6 m away).
+const SHADOW_PENUMBRA_MM: f64 = 1.5;
+const SHADOW_SOFTNESS: f64 = 0.08;
+
+/// An axis-aligned 2D box.
+#[derive(Debug, Clone, Copy)]
+struct Box2 {
+    min: [f64; 2],
+    max: [f64; 2],
+}
+
+impl Box2 {
+    const EVERYTHING: Box2 = Box2 { min: [f64::NEG_INFINITY; 2], max: [f64::INFINITY; 2] };
+    const EMPTY: Box2 = Box2 { min: [f64::INFINITY; 2], max: [f64::NEG_INFINITY; 2] };
+
+    fn grow(&mut self, p: [f64; 2], margin: f64) {
+        self.min = [self.min[0].min(p[0] - margin), self.min[1].min(p[1] - margin)];
+        self.max = [self.max[0].max(p[0] + margin), self.max[1].max(p[1] + margin)];
+    }
+
+    #[inline(always)]
+    fn contains(&self, p: [f64; 2]) -> bool {
+        p[0] >= self.min[0] && p[0] <= self.max[0] && p[1] >= self.min[1] && p[1] <= self.max[1]
+    }
+}
+
+/// Conservative boxes for one hand part (a capsule, or a sphere when a = b).
+#[derive(Debug, Clone, Copy)]
+struct PartBoxes {
+    /// Where the part can appear in the image (pixels).
+    image: Box2,
+    /// Where its shadow can fall on the board or table (world x, y in mm).
+    shadow: Box2,
+}
+
+impl PartBoxes {
+    fn new(camera: &Camera, lamp: V3, thickness: f64, a: V3, b: V3, radius: f64) -> Self {
+        const STEPS: usize = 16;
+        let mut image = Box2::EMPTY;
+        let mut shadow = Box2::EMPTY;
+        for i in 0..=STEPS {
+            let p = add(a, scale(sub(b, a), i as f64 / STEPS as f64));
+            let depth = dot(sub(p, camera.position), camera.forward);
+            if depth <= radius + 1.0 {
+                image = Box2::EVERYTHING;
+            } else {
+                // Lens distortion changes scale by well under 1.5×; the margin covers it.
+                let margin = 1.5 * radius * camera.focal / (depth - radius) + 3.0;
+                let px = camera.project(p);
+                if px[0].is_finite() && px[1].is_finite() {
+                    image.grow(px, margin);
+                } else {
+                    image = Box2::EVERYTHING;
+                }
+            }
+            if p[2] + radius >= lamp[2] - 1.0 {
+                shadow = Box2::EVERYTHING;
+                continue;
+            }
+            for plane in [0.0, -thickness] {
+                let k = (lamp[2] - plane) / (lamp[2] - p[2]);
+                let q = [lamp[0] + (p[0] - lamp[0]) * k, lamp[1] + (p[1] - lamp[1]) * k];
+                let height = (p[2] - plane).max(0.0);
+                let margin = radius * k * 1.2 + SHADOW_PENUMBRA_MM + SHADOW_SOFTNESS * height * 2.0 + 5.0;
+                shadow.grow(q, margin);
+            }
+        }
+        PartBoxes { image, shadow }
+    }
+}
+
+/// A stone placed in the world.
+#[derive(Debug, Clone)]
+struct StoneBody {
+    /// Centre of the ellipsoid (z = half thickness: it rests on its lowest point).
+    centre: V3,
+    black: bool,
+    /// Brightness variation of this stone.
+    tint: f32,
+    /// Shell stripes: direction in the board plane, spatial frequency (rad/mm), phase.
+    stripes: Option<([f64; 2], f64, f64, f32)>,
+}
+
+/// What a ray hit, for anti-aliasing decisions.
+type ObjectId = u32;
+const ID_TABLE: ObjectId = 1;
+const ID_BOARD: ObjectId = 2;
+const ID_SIDE: ObjectId = 3;
+const ID_STONE: ObjectId = 1000;
+const ID_HAND: ObjectId = 100_000;
+const ID_HELD: ObjectId = 200_000;
+
+struct World<'a> {
+    scene: &'a Scene,
+    camera: Camera,
+    stones: Vec<StoneBody>,
+    /// Stone index per physical intersection (row-major), for fast ray candidate lookup.
+    grid: Vec<Option<usize>>,
+    hands: Vec<HandGeometry>,
+    /// Per hand, per capsule (then the held stone): image-space box of the part and board-plane
+    /// box of its shadow, so most pixels skip the hand tests.
+    hand_boxes: Vec<Vec<PartBoxes>>,
+    stone_radius: f64,
+    stone_half: f64,
+    lamp: V3,
+    wood: Wood,
+    table: [f32; 3],
+    /// Texture noise for the table and sleeves.
+    cloth: Noise2,
+}
+
+struct Wood {
+    base: [f32; 3],
+    grain: f32,
+    warp: Noise1,
+    rings: Noise1,
+    streak: Noise1,
+    blotch: Noise2,
+}
+
+impl Wood {
+    fn new(rgb: [u8; 3], grain: f32, seed: u64) -> Self {
+        let mut rng = Rng::derive(seed, 11);
+        // Each board a slightly different piece of wood.
+        let shade = rng.range(0.94, 1.04) as f32;
+        let base = srgb(rgb).map(|c| (c * shade).min(1.0));
+        Self {
+            base,
+            grain,
+            warp: Noise1::new(rng.next_u64()),
+            rings: Noise1::new(rng.next_u64()),
+            streak: Noise1::new(rng.next_u64()),
+            blotch: Noise2::new(rng.next_u64()),
+        }
+    }
+
+    /// Albedo of the board top at world (x, y) mm. Straight grain along y with slow waviness.
+    fn albedo(&self, x: f64, y: f64) -> [f32; 3] {
+        let (x, y) = (x as f32, y as f32);
+        let u = x + 9.0 * self.warp.at(y * 0.004) + 3.0 * self.warp.at(y * 0.013 + 300.0);
+        let ring = (u * 0.33 + 4.0 * self.rings.at(u * 0.02)).rem_euclid(1.0);
+        // Late-wood lines: thin, darker, sharp on one side.
+        let line = (1.0 - (ring * 6.0).min(1.0)).powi(2);
+        let streak = self.streak.at(u * 0.05);
+        let blotch = self.blotch.at(x * 0.012 + 128.0, y * 0.004 + 128.0);
+        let darken = self.grain * (0.10 * line + 0.08 * streak + 0.06 * blotch);
+        [self.base[0] * (1.0 - darken), self.base[1] * (1.0 - darken * 1.15), self.base[2] * (1.0 - darken * 1.4)]
+    }
+}
+
+fn smoothstep(e0: f64, e1: f64, x: f64) -> f64 {
+    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
+}
+
+fn mix3(a: [f32; 3], b: [f32; 3], t: f32) -> [f32; 3] {
+    [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t]
+}
+
+/// Ray–ellipsoid (semi-axes r, r, h) intersection: nearest t > 0.
+fn ray_stone(origin: V3, dir: V3, centre: V3, r: f64, h: f64) -> Option<f64> {
+    let o = [(origin[0] - centre[0]) / r, (origin[1] - centre[1]) / r, (origin[2] - centre[2]) / h];
+    let d = [dir[0] / r, dir[1] / r, dir[2] / h];
+    let a = dot(d, d);
+    let b = dot(o, d);
+    let c = dot(o, o) - 1.0;
+    let disc = b * b - a * c;
+    if disc < 0.0 {
+        return None;
+    }
+    let t = (-b - disc.sqrt()) / a;
+    (t > 0.0).then_some(t)
+}
+
+impl<'a> World<'a> {
+    fn new(position: &Position, scene: &'a Scene) -> Self {
+        let camera = Camera::from_scene(scene);
+        let style = &scene.stones;
+        let stone_radius = (style.diameter_mm / 2.0).clamp(5.0, 14.0);
+        let stone_half = (style.thickness_mm / 2.0).clamp(1.0, 8.0);
+        let mut rng = Rng::derive(scene.seed, 1);
+        let mut stones = Vec::new();
+        let mut grid = vec![None; BOARD_LINES * BOARD_LINES];
+        let limit = 0.4 * board_mm::SPACING_X;
+        for row in 0..BOARD_LINES {
+            for col in 0..BOARD_LINES {
+                let stone = position.get(col, row);
+                // Draw per point regardless of content so jitter does not depend on neighbours.
+                let (jx, jy) = (rng.normal() * style.jitter_mm, rng.normal() * style.jitter_mm);
+                let tint = rng.range(-1.0, 1.0) as f32;
+                let angle = rng.range(0.0, std::f64::consts::PI);
+                let freq = rng.range(2.5, 5.0);
+                let phase = rng.range(0.0, 100.0);
+                let striped = rng.unit() < style.shell_stripes;
+                let strength = rng.range(0.015, 0.04) as f32;
+                if stone == Stone::Empty {
+                    continue;
+                }
+                let base = board_to_world(col as f64, row as f64);
+                let centre = [base[0] + jx.clamp(-limit, limit), base[1] + jy.clamp(-limit, limit), stone_half];
+                grid[row * BOARD_LINES + col] = Some(stones.len());
+                stones.push(StoneBody {
+                    centre,
+                    black: stone == Stone::Black,
+                    tint,
+                    stripes: (stone == Stone::White && striped).then_some(([angle.cos(), angle.sin()], freq, phase, strength)),
+                });
+            }
+        }
+        let hands: Vec<HandGeometry> = scene.hands.iter().map(HandGeometry::build).collect();
+        let thickness = scene.board.thickness_mm.max(1.0);
+        let hand_boxes = hands
+            .iter()
+            .map(|hand| {
+                let mut boxes: Vec<PartBoxes> = hand
+                    .capsules
+                    .iter()
+                    .map(|c| PartBoxes::new(&camera, scene.light.lamp_mm, thickness, c.a, c.b, c.radius))
+                    .collect();
+                if let Some((centre, _)) = hand.held {
+                    boxes.push(PartBoxes::new(&camera, scene.light.lamp_mm, thickness, centre, centre, stone_radius));
+                }
+                boxes
+            })
+            .collect();
+        World {
+            hand_boxes,
+            scene,
+            camera,
+            stones,
+            grid,
+            hands,
+            stone_radius,
+            stone_half,
+            lamp: scene.light.lamp_mm,
+            wood: Wood::new(scene.board.wood_rgb, scene.board.grain, scene.seed),
+            table: srgb(scene.board.table_rgb),
+            cloth: Noise2::new(scene.seed ^ 0x5EED),
+        }
+    }
+
+    /// Nearest stone on the board hit by the ray: (t, stone index).
+    fn hit_stones(&self, origin: V3, dir: V3) -> Option<(f64, usize)> {
+        if dir[2] >= 0.0 || self.stones.is_empty() {
+            return None;
+        }
+        let top = 2.0 * self.stone_half;
+        let t_top = (top - origin[2]) / dir[2];
+        let t_base = -origin[2] / dir[2];
+        let a = add(origin, scale(dir, t_top));
+        let b = add(origin, scale(dir, t_base));
+        let pad = self.stone_radius + 0.4 * board_mm::SPACING_X;
+        let to_col = |x: f64| x / board_mm::SPACING_X + 9.0;
+        let to_row = |y: f64| y / board_mm::SPACING_Y + 9.0;
+        let c0 = to_col(a[0].min(b[0]) - pad).ceil().max(0.0) as usize;
+        let c1 = to_col(a[0].max(b[0]) + pad).floor().min(18.0);
+        let r0 = to_row(a[1].min(b[1]) - pad).ceil().max(0.0) as usize;
+        let r1 = to_row(a[1].max(b[1]) + pad).floor().min(18.0);
+        if c1 < 0.0 || r1 < 0.0 {
+            return None;
+        }
+        let mut best: Option<(f64, usize)> = None;
+        for row in r0..=(r1 as usize) {
+            for col in c0..=(c1 as usize) {
+                if let Some(i) = self.grid[row * BOARD_LINES + col] {
+                    if let Some(t) = ray_stone(origin, dir, self.stones[i].centre, self.stone_radius, self.stone_half) {
+                        if best.is_none_or(|(bt, _)| t < bt) {
+                            best = Some((t, i));
+                        }
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// Nearest hand part: (t, hand index, capsule index or usize::MAX for the held stone).
+    /// `pixel`, when given, lets parts whose image box misses it be skipped.
+    fn hit_hands(&self, origin: V3, dir: V3, pixel: Option<[f64; 2]>) -> Option<(f64, usize, usize)> {
+        let mut best: Option<(f64, usize, usize)> = None;
+        for (h, hand) in self.hands.iter().enumerate() {
+            let near = hand.ray_near_bound(origin, dir, |_| 0.0);
+            let boxes = &self.hand_boxes[h];
+            for (c, cap) in hand.capsules.iter().enumerate() {
+                if (!cap.sleeve && !near) || pixel.is_some_and(|px| !boxes[c].image.contains(px)) {
+                    continue;
+                }
+                if let Some(t) = ray_capsule(origin, dir, cap) {
+                    if best.is_none_or(|(bt, _, _)| t < bt) {
+                        best = Some((t, h, c));
+                    }
+                }
+            }
+            let held_in_view = pixel.is_none_or(|px| boxes.last().is_some_and(|b| b.image.contains(px)));
+            if let (Some((centre, _)), true, true) = (hand.held, near, held_in_view) {
+                if let Some(t) = ray_stone(origin, dir, centre, self.stone_radius, self.stone_half) {
+                    if best.is_none_or(|(bt, _, _)| t < bt) {
+                        best = Some((t, h, usize::MAX));
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// Light reaching point `p` from the lamp, 0–1, after hand shadows (soft, widening with
+    /// distance from the hand).
+    /// `on_surface`: p lies on the board, a stone or the table, so the parts' shadow boxes apply.
+    fn hand_shadow(&self, p: V3, to_lamp: V3, on_surface: bool) -> f64 {
+        let mut light = 1.0;
+        for (h, hand) in self.hands.iter().enumerate() {
+            let near = hand.ray_near_bound(p, to_lamp, |s| SHADOW_PENUMBRA_MM + SHADOW_SOFTNESS * s);
+            let boxes = &self.hand_boxes[h];
+            for (c, cap) in hand.capsules.iter().enumerate() {
+                if (!cap.sleeve && !near) || (on_surface && !boxes[c].shadow.contains([p[0], p[1]])) {
+                    continue;
+                }
+                let (dist, s) = ray_segment_distance(p, to_lamp, cap);
+                let penumbra = SHADOW_PENUMBRA_MM + SHADOW_SOFTNESS * s;
+                let occ = smoothstep(cap.radius + penumbra, cap.radius - penumbra, dist);
+                light *= 1.0 - 0.85 * occ;
+            }
+        }
+        light
+    }
+
+    /// Darkening of the board around the stones: contact shadow and cast shadow.
+    fn stone_shadow(&self, p: V3, to_lamp: V3) -> (f64, f64) {
+        let col = (p[0] / board_mm::SPACING_X + 9.0).round() as i64;
+        let row = (p[1] / board_mm::SPACING_Y + 9.0).round() as i64;
+        let (mut direct, mut ambient) = (1.0, 1.0);
+        let r = self.stone_radius;
+        let shift = [-to_lamp[0] / to_lamp[2] * self.stone_half, -to_lamp[1] / to_lamp[2] * self.stone_half];
+        for rr in (row - 1).max(0)..=(row + 1).min(18) {
+            for cc in (col - 1).max(0)..=(col + 1).min(18) {
+                if let Some(i) = self.grid[rr as usize * BOARD_LINES + cc as usize] {
+                    let c = self.stones[i].centre;
+                    let d = ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2)).sqrt();
+                    ambient *= 1.0 - 0.55 * smoothstep(r * 1.35, r * 0.85, d);
+                    let ds = ((p[0] - c[0] - shift[0]).powi(2) + (p[1] - c[1] - shift[1]).powi(2)).sqrt();
+                    direct *= 1.0 - 0.9 * smoothstep(r * 1.05, r * 0.8, ds);
+                }
+            }
+        }
+        (direct, ambient)
+    }
+
+    /// Colour of the board top at world point p (grid, hoshi, wood), given the sample footprint
+    /// in millimetres for analytic line anti-aliasing.
+    fn board_albedo(&self, p: V3, footprint: f64) -> [f32; 3] {
+        let wood = self.wood.albedo(p[0], p[1]);
+        let lw = self.scene.board.line_width_mm.max(0.1);
+        let cf = p[0] / board_mm::SPACING_X + 9.0;
+        let rf = p[1] / board_mm::SPACING_Y + 9.0;
+        let coverage = |dist_mm: f64, half: f64| ((half + footprint / 2.0 - dist_mm) / footprint).clamp(0.0, 1.0);
+        let mut ink: f64 = 0.0;
+        let lc = cf.round().clamp(0.0, 18.0);
+        let lr = rf.round().clamp(0.0, 18.0);
+        // Outer lines are a little bolder, as on most boards.
+        let half_c = if lc == 0.0 || lc == 18.0 { lw * 0.7 } else { lw * 0.5 };
+        let half_r = if lr == 0.0 || lr == 18.0 { lw * 0.7 } else { lw * 0.5 };
+        let ext_r = half_c / board_mm::SPACING_Y;
+        let ext_c = half_r / board_mm::SPACING_X;
+        if rf >= -ext_r - 0.05 && rf <= 18.0 + ext_r + 0.05 {
+            // Lines end at the outer line's outer edge.
+            let end = ((rf.clamp(-ext_r, 18.0 + ext_r) - rf).abs() * board_mm::SPACING_Y).max(0.0);
+            ink = ink.max(coverage(((cf - lc).abs() * board_mm::SPACING_X).hypot(end), half_c));
+        }
+        if cf >= -ext_c - 0.05 && cf <= 18.0 + ext_c + 0.05 {
+            let end = ((cf.clamp(-ext_c, 18.0 + ext_c) - cf).abs() * board_mm::SPACING_X).max(0.0);
+            ink = ink.max(coverage(((rf - lr).abs() * board_mm::SPACING_Y).hypot(end), half_r));
+        }
+        // Hoshi at the 4-4, 4-10, 4-16 ... points.
+        let star = |v: f64| [3.0, 9.0, 15.0].into_iter().min_by(|a, b| (v - a).abs().total_cmp(&(v - b).abs())).unwrap_or(9.0);
+        let (sc, sr) = (star(cf), star(rf));
+        let d = ((cf - sc) * board_mm::SPACING_X).hypot((rf - sr) * board_mm::SPACING_Y);
+        ink = ink.max(coverage(d, 2.0));
+        let ink_colour = [0.07, 0.06, 0.05];
+        mix3(wood, ink_colour, (ink * 0.93) as f32)
+    }
+
+    /// Shades one sample ray through `pixel`; returns linear-ish display colour and object id.
+    fn shade(&self, pixel: [f64; 2], footprint_scale: f64) -> ([f32; 3], ObjectId, bool) {
+        let origin = self.camera.position;
+        let dir = self.camera.ray(pixel);
+        let light = &self.scene.light;
+        let ambient = f64::from(light.ambient.clamp(0.0, 1.0));
+        let direct_gain = (1.0 - ambient) * 1.15;
+        let view = scale(dir, -1.0);
+
+        let mut t_best = f64::INFINITY;
+        let mut hit_kind = 0u8; // 1 stone, 2 hand, 3 board top, 4 side, 5 table
+        let mut stone_idx = 0usize;
+        let mut hand_hit = (0usize, 0usize);
+        if let Some((t, i)) = self.hit_stones(origin, dir) {
+            t_best = t;
+            hit_kind = 1;
+            stone_idx = i;
+        }
+        if let Some((t, h, c)) = self.hit_hands(origin, dir, Some(pixel)) {
+            if t < t_best {
+                t_best = t;
+                hit_kind = 2;
+                hand_hit = (h, c);
+            }
+        }
+        let thickness = self.scene.board.thickness_mm.max(1.0);
+        let (hw, hl) = (board_mm::HALF_W, board_mm::HALF_L);
+        let mut side_normal = [0.0; 3];
+        if dir[2] < 0.0 {
+            let t_top = -origin[2] / dir[2];
+            let p = add(origin, scale(dir, t_top));
+            if t_top < t_best && p[0].abs() <= hw && p[1].abs() <= hl {
+                t_best = t_top;
+                hit_kind = 3;
+            } else if t_top < t_best {
+                // Board sides: vertical faces between z = -thickness and 0.
+                for (axis, sign) in [(0usize, 1.0f64), (0, -1.0), (1, 1.0), (1, -1.0)] {
+                    let half = if axis == 0 { hw } else { hl };
+                    if dir[axis] * sign >= 0.0 {
+                        continue;
+                    }
+                    let t = (sign * half - origin[axis]) / dir[axis];
+                    if t <= 0.0 || t >= t_best {
+                        continue;
+                    }
+                    let q = add(origin, scale(dir, t));
+                    let other = 1 - axis;
+                    let other_half = if other == 0 { hw } else { hl };
+                    if q[2] <= 0.0 && q[2] >= -thickness && q[other].abs() <= other_half {
+                        t_best = t;
+                        hit_kind = 4;
+                        side_normal = [0.0; 3];
+                        side_normal[axis] = sign;
+                    }
+                }
+                if hit_kind != 4 {
+                    let t_table = (-thickness - origin[2]) / dir[2];
+                    if t_table < t_best {
+                        t_best = t_table;
+                        hit_kind = 5;
+                    }
+                }
+            }
+        }
+        let over_board = dir[2] < 0.0 && {
+            let t0 = -origin[2] / dir[2];
+            let p = add(origin, scale(dir, t0));
+            p[0].abs() <= hw && p[1].abs() <= hl
+        };
+        if hit_kind == 0 {
+            // Looking at the horizon: dim wall.
+            return ([0.3, 0.3, 0.32], 0, false);
+        }
+        let p = add(origin, scale(dir, t_best));
+        let to_lamp = norm(sub(self.lamp, p));
+        let lamp_light = |normal: V3| dot(normal, to_lamp).max(0.0);
+        match hit_kind {
+            1 => {
+                let s = &self.stones[stone_idx];
+                let (colour, _) = self.shade_stone(p, s.centre, s.black, s.tint, s.stripes, view, to_lamp, ambient, direct_gain);
+                (colour, ID_STONE + stone_idx as u32, false)
+            }
+            2 => {
+                let (h, c) = hand_hit;
+                let hand = &self.hands[h];
+                if c == usize::MAX {
+                    let Some((centre, black)) = hand.held else { return ([0.0; 3], 0, true) };
+                    let (colour, _) = self.shade_stone(p, centre, black, 0.0, None, view, to_lamp, ambient, direct_gain);
+                    return (colour, ID_HELD + h as u32, over_board);
+                }
+                let cap = &hand.capsules[c];
+                let n = capsule_normal(p, cap);
+                let shadow = self.hand_shadow(add(p, scale(n, cap.radius * 0.3 + 1.0)), to_lamp, false).max(0.5);
+                let wrap = ((dot(n, to_lamp) + 0.35) / 1.35).max(0.0);
+                let up = 0.6 + 0.4 * n[2].max(0.0);
+                let mut albedo = if cap.sleeve { hand.sleeve } else { hand.skin };
+                if cap.sleeve {
+                    let weave = 0.92 + 0.08 * self.cloth.at((p[0] * 0.5) as f32, (p[1] * 0.5 + p[2] * 0.5) as f32);
+                    let folds = 0.85 + 0.15 * self.cloth.at((p[0] * 0.02) as f32 + 70.0, (p[2] * 0.03 + p[1] * 0.02) as f32);
+                    albedo = albedo.map(|a| a * weave * folds);
+                }
+                let diffuse = ambient * up + direct_gain * wrap * shadow;
+                let half = norm(add(to_lamp, view));
+                let spec = if cap.sleeve { 0.0 } else { 0.07 * dot(n, half).max(0.0).powi(18) };
+                let colour = albedo.map(|a| (a as f64 * diffuse + spec) as f32);
+                (colour, ID_HAND + h as u32, over_board)
+            }
+            3 => {
+                // Footprint of this sample on the board, for line anti-aliasing.
+                let footprint = footprint_scale * t_best / self.camera.focal / (-dir[2]).max(0.2).sqrt();
+                let albedo = self.board_albedo(p, footprint.max(0.05));
+                let (direct, ao) = self.stone_shadow(p, to_lamp);
+                let hands = if self.hands.is_empty() { 1.0 } else { self.hand_shadow(p, to_lamp, true) };
+                let diffuse = ambient * ao * (0.85 + 0.15 * hands) + direct_gain * lamp_light([0.0, 0.0, 1.0]) * direct * hands;
+                // Varnish reflection of the lamp: the glare spot.
+                let half = norm(add(to_lamp, view));
+                let nh = half[2].max(0.0);
+                let glare = f64::from(light.glare) * (0.9 * nh.powi(400) + 0.12 * nh.powi(40)) * direct * hands;
+                let colour = albedo.map(|a| (a as f64 * diffuse + glare) as f32);
+                (colour, ID_BOARD, false)
+            }
+            4 => {
+                // Board edge: end grain, darker and less saturated.
+                let wood = self.wood.albedo(p[0] + p[1], p[2] * 3.0).map(|a| a * 0.78);
+                let diffuse = ambient * 0.8 + direct_gain * lamp_light(side_normal);
+                (wood.map(|a| (a as f64 * diffuse) as f32), ID_SIDE, false)
+            }
+            _ => {
+                // Table: cloth-like texture and the board's soft shadow.
+                let n1 = self.cloth.at((p[0] * 0.02) as f32 + 30.0, (p[1] * 0.02) as f32);
+                let n2 = self.cloth.at((p[0] * 0.6) as f32, (p[1] * 0.6) as f32 + 90.0);
+                let albedo = self.table.map(|a| a * (0.9 + 0.12 * n1 + 0.06 * n2));
+                let shift = [-to_lamp[0] / to_lamp[2] * thickness, -to_lamp[1] / to_lamp[2] * thickness];
+                let dx = ((p[0] - shift[0]).abs() - hw).max(0.0);
+                let dy = ((p[1] - shift[1]).abs() - hl).max(0.0);
+                let out = dx.hypot(dy);
+                let shadow = 0.35 + 0.65 * smoothstep(0.0, 12.0, out);
+                let near = (p[0].abs() - hw).max(0.0).hypot((p[1].abs() - hl).max(0.0));
+                let ao = 0.7 + 0.3 * smoothstep(0.0, 40.0, near);
+                let hands = if self.hands.is_empty() { 1.0 } else { self.hand_shadow(p, to_lamp, true) };
+                let diffuse = ambient * ao + direct_gain * lamp_light([0.0, 0.0, 1.0]) * shadow * hands;
+                (albedo.map(|a| (a as f64 * diffuse) as f32), ID_TABLE, false)
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn shade_stone(
+        &self,
+        p: V3,
+        centre: V3,
+        black: bool,
+        tint: f32,
+        stripes: Option<([f64; 2], f64, f64, f32)>,
+        view: V3,
+        to_lamp: V3,
+        ambient: f64,
+        direct_gain: f64,
+    ) -> ([f32; 3], ()) {
+        let (r, h) = (self.stone_radius, self.stone_half);
+        let local = sub(p, centre);
+        let n = norm([local[0] / (r * r), local[1] / (r * r), local[2] / (h * h)]);
+        let lift = add(p, scale(n, 0.5));
+        let hands = if self.hands.is_empty() { 1.0 } else { self.hand_shadow(lift, to_lamp, true) };
+        let diffuse_dir = dot(n, to_lamp).max(0.0) * hands;
+        // Underside faces the board: less sky, less light.
+        let sky = 0.55 + 0.45 * n[2].max(0.0);
+        let half = norm(add(to_lamp, view));
+        let nh = dot(n, half).max(0.0);
+        let (albedo, spec) = if black {
+            // Slate: very dark with a broad faint sheen and a small soft highlight.
+            let a = 0.045 + 0.008 * tint;
+            ([a, a, a * 1.08], 0.05 * nh.powi(8) + 0.15 * nh.powi(90))
+        } else {
+            let mut a = [0.90 + 0.015 * tint, 0.885 + 0.015 * tint, 0.84 + 0.015 * tint];
+            if let Some((d, freq, phase, strength)) = stripes {
+                // Clam shell: faint slightly curved parallel bands.
+                let along = local[0] * d[0] + local[1] * d[1];
+                let across = -local[0] * d[1] + local[1] * d[0];
+                let band = ((along + 0.012 * across * across) * freq + phase).sin() as f32;
+                a = a.map(|c| c * (1.0 - strength * (0.5 + 0.5 * band)));
+            }
+            (a, 0.4 * nh.powi(60) + 0.06 * nh.powi(6))
+        };
+        let diffuse = ambient * sky + direct_gain * diffuse_dir;
+        let spec = spec * hands;
+        (albedo.map(|a| (a as f64 * diffuse + spec) as f32), ())
+    }
+}
+
+/// Renders `position` as the camera of `scene` would see it. Errors only on a bad image size.
+pub fn render(position: &Position, scene: &Scene) -> Result<Rendered, SynthError> {
+    let (w, h) = (scene.width, scene.height);
+    if w == 0 || h == 0 || w > MAX_SIDE || h > MAX_SIDE {
+        return Err(SynthError::BadSize { width: w, height: h });
+    }
+    let world = World::new(position, scene);
+    let (wu, hu) = (w as usize, h as usize);
+    let mut colour = vec![[0f32; 3]; wu * hu];
+    let mut ids = vec![0 as ObjectId; wu * hu];
+    let mut hand_pixels = 0usize;
+    let mut hand_over_board = false;
+    for y in 0..hu {
+        for x in 0..wu {
+            let (c, id, over) = world.shade([x as f64 + 0.5, y as f64 + 0.5], 1.0);
+            colour[y * wu + x] = c;
+            ids[y * wu + x] = id;
+            if id >= ID_HAND {
+                hand_pixels += 1;
+                hand_over_board |= over;
+            }
+        }
+    }
+    if scene.antialias {
+        // Re-render object edges with a rotated-grid 4-sample pattern.
+        const OFFSETS: [[f64; 2]; 4] = [[0.375, 0.125], [0.875, 0.375], [0.625, 0.875], [0.125, 0.625]];
+        let mut fixed = Vec::new();
+        for y in 0..hu {
+            for x in 0..wu {
+                let id = ids[y * wu + x];
+                let differs = (x + 1 < wu && ids[y * wu + x + 1] != id)
+                    || (x > 0 && ids[y * wu + x - 1] != id)
+                    || (y + 1 < hu && ids[(y + 1) * wu + x] != id)
+                    || (y > 0 && ids[(y - 1) * wu + x] != id);
+                if differs {
+                    let mut sum = [0f32; 3];
+                    for o in OFFSETS {
+                        let (c, _, _) = world.shade([x as f64 + o[0], y as f64 + o[1]], 0.5);
+                        sum = [sum[0] + c[0], sum[1] + c[1], sum[2] + c[2]];
+                    }
+                    fixed.push((y * wu + x, sum.map(|s| s / 4.0)));
+                }
+            }
+        }
+        for (i, c) in fixed {
+            colour[i] = c;
+        }
+    }
+    crate::post::camera_effects(&mut colour, wu, hu, scene);
+    let image = crate::post::to_image(&colour, w, h, scene);
+    let truth = crate::truthcalc::ground_truth(position, &world.camera, scene, &|origin, dir| {
+        world.hit_hands(origin, dir, None).map(|(t, _, _)| t)
+    }, &|col, row| {
+        world.grid[row * BOARD_LINES + col].map(|i| world.stones[i].centre)
+    }, world.stone_half, hand_pixels, hand_over_board);
+    Ok(Rendered { image, truth, jpeg_quality: scene.jpeg_quality.clamp(1, 100) })
+}

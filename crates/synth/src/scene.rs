@@ -1,0 +1,432 @@
+//! Everything about a frame except the position: camera, lens, light, board look, hands, sensor.
+//!
+//! All fields have sane defaults (`Scene::default()` is a clean 1920×1080 overhead-ish shot) and
+//! named presets cover the cases tests usually want. Scenes are serde so tests and the CLI can
+//! load them from JSON.
+
+use serde::{Deserialize, Serialize};
+
+use crate::position::{Stone, BOARD_LINES};
+
+/// A complete description of how to render one frame. Deterministic given `seed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Scene {
+    /// Output image width in pixels.
+    pub width: u32,
+    /// Output image height in pixels.
+    pub height: u32,
+    /// Where the camera is and where it looks.
+    pub camera: CameraPose,
+    /// Radial distortion `k1` of the division model (see [`crate::LensDistortion`]); negative is
+    /// barrel distortion, typical webcams −0.05 … −0.2.
+    pub lens_k1: f64,
+    /// Light colour, strength, gradient and glare.
+    pub light: Lighting,
+    /// How the stones sit and look.
+    pub stones: StoneStyle,
+    /// The board and the table under it.
+    pub board: BoardStyle,
+    /// Hands and arms in the frame (0, 1 or 2 usually).
+    pub hands: Vec<Hand>,
+    /// Gaussian blur sigma in pixels (focus and motion softness); 0 = sharp.
+    pub blur_sigma: f32,
+    /// Sensor noise standard deviation in 0–255 grey levels; 0 = none.
+    pub noise_sigma: f32,
+    /// JPEG quality used by [`crate::Rendered::jpeg`] (1–100).
+    pub jpeg_quality: u8,
+    /// Edge anti-aliasing: re-render pixels on object edges with 4 samples.
+    pub antialias: bool,
+    /// Seed for every random choice (wood, stone jitter, stripes, noise).
+    pub seed: u64,
+}
+
+impl Default for Scene {
+    fn default() -> Self {
+        Self {
+            width: 1920,
+            height: 1080,
+            camera: CameraPose::default(),
+            lens_k1: -0.05,
+            light: Lighting::default(),
+            stones: StoneStyle::default(),
+            board: BoardStyle::default(),
+            hands: Vec::new(),
+            blur_sigma: 0.6,
+            noise_sigma: 2.0,
+            jpeg_quality: 88,
+            antialias: true,
+            seed: 1,
+        }
+    }
+}
+
+/// Names accepted by [`Scene::preset`].
+pub const PRESETS: &[&str] = &["clean", "overhead", "webcam", "oblique", "phone", "dim", "harsh", "small"];
+
+impl Scene {
+    /// A named preset:
+    /// - `clean`: overhead, no distortion, no jitter, blur, noise or glare (for geometry tests);
+    /// - `overhead`: camera straight above, mild realism;
+    /// - `webcam`: 640×480, 25° tilt, barrel distortion, noise, soft focus, JPEG 75;
+    /// - `oblique`: 42° tilt from the side with a rotation, strong perspective;
+    /// - `phone`: 1920×1080, 30° tilt, sharp, slight warm light;
+    /// - `dim`: yellow evening light, darker, noisier;
+    /// - `harsh`: strong lamp glare and a light gradient, blue cast;
+    /// - `small`: 640×480 version of the default.
+    pub fn preset(name: &str) -> Option<Scene> {
+        let base = Scene::default();
+        let scene = match name {
+            "clean" => Scene {
+                camera: CameraPose { tilt_deg: 0.0, ..CameraPose::default() },
+                lens_k1: 0.0,
+                light: Lighting { glare: 0.0, gradient: 0.0, vignette: 0.0, ..Lighting::default() },
+                stones: StoneStyle { jitter_mm: 0.0, ..StoneStyle::default() },
+                blur_sigma: 0.0,
+                noise_sigma: 0.0,
+                jpeg_quality: 95,
+                ..base
+            },
+            "overhead" => Scene { camera: CameraPose { tilt_deg: 0.0, ..CameraPose::default() }, ..base },
+            "webcam" => Scene {
+                width: 640,
+                height: 480,
+                camera: CameraPose { tilt_deg: 25.0, board_fill: 0.85, ..CameraPose::default() },
+                lens_k1: -0.12,
+                blur_sigma: 0.8,
+                noise_sigma: 4.0,
+                jpeg_quality: 75,
+                ..base
+            },
+            "oblique" => Scene {
+                camera: CameraPose {
+                    tilt_deg: 42.0,
+                    azimuth_deg: 20.0,
+                    roll_deg: -8.0,
+                    board_fill: 0.8,
+                    ..CameraPose::default()
+                },
+                lens_k1: -0.08,
+                ..base
+            },
+            "phone" => Scene {
+                camera: CameraPose { tilt_deg: 30.0, fov_deg: 65.0, ..CameraPose::default() },
+                lens_k1: -0.02,
+                light: Lighting { cast: ColourCast::Yellow, cast_strength: 0.4, ..Lighting::default() },
+                blur_sigma: 0.3,
+                noise_sigma: 1.5,
+                ..base
+            },
+            "dim" => Scene {
+                light: Lighting {
+                    cast: ColourCast::Yellow,
+                    brightness: 0.6,
+                    gradient: 0.25,
+                    ..Lighting::default()
+                },
+                noise_sigma: 7.0,
+                blur_sigma: 0.9,
+                jpeg_quality: 70,
+                ..base
+            },
+            "harsh" => Scene {
+                camera: CameraPose { tilt_deg: 15.0, ..CameraPose::default() },
+                light: Lighting {
+                    cast: ColourCast::Blue,
+                    glare: 1.0,
+                    gradient: 0.35,
+                    gradient_angle_deg: 30.0,
+                    ..Lighting::default()
+                },
+                ..base
+            },
+            "small" => Scene { width: 640, height: 480, ..base },
+            _ => return None,
+        };
+        Some(scene)
+    }
+
+    /// This scene at another image size.
+    pub fn with_size(mut self, width: u32, height: u32) -> Self {
+        self.width = width;
+        self.height = height;
+        self
+    }
+
+    /// This scene with another seed.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// This scene with one more hand.
+    pub fn with_hand(mut self, hand: Hand) -> Self {
+        self.hands.push(hand);
+        self
+    }
+}
+
+/// Camera placement relative to the board. The camera aims at the board centre (shifted by
+/// `offset`) from `distance` set so the board fills `board_fill` of the frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CameraPose {
+    /// Angle between the view axis and the vertical: 0 = straight overhead, 45 = oblique.
+    pub tilt_deg: f64,
+    /// Which side the camera stands on, clockwise from the bottom edge of the diagram (row 19
+    /// side, "south"): 0 = south, 90 = west... only matters when `tilt_deg` > 0.
+    pub azimuth_deg: f64,
+    /// Rotation of the image about the view axis (any angle).
+    pub roll_deg: f64,
+    /// Horizontal field of view of the lens.
+    pub fov_deg: f64,
+    /// Fraction of the image (the tighter of width/height) the whole wooden board spans.
+    pub board_fill: f64,
+    /// Shift of the board in the image as fractions of image width and height (+x right, +y down).
+    pub offset: [f64; 2],
+}
+
+impl Default for CameraPose {
+    fn default() -> Self {
+        Self { tilt_deg: 12.0, azimuth_deg: 0.0, roll_deg: 0.0, fov_deg: 60.0, board_fill: 0.88, offset: [0.0, 0.0] }
+    }
+}
+
+/// White-balance error of the camera or colour of the room light.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ColourCast {
+    /// Correct white balance.
+    #[default]
+    Neutral,
+    /// Cold (daylight through a window, LED).
+    Blue,
+    /// Fluorescent tubes.
+    Green,
+    /// Tungsten bulbs.
+    Yellow,
+}
+
+impl ColourCast {
+    /// Per-channel gain at full strength.
+    pub fn gains(self) -> [f32; 3] {
+        match self {
+            ColourCast::Neutral => [1.0, 1.0, 1.0],
+            ColourCast::Blue => [0.82, 0.95, 1.22],
+            ColourCast::Green => [0.88, 1.12, 0.86],
+            ColourCast::Yellow => [1.15, 1.0, 0.68],
+        }
+    }
+
+    /// Parses `neutral`, `blue`, `green` or `yellow`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.to_ascii_lowercase().as_str() {
+            "neutral" | "none" => Some(ColourCast::Neutral),
+            "blue" => Some(ColourCast::Blue),
+            "green" => Some(ColourCast::Green),
+            "yellow" => Some(ColourCast::Yellow),
+            _ => None,
+        }
+    }
+}
+
+/// The room light: one lamp above the board plus ambient light, and camera exposure effects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Lighting {
+    /// Colour cast of the whole frame.
+    pub cast: ColourCast,
+    /// How strongly the cast applies (0–1).
+    pub cast_strength: f32,
+    /// Exposure multiplier (1 = normal).
+    pub brightness: f32,
+    /// Lamp position in millimetres relative to the board centre (x right, y toward the bottom
+    /// edge of the diagram, z up). Sets shadow direction and where the glare spot appears.
+    pub lamp_mm: [f64; 3],
+    /// Strength of the lamp's reflection on the varnished board (the glare spot); 0 = matte.
+    pub glare: f32,
+    /// Linear brightness gradient across the frame: relative change from centre to edge.
+    pub gradient: f32,
+    /// Direction of the gradient (brighter towards this angle, 0 = right, 90 = down).
+    pub gradient_angle_deg: f32,
+    /// Darkening of the frame corners (0–1).
+    pub vignette: f32,
+    /// Share of light that is ambient (no direction, no hard shadows).
+    pub ambient: f32,
+}
+
+impl Default for Lighting {
+    fn default() -> Self {
+        Self {
+            cast: ColourCast::Neutral,
+            cast_strength: 1.0,
+            brightness: 1.0,
+            lamp_mm: [-350.0, -500.0, 1600.0],
+            glare: 0.35,
+            gradient: 0.1,
+            gradient_angle_deg: 200.0,
+            vignette: 0.15,
+            ambient: 0.45,
+        }
+    }
+}
+
+/// How stones sit on the board.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StoneStyle {
+    /// Standard deviation of a stone's offset from its intersection, in millimetres (spacing is
+    /// 22 mm); offsets are clamped to 40% of the spacing.
+    pub jitter_mm: f64,
+    /// Stone diameter in millimetres.
+    pub diameter_mm: f64,
+    /// Stone thickness in millimetres (biconvex stones are 7–10 mm).
+    pub thickness_mm: f64,
+    /// Chance that a white stone shows the faint stripes of clam shell.
+    pub shell_stripes: f64,
+}
+
+impl Default for StoneStyle {
+    fn default() -> Self {
+        Self { jitter_mm: 1.8, diameter_mm: 22.0, thickness_mm: 9.0, shell_stripes: 0.6 }
+    }
+}
+
+/// How the board and table look.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BoardStyle {
+    /// Base wood colour (sRGB 0–255), e.g. kaya yellow or darker shin-kaya.
+    pub wood_rgb: [u8; 3],
+    /// Strength of the wood grain (0 = plain).
+    pub grain: f32,
+    /// Grid line width in millimetres (real boards: about 1 mm).
+    pub line_width_mm: f64,
+    /// Board thickness in millimetres (table boards 20–40).
+    pub thickness_mm: f64,
+    /// Table surface colour (sRGB 0–255).
+    pub table_rgb: [u8; 3],
+}
+
+impl Default for BoardStyle {
+    fn default() -> Self {
+        Self { wood_rgb: [222, 176, 108], grain: 1.0, line_width_mm: 1.0, thickness_mm: 30.0, table_rgb: [96, 88, 80] }
+    }
+}
+
+/// A side of the board as seen in the diagram: where an arm comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// The top edge (row 0, "19").
+    North,
+    /// The right edge (column 18, "T").
+    East,
+    /// The bottom edge (row 18, "1").
+    South,
+    /// The left edge (column 0, "A").
+    West,
+}
+
+impl Side {
+    /// Parses `north`/`n`, `east`/`e`, `south`/`s`, `west`/`w`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.to_ascii_lowercase().as_str() {
+            "north" | "n" | "top" => Some(Side::North),
+            "east" | "e" | "right" => Some(Side::East),
+            "south" | "s" | "bottom" => Some(Side::South),
+            "west" | "w" | "left" => Some(Side::West),
+            _ => None,
+        }
+    }
+}
+
+/// A hand with its forearm reaching over the board from one side, fingertips at `target`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Hand {
+    /// The side the arm comes from (where the player sits).
+    pub side: Side,
+    /// Fingertip position in board coordinates (column, row; 0..=18 on the grid, may lie outside
+    /// it, e.g. −3 for a hand just off the board).
+    pub target: [f64; 2],
+    /// Where along `side` the arm crosses the edge, as a board coordinate (column for
+    /// north/south, row for east/west); `None` = straight in.
+    pub along: Option<f64>,
+    /// Fingertip height above the board in millimetres.
+    pub lift_mm: f64,
+    /// Skin colour (sRGB 0–255).
+    pub skin_rgb: [u8; 3],
+    /// Sleeve colour (sRGB 0–255).
+    pub sleeve_rgb: [u8; 3],
+    /// A stone held between the fingertips, if any.
+    pub holding: Option<Stone>,
+}
+
+impl Default for Hand {
+    fn default() -> Self {
+        Self {
+            side: Side::South,
+            target: [9.0, 12.0],
+            along: None,
+            lift_mm: 14.0,
+            skin_rgb: SKIN_TONES[1],
+            sleeve_rgb: [40, 52, 90],
+            holding: None,
+        }
+    }
+}
+
+/// A few skin tones (sRGB), light to dark.
+pub const SKIN_TONES: [[u8; 3]; 4] = [[236, 194, 164], [214, 160, 124], [170, 118, 82], [102, 68, 48]];
+
+impl Hand {
+    /// A hand from `side` placing a stone at (`col`, `row`): `progress` 0 = fingertips at the
+    /// board edge, 1 = over the target point.
+    pub fn placing(side: Side, col: f64, row: f64, progress: f64, holding: Option<Stone>) -> Hand {
+        let last = (BOARD_LINES - 1) as f64;
+        let progress = progress.clamp(0.0, 1.0);
+        // The fingertips start just outside the grid on the player's side.
+        let start = match side {
+            Side::North => [col, -1.5],
+            Side::South => [col, last + 1.5],
+            Side::West => [-1.5, row],
+            Side::East => [last + 1.5, row],
+        };
+        let target = [start[0] + (col - start[0]) * progress, start[1] + (row - start[1]) * progress];
+        Hand { side, target, holding, ..Hand::default() }
+    }
+
+    /// A hand from `side` reaching `reach` of the way across the board (0 = edge, 1 = far edge)
+    /// at `along` (0–18).
+    pub fn reaching(side: Side, along: f64, reach: f64) -> Hand {
+        let last = (BOARD_LINES - 1) as f64;
+        let depth = reach.clamp(-0.3, 1.2) * last;
+        let target = match side {
+            Side::North => [along, depth],
+            Side::South => [along, last - depth],
+            Side::West => [depth, along],
+            Side::East => [last - depth, along],
+        };
+        Hand { side, target, ..Hand::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_exists_and_round_trips_through_json() {
+        for name in PRESETS {
+            let scene = Scene::preset(name).unwrap_or_else(|| panic!("preset {name}"));
+            let json = serde_json::to_string(&scene).unwrap_or_default();
+            let back: Scene = serde_json::from_str(&json).unwrap_or_default();
+            assert_eq!(back, scene, "{name}");
+        }
+        assert!(Scene::preset("nonsense").is_none());
+        // Missing fields take defaults.
+        let partial: Scene = serde_json::from_str(r#"{"width": 320, "height": 240}"#).unwrap_or_default();
+        assert_eq!((partial.width, partial.height, partial.seed), (320, 240, 1));
+    }
+}
