@@ -35,6 +35,9 @@ pub struct BoardColour {
     pub board_like: Vec<bool>,
     /// Colour distance of each cell from the board colour (0 = identical).
     pub distance: Vec<f32>,
+    /// Fraction of each cell's grid-line edges that are visibly there (NaN for margin corner
+    /// cells, which have none). A hand or sleeve hides them; glare and shadows do not.
+    pub lattice: Vec<f32>,
 }
 
 /// How different a cell may be from the frame's board colour in chromaticity (log channel-ratio
@@ -84,32 +87,96 @@ impl BoardColour {
         let global = [median(&mut chans[0]), median(&mut chans[1]), median(&mut chans[2])];
         let distance: Vec<f32> = cells.iter().map(|c| colour_distance(*c, global)).collect();
         let board_like = distance.iter().map(|d| *d <= 1.0).collect();
-        Self { cells, global, board_like, distance }
+        let global_l = luma(global).max(1.0);
+        let mut lattice = Vec::with_capacity(CELLS * CELLS);
+        for j in 0..CELLS {
+            for i in 0..CELLS {
+                lattice.push(cell_lattice(board, i, j, global_l));
+            }
+        }
+        Self { cells, global, board_like, distance, lattice }
     }
 
-    /// Local board colour around intersection (col, row): median of the bare-board cells among
-    /// the 4 around it, widening to 16 and then the frame's colour when those are covered.
+    /// Local board colour around intersection (col, row): the median of the plausible-board
+    /// cells in the 4×4 cells around it, the 4 nearest counted twice. Cells are not required to
+    /// match the frame's board colour closely, so a glare patch or a shadow serves as its own
+    /// reference; only what is clearly a stone (very dark, or missing) is left out, because on
+    /// oblique views a stone's top can spill over a neighbouring cell centre.
     pub fn local(&self, col: usize, row: usize) -> [f32; 3] {
-        for reach in [1usize, 2] {
-            let mut chans: [Vec<f32>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-            // Cells around intersection (col,row) have indices col+1-reach+1 .. col+reach.
-            let lo_i = (col + 1).saturating_sub(reach);
-            let lo_j = (row + 1).saturating_sub(reach);
-            for j in lo_j..(row + reach + 1).min(CELLS) {
-                for i in lo_i..(col + reach + 1).min(CELLS) {
-                    let k = j * CELLS + i;
-                    if self.board_like[k] {
-                        for ch in 0..3 {
-                            chans[ch].push(self.cells[k][ch]);
-                        }
+        let mut chans: [Vec<f32>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+        let global_l = luma(self.global).max(1.0);
+        let lo_i = col.saturating_sub(1);
+        let lo_j = row.saturating_sub(1);
+        for j in lo_j..(row + 3).min(CELLS) {
+            for i in lo_i..(col + 3).min(CELLS) {
+                let c = self.cells[j * CELLS + i];
+                if !c[0].is_finite() || luma(c) / global_l < PLAUSIBLE_BOARD_LUMA {
+                    continue;
+                }
+                let inner = (col..=col + 1).contains(&i) && (row..=row + 1).contains(&j);
+                for _ in 0..if inner { 2 } else { 1 } {
+                    for ch in 0..3 {
+                        chans[ch].push(c[ch]);
                     }
                 }
             }
-            if chans[0].len() >= 2 * reach {
-                return [median(&mut chans[0]), median(&mut chans[1]), median(&mut chans[2])];
-            }
+        }
+        if chans[0].len() >= 4 {
+            return [median(&mut chans[0]), median(&mut chans[1]), median(&mut chans[2])];
         }
         self.global
+    }
+}
+
+/// Cells darker than this fraction of the frame's board luminance are taken for a stone (or a
+/// deep shadow) and never used as the board reference.
+const PLAUSIBLE_BOARD_LUMA: f32 = 0.4;
+
+/// Relative contrast a grid-line segment must show to count as visible.
+const LINE_VISIBLE: f32 = 0.05;
+
+/// Fraction of the grid-line segments bounding cell (i, j) that are visible.
+fn cell_lattice(board: &RectifiedBoard, i: usize, j: usize, global_l: f32) -> f32 {
+    let last = (BOARD_LINES - 1) as f64;
+    let (cx, cy) = (i as f64 - 0.5, j as f64 - 0.5);
+    let mut seen = 0.0f32;
+    let mut total = 0.0f32;
+    // (midpoint, line is horizontal)
+    let edges = [((cx, cy - 0.5), true), ((cx, cy + 0.5), true), ((cx - 0.5, cy), false), ((cx + 0.5, cy), false)];
+    for ((x, y), horizontal) in edges {
+        let exists = if horizontal {
+            (0.0..=last).contains(&y) && x > 0.0 && x < last
+        } else {
+            (0.0..=last).contains(&x) && y > 0.0 && y < last
+        };
+        if !exists {
+            continue;
+        }
+        let mut contrast = 0.0f32;
+        let mut n = 0.0f32;
+        for t in [-0.15, 0.0, 0.15] {
+            let (px, py) = if horizontal { (x + t, y) } else { (x, y + t) };
+            let (ox, oy) = if horizontal { (0.0, ARM_SIDE) } else { (ARM_SIDE, 0.0) };
+            let on = board.at_board(px, py);
+            let a = board.at_board(px + ox, py + oy);
+            let b = board.at_board(px - ox, py - oy);
+            if on[0].is_finite() && a[0].is_finite() && b[0].is_finite() {
+                let local = ((luma(a) + luma(b)) / 2.0).max(global_l * 0.2);
+                contrast += ((luma(a) + luma(b)) / 2.0 - luma(on)) / local;
+                n += 1.0;
+            }
+        }
+        if n > 0.0 {
+            total += 1.0;
+            if contrast / n > LINE_VISIBLE {
+                seen += 1.0;
+            }
+        }
+    }
+    if total > 0.0 {
+        seen / total
+    } else {
+        f32::NAN
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use crate::features::{BoardColour, CELLS};
+use crate::features::{luma, BoardColour, CELLS};
 use crate::geometry::BOARD_LINES;
 
 /// Tuning of the occlusion detector.
@@ -19,11 +19,13 @@ pub struct OcclusionConfig {
     pub min_cells: usize,
     /// A patch touching the board's outer margin counts from this size (arms enter from an edge).
     pub min_edge_cells: usize,
+    /// A cell with at least this fraction of its grid-line edges visible is not covered.
+    pub min_lattice: f32,
 }
 
 impl Default for OcclusionConfig {
     fn default() -> Self {
-        Self { foreign_distance: 2.0, min_cells: 4, min_edge_cells: 2 }
+        Self { foreign_distance: 2.0, min_cells: 4, min_edge_cells: 2, min_lattice: 0.5 }
     }
 }
 
@@ -38,9 +40,29 @@ pub struct OcclusionMask {
     pub occluded: bool,
 }
 
+/// Luminance (0–255) from which a cell much brighter than the board counts as a lamp's glare.
+const GLARE_LUMA: f32 = 200.0;
+/// How much brighter than the board a glare patch is, at least.
+const GLARE_GAIN: f32 = 1.2;
+
+/// A blown-out lamp reflection: it hides the lines like a hand but is static, so it makes
+/// points unreadable (the classifier's confidence drops there) without counting as an occluder.
+fn is_glare(colour: &BoardColour, k: usize) -> bool {
+    let l = luma(colour.cells[k]);
+    l >= GLARE_LUMA && l >= GLARE_GAIN * luma(colour.global)
+}
+
 /// Finds occluders from the cell-centre colours of a frame.
 pub fn detect(colour: &BoardColour, config: &OcclusionConfig) -> OcclusionMask {
-    let foreign: Vec<bool> = colour.distance.iter().map(|d| !(*d <= config.foreign_distance)).collect();
+    // Foreign: unlike the board in colour, with the grid lines around it hidden. Glare and
+    // shadows change the colour but leave the lines; cells outside the frame are not evidence.
+    let foreign: Vec<bool> = (0..CELLS * CELLS)
+        .map(|k| {
+            let d = colour.distance[k];
+            let lattice = colour.lattice[k];
+            d.is_finite() && d > config.foreign_distance && !(lattice >= config.min_lattice) && !is_glare(colour, k)
+        })
+        .collect();
     let mut seen = vec![false; CELLS * CELLS];
     let mut cells = vec![false; CELLS * CELLS];
     let mut queue = VecDeque::new();
@@ -81,6 +103,19 @@ pub fn detect(colour: &BoardColour, config: &OcclusionConfig) -> OcclusionMask {
             }
         }
     }
+    // A hand's edge, its shadow and the fingers' blur reach a little beyond the foreign cells.
+    let core = cells.clone();
+    for j in 0..CELLS {
+        for i in 0..CELLS {
+            if core[j * CELLS + i] {
+                for nj in j.saturating_sub(1)..(j + 2).min(CELLS) {
+                    for ni in i.saturating_sub(1)..(i + 2).min(CELLS) {
+                        cells[nj * CELLS + ni] = true;
+                    }
+                }
+            }
+        }
+    }
     let mut points = [[false; BOARD_LINES]; BOARD_LINES];
     for (row, line) in points.iter_mut().enumerate() {
         for (col, p) in line.iter_mut().enumerate() {
@@ -88,6 +123,6 @@ pub fn detect(colour: &BoardColour, config: &OcclusionConfig) -> OcclusionMask {
             *p = (row..=row + 1).any(|j| (col..=col + 1).any(|i| cells[j * CELLS + i]));
         }
     }
-    let occluded = cells.iter().any(|c| *c);
+    let occluded = core.iter().any(|c| *c);
     OcclusionMask { cells, points, occluded }
 }

@@ -1,0 +1,103 @@
+//! Development aid: locate + read every labelled photo under a folder, print per-image scores,
+//! dump the features of misread points and draw failing images to PNG in OUT_DIR.
+//! `evaldev DIR OUT_DIR`
+
+use std::error::Error;
+use std::path::{Path, PathBuf};
+
+use tengen_vision::evaluate::{parse_grid, reading_grid, score, Confusion};
+use tengen_vision::reading::{draw_reading, read_board_detailed};
+use tengen_vision::{locate, LocateOptions, ReaderConfig};
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x.eq_ignore_ascii_case("jpg") || x.eq_ignore_ascii_case("png")) {
+                out.push(p);
+            }
+        }
+    }
+}
+
+fn main() -> Result<(), Box<dyn Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let dir = PathBuf::from(args.get(1).ok_or("usage: evaldev DIR OUT_DIR")?);
+    let outdir = PathBuf::from(args.get(2).ok_or("usage: evaldev DIR OUT_DIR")?);
+    std::fs::create_dir_all(&outdir)?;
+    let mut files = Vec::new();
+    walk(&dir, &mut files);
+    files.sort();
+    let config = ReaderConfig::default();
+    let mut total = Confusion::default();
+    let (mut n, mut exact) = (0, 0);
+    for path in files {
+        let truth_path = PathBuf::from(format!("{}.grid.txt", path.display()));
+        let Ok(truth_text) = std::fs::read_to_string(&truth_path) else { continue };
+        let name = path.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+        if name == "t2_053.jpg" || name == "t2_054.jpg" {
+            continue;
+        }
+        let truth = parse_grid(&truth_text)?;
+        let frame = tengen_vision::image_io::decode_rgb(&std::fs::read(&path)?)?;
+        let t0 = std::time::Instant::now();
+        let located = match locate(&frame.rgb, &LocateOptions::default()) {
+            Ok(l) => l,
+            Err(e) => {
+                println!("{} NOT LOCATED: {e}", path.display());
+                n += 1;
+                continue;
+            }
+        };
+        let t1 = t0.elapsed();
+        let details = read_board_detailed(&frame.rgb, &located.geometry, &config);
+        let t2 = t0.elapsed() - t1;
+        let read = reading_grid(&details.reading);
+        let s = score(&read, &truth, true);
+        total.merge(&s.confusion);
+        n += 1;
+        exact += usize::from(s.exact);
+        println!(
+            "{} ok {}/{} wrong {} unk {} occl {} sym {:?} locate {:?} read {:?}",
+            path.display(), s.confusion.correct(), s.confusion.total(), s.confusion.wrong(), s.confusion.unknown(),
+            details.reading.occluded, (s.symmetry.transpose, s.symmetry.quarter_turns), t1, t2
+        );
+        if !s.exact {
+            // Points in reading orientation: find truth in reading frame by inverting symmetry.
+            let inv = tengen_vision::evaluate::Symmetry::all()
+                .into_iter()
+                .find(|c| c.apply(&s.symmetry.apply(&read)) == read)
+                .unwrap_or(tengen_vision::evaluate::Symmetry::IDENTITY);
+            let truth_in_read = inv.apply(&truth);
+            for r in 0..19 {
+                for c in 0..19 {
+                    if truth_in_read[r][c] != read[r][c] {
+                        let f = details.features[r][c];
+                        let p = details.posteriors[r][c];
+                        println!(
+                            "   r{r:2} c{c:2} true {} read {} bright {:.2} tail {:.2} neutral {:.2} cdist {:.2} lines {:.3} spread {:.2} post [{:.2} {:.2} {:.2}]",
+                            truth_in_read[r][c].symbol(), read[r][c].symbol(), f.brightness, f.dark_tail, f.neutral, f.colour_distance, f.lines, f.spread, p[0], p[1], p[2]
+                        );
+                    }
+                }
+            }
+            let mut img = frame.rgb.clone();
+            draw_reading(&mut img, &located.geometry, &details.reading);
+            let (w, h) = img.dimensions();
+            let img = if w.max(h) > 1400 {
+                let k = 1400.0 / f64::from(w.max(h));
+                image::imageops::resize(&img, (f64::from(w) * k) as u32, (f64::from(h) * k) as u32, image::imageops::FilterType::Triangle)
+            } else {
+                img
+            };
+            img.save(outdir.join(format!("{}.png", name)))?;
+        }
+    }
+    println!(
+        "TOTAL images {n} exact {exact} points {}/{} wrong {} unknown {} confusion {:?}",
+        total.correct(), total.total(), total.wrong(), total.unknown(), total.0
+    );
+    Ok(())
+}

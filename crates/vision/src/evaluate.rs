@@ -1,0 +1,324 @@
+//! Scoring readings against ground truth: per-point confusion, exact boards, the best of the 8
+//! board symmetries when a photo's "up" cannot be known, corner error in grid cells, and
+//! confidence calibration bins. Pure: grids in, scores out (the `eval` command does the files).
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::geometry::BOARD_LINES;
+use crate::reading::{BoardReading, PointState};
+
+/// A 19×19 grid of states, `[row][col]`.
+pub type Grid = [[PointState; BOARD_LINES]; BOARD_LINES];
+
+/// Why a ground-truth grid could not be parsed.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum GridParseError {
+    /// The text does not have 19 non-empty lines.
+    #[error("expected 19 lines of 19 symbols, found {0} lines")]
+    LineCount(usize),
+    /// A line is not 19 symbols long.
+    #[error("line {line} has {len} symbols, expected 19")]
+    LineLength {
+        /// Line number (0-based).
+        line: usize,
+        /// Its length.
+        len: usize,
+    },
+    /// A character is none of `.`, `X`, `O`, `?`.
+    #[error("line {line} has unexpected symbol {symbol:?}")]
+    Symbol {
+        /// Line number (0-based).
+        line: usize,
+        /// The symbol.
+        symbol: char,
+    },
+}
+
+/// Parses grid text: 19 lines of 19 symbols (`.`, `X`, `O`, `?`), surrounding blank lines ignored.
+pub fn parse_grid(text: &str) -> Result<Grid, GridParseError> {
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    if lines.len() != BOARD_LINES {
+        return Err(GridParseError::LineCount(lines.len()));
+    }
+    let mut grid = [[PointState::Empty; BOARD_LINES]; BOARD_LINES];
+    for (r, line) in lines.iter().enumerate() {
+        let chars: Vec<char> = line.chars().filter(|c| !c.is_whitespace()).collect();
+        if chars.len() != BOARD_LINES {
+            return Err(GridParseError::LineLength { line: r, len: chars.len() });
+        }
+        for (c, ch) in chars.iter().enumerate() {
+            grid[r][c] = PointState::from_symbol(*ch).ok_or(GridParseError::Symbol { line: r, symbol: *ch })?;
+        }
+    }
+    Ok(grid)
+}
+
+/// The states of a reading as a grid.
+pub fn reading_grid(reading: &BoardReading) -> Grid {
+    let mut g = [[PointState::Unknown; BOARD_LINES]; BOARD_LINES];
+    for (r, row) in reading.points.iter().enumerate() {
+        for (c, p) in row.iter().enumerate() {
+            g[r][c] = p.state;
+        }
+    }
+    g
+}
+
+/// One of the 8 symmetries of the square board: `transpose` first, then `quarter_turns`
+/// clockwise rotations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Symmetry {
+    /// Mirror across the main diagonal first.
+    pub transpose: bool,
+    /// Clockwise quarter turns after that.
+    pub quarter_turns: u8,
+}
+
+impl Symmetry {
+    /// The identity.
+    pub const IDENTITY: Symmetry = Symmetry { transpose: false, quarter_turns: 0 };
+
+    /// All 8 symmetries, identity first.
+    pub fn all() -> [Symmetry; 8] {
+        let mut out = [Self::IDENTITY; 8];
+        for (k, s) in out.iter_mut().enumerate() {
+            *s = Symmetry { transpose: k >= 4, quarter_turns: (k % 4) as u8 };
+        }
+        out
+    }
+
+    /// Applies the symmetry to a grid.
+    pub fn apply(self, grid: &Grid) -> Grid {
+        let n = BOARD_LINES - 1;
+        let mut g = *grid;
+        if self.transpose {
+            for r in 0..BOARD_LINES {
+                for c in 0..BOARD_LINES {
+                    g[r][c] = grid[c][r];
+                }
+            }
+        }
+        for _ in 0..self.quarter_turns % 4 {
+            let src = g;
+            for r in 0..BOARD_LINES {
+                for c in 0..BOARD_LINES {
+                    // Clockwise: new (r, c) comes from old (n - c, r).
+                    g[r][c] = src[n - c][r];
+                }
+            }
+        }
+        g
+    }
+}
+
+/// Counts of (true state, read state): rows empty/black/white, columns empty/black/white/unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Confusion(pub [[u64; 4]; 3]);
+
+impl Confusion {
+    fn index(s: PointState) -> usize {
+        match s {
+            PointState::Empty => 0,
+            PointState::Black => 1,
+            PointState::White => 2,
+            PointState::Unknown => 3,
+        }
+    }
+
+    /// Adds one point.
+    pub fn add(&mut self, truth: PointState, read: PointState) {
+        let t = Self::index(truth);
+        if t < 3 {
+            self.0[t][Self::index(read)] += 1;
+        }
+    }
+
+    /// Adds another confusion table.
+    pub fn merge(&mut self, other: &Confusion) {
+        for t in 0..3 {
+            for r in 0..4 {
+                self.0[t][r] += other.0[t][r];
+            }
+        }
+    }
+
+    /// Points counted.
+    pub fn total(&self) -> u64 {
+        self.0.iter().flatten().sum()
+    }
+
+    /// Points read correctly.
+    pub fn correct(&self) -> u64 {
+        (0..3).map(|k| self.0[k][k]).sum()
+    }
+
+    /// Points read as unknown.
+    pub fn unknown(&self) -> u64 {
+        (0..3).map(|k| self.0[k][3]).sum()
+    }
+
+    /// Points read as a wrong definite state.
+    pub fn wrong(&self) -> u64 {
+        self.total() - self.correct() - self.unknown()
+    }
+}
+
+/// Score of one reading against its truth.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BoardScore {
+    /// Per-point confusion under the chosen symmetry.
+    pub confusion: Confusion,
+    /// Symmetry that was applied to the reading (identity unless best-of-8 was asked for).
+    pub symmetry: Symmetry,
+    /// Every point right (no wrong and no unknown point).
+    pub exact: bool,
+}
+
+/// Scores a reading; with `best_of_symmetries` the reading is turned by whichever of the 8
+/// symmetries agrees best with the truth (for photos whose "up" cannot be known).
+pub fn score(read: &Grid, truth: &Grid, best_of_symmetries: bool) -> BoardScore {
+    let candidates: Vec<Symmetry> = if best_of_symmetries { Symmetry::all().to_vec() } else { vec![Symmetry::IDENTITY] };
+    let mut best: Option<BoardScore> = None;
+    for sym in candidates {
+        let g = sym.apply(read);
+        let mut confusion = Confusion::default();
+        for r in 0..BOARD_LINES {
+            for c in 0..BOARD_LINES {
+                confusion.add(truth[r][c], g[r][c]);
+            }
+        }
+        let exact = confusion.correct() == confusion.total();
+        let s = BoardScore { confusion, symmetry: sym, exact };
+        if best.is_none_or(|b| s.confusion.correct() > b.confusion.correct()) {
+            best = Some(s);
+        }
+    }
+    best.unwrap_or(BoardScore { confusion: Confusion::default(), symmetry: Symmetry::IDENTITY, exact: false })
+}
+
+/// Mean distance between found and true board corners (TL, TR, BR, BL), in grid cells (true
+/// board side / 18), taking the best of the 4 rotations and 2 mirrorings of the corner order.
+pub fn corner_error_cells(found: &[[f64; 2]; 4], truth: &[[f64; 2]; 4]) -> f64 {
+    let dist = |a: [f64; 2], b: [f64; 2]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt();
+    let side = (0..4).map(|k| dist(truth[k], truth[(k + 1) % 4])).sum::<f64>() / 4.0;
+    let cell = (side / (BOARD_LINES - 1) as f64).max(1e-9);
+    let mut best = f64::INFINITY;
+    for shift in 0..4 {
+        for mirror in [false, true] {
+            let mean = (0..4)
+                .map(|k| {
+                    let j = if mirror { (4 + shift - k) % 4 } else { (shift + k) % 4 };
+                    dist(found[j], truth[k])
+                })
+                .sum::<f64>()
+                / 4.0;
+            best = best.min(mean);
+        }
+    }
+    best / cell
+}
+
+/// Reliability bins: for confidence ranges, how many definite points were read and how many
+/// were right — a calibrated reader is right about as often as it says.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Lower edges of the bins.
+    pub edges: Vec<f64>,
+    /// Points per bin.
+    pub count: Vec<u64>,
+    /// Correct points per bin.
+    pub correct: Vec<u64>,
+    /// Sum of stated confidences per bin.
+    pub confidence_sum: Vec<f64>,
+}
+
+impl Calibration {
+    /// Bins with the given lower edges (ascending, first 0).
+    pub fn new(edges: &[f64]) -> Self {
+        let n = edges.len();
+        Self { edges: edges.to_vec(), count: vec![0; n], correct: vec![0; n], confidence_sum: vec![0.0; n] }
+    }
+
+    /// Adds one point read at `confidence` that was right or wrong (best guess, unknowns too).
+    pub fn add(&mut self, confidence: f64, right: bool) {
+        let bin = self.edges.iter().rposition(|e| confidence >= *e).unwrap_or(0);
+        self.count[bin] += 1;
+        self.correct[bin] += u64::from(right);
+        self.confidence_sum[bin] += confidence;
+    }
+
+    /// Adds another set of bins with the same edges.
+    pub fn merge(&mut self, other: &Calibration) {
+        for k in 0..self.count.len().min(other.count.len()) {
+            self.count[k] += other.count[k];
+            self.correct[k] += other.correct[k];
+            self.confidence_sum[k] += other.confidence_sum[k];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Grid {
+        let mut g = [[PointState::Empty; BOARD_LINES]; BOARD_LINES];
+        g[0][1] = PointState::Black;
+        g[3][15] = PointState::White;
+        g[18][0] = PointState::Black;
+        g
+    }
+
+    #[test]
+    fn symmetries_are_a_group_of_eight_distinct_maps() {
+        let g = sample();
+        let images: Vec<Grid> = Symmetry::all().iter().map(|s| s.apply(&g)).collect();
+        for a in 0..8 {
+            for b in a + 1..8 {
+                assert_ne!(images[a], images[b], "symmetries {a} and {b} coincide");
+            }
+        }
+        let turn = Symmetry { transpose: false, quarter_turns: 1 };
+        assert_eq!(turn.apply(&turn.apply(&turn.apply(&turn.apply(&g)))), g);
+    }
+
+    #[test]
+    fn best_symmetry_recovers_a_turned_reading() {
+        let truth = sample();
+        let turned = Symmetry { transpose: true, quarter_turns: 3 }.apply(&truth);
+        assert!(!score(&turned, &truth, false).exact);
+        let s = score(&turned, &truth, true);
+        assert!(s.exact);
+        assert_eq!(s.confusion.correct(), 361);
+    }
+
+    #[test]
+    fn confusion_counts_unknown_apart_from_wrong() {
+        let truth = sample();
+        let mut read = truth;
+        read[0][1] = PointState::Unknown;
+        read[3][15] = PointState::Black;
+        let s = score(&read, &truth, false);
+        assert_eq!((s.confusion.correct(), s.confusion.unknown(), s.confusion.wrong()), (359, 1, 1));
+        assert!(!s.exact);
+    }
+
+    #[test]
+    fn grid_text_round_trips_and_rejects_garbage() {
+        let text = "...................\n".repeat(19);
+        assert!(parse_grid(&text).is_ok());
+        assert_eq!(parse_grid("..."), Err(GridParseError::LineCount(1)));
+        let bad = text.replacen('.', "Z", 1);
+        assert!(matches!(parse_grid(&bad), Err(GridParseError::Symbol { .. })));
+    }
+
+    #[test]
+    fn corner_error_is_zero_for_reordered_corners_and_scales_in_cells() {
+        let truth = [[0.0, 0.0], [180.0, 0.0], [180.0, 180.0], [0.0, 180.0]];
+        let rotated = [truth[1], truth[2], truth[3], truth[0]];
+        assert!(corner_error_cells(&rotated, &truth) < 1e-9);
+        let shifted = truth.map(|p| [p[0] + 10.0, p[1]]);
+        assert!((corner_error_cells(&shifted, &truth) - 1.0).abs() < 1e-9);
+    }
+}
