@@ -3,6 +3,7 @@
 //! Everything here takes image buffers and returns data; no files, clocks or cameras.
 
 pub mod classify;
+pub mod evaluate;
 pub mod features;
 pub mod geometry;
 pub mod homography;
