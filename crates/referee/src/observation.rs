@@ -1,0 +1,219 @@
+//! What the referee is fed per camera frame: a reading of every point with a confidence, whether
+//! a hand (or anything) covers the board, and the time. Independent of the vision crate: the
+//! server converts vision's output into this.
+
+use serde::{Deserialize, Serialize};
+use tengen_rules::{Color, Stone};
+
+use crate::grid::SIZE;
+
+/// What one point was read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Reading {
+    /// No stone.
+    Empty,
+    /// A black stone.
+    Black,
+    /// A white stone.
+    White,
+    /// Unreadable: covered, off the grid, a stone between points (`?`).
+    #[default]
+    Unknown,
+}
+
+impl Reading {
+    /// The stone this reading names, `None` for unknown.
+    pub fn stone(self) -> Option<Stone> {
+        match self {
+            Reading::Empty => Some(Stone::Empty),
+            Reading::Black => Some(Stone::Of(Color::Black)),
+            Reading::White => Some(Stone::Of(Color::White)),
+            Reading::Unknown => None,
+        }
+    }
+
+    /// Reads one grid character: `.`/`+` empty, `X`/`B` black, `O`/`W` white, `?` unknown.
+    pub fn from_char(c: char) -> Option<Self> {
+        match c {
+            '.' | '+' => Some(Reading::Empty),
+            'X' | 'x' | 'B' | 'b' => Some(Reading::Black),
+            'O' | 'o' | 'W' | 'w' => Some(Reading::White),
+            '?' => Some(Reading::Unknown),
+            _ => None,
+        }
+    }
+
+    /// The grid character of this reading.
+    pub fn to_char(self) -> char {
+        match self {
+            Reading::Empty => '.',
+            Reading::Black => 'X',
+            Reading::White => 'O',
+            Reading::Unknown => '?',
+        }
+    }
+}
+
+/// One point's reading with the reader's confidence in 0..=1.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct PointObservation {
+    /// What was read.
+    pub reading: Reading,
+    /// How sure the reader is, 0..=1.
+    pub confidence: f32,
+}
+
+/// One frame's reading of the board.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    /// When the frame was taken, in seconds (any origin, non-decreasing per table).
+    pub t: f64,
+    /// Rows from the top as seen, columns from the left: `points[row][col]`.
+    pub points: [[PointObservation; SIZE]; SIZE],
+    /// A hand or an object covers part of the board: no move is ever inferred from this frame.
+    pub occluded: bool,
+    /// Where the frame can be found again (file name, store key), for evidence.
+    #[serde(default)]
+    pub frame_ref: Option<String>,
+}
+
+/// Why a line of readings could not be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ObservationError {
+    /// The line is not valid JSON of the expected shape.
+    #[error("not a reading: {0}")]
+    Json(String),
+    /// The grid does not have 19 rows.
+    #[error("the grid has {0} rows, expected 19")]
+    Rows(usize),
+    /// A grid row does not have 19 points.
+    #[error("grid row {row} has {len} points, expected 19")]
+    RowLength {
+        /// 0-based row.
+        row: usize,
+        /// Its length in characters.
+        len: usize,
+    },
+    /// A grid character is not one of `. X O ?` (or `+ B W`).
+    #[error("grid row {row}, column {col}: `{ch}` is not one of . X O ?")]
+    Char {
+        /// 0-based row.
+        row: usize,
+        /// 0-based column.
+        col: usize,
+        /// The character.
+        ch: char,
+    },
+    /// The confidence array is not 19×19 or holds a value outside 0..=1.
+    #[error("confidence: {0}")]
+    Confidence(String),
+    /// The time is not a finite number.
+    #[error("the time `t` must be a finite number of seconds")]
+    Time,
+}
+
+/// The compact line format of `tengen referee`: `{"t": 1.5, "grid": [19 strings of . X O ?],
+/// "confidence": [[19 numbers] × 19] (optional), "occluded": false (optional), "frame": "name"
+/// (optional)}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadingLine {
+    /// Seconds.
+    pub t: f64,
+    /// 19 rows of `. X O ?`.
+    pub grid: Vec<String>,
+    /// Per-point confidence; 1.0 for every known point when absent.
+    #[serde(default)]
+    pub confidence: Option<Vec<Vec<f32>>>,
+    /// Whether a hand covers the board.
+    #[serde(default)]
+    pub occluded: bool,
+    /// Frame reference for evidence.
+    #[serde(default)]
+    pub frame: Option<String>,
+}
+
+impl ReadingLine {
+    /// Parses one JSON line.
+    pub fn parse(line: &str) -> Result<Self, ObservationError> {
+        serde_json::from_str(line).map_err(|e| ObservationError::Json(e.to_string()))
+    }
+
+    /// Checks the line and turns it into an observation.
+    pub fn into_observation(self) -> Result<Observation, ObservationError> {
+        if !self.t.is_finite() {
+            return Err(ObservationError::Time);
+        }
+        if self.grid.len() != SIZE {
+            return Err(ObservationError::Rows(self.grid.len()));
+        }
+        if let Some(conf) = &self.confidence {
+            if conf.len() != SIZE || conf.iter().any(|r| r.len() != SIZE) {
+                return Err(ObservationError::Confidence("expected 19 rows of 19 numbers".into()));
+            }
+            if conf.iter().flatten().any(|c| !(0.0..=1.0).contains(c)) {
+                return Err(ObservationError::Confidence("values must lie in 0..=1".into()));
+            }
+        }
+        let mut points = [[PointObservation::default(); SIZE]; SIZE];
+        for (row, text) in self.grid.iter().enumerate() {
+            let chars: Vec<char> = text.chars().collect();
+            if chars.len() != SIZE {
+                return Err(ObservationError::RowLength { row, len: chars.len() });
+            }
+            for (col, ch) in chars.into_iter().enumerate() {
+                let reading = Reading::from_char(ch).ok_or(ObservationError::Char { row, col, ch })?;
+                let given = self.confidence.as_ref().map(|c| c[row][col]);
+                let confidence = match (reading, given) {
+                    (_, Some(c)) => c,
+                    (Reading::Unknown, None) => 0.0,
+                    (_, None) => 1.0,
+                };
+                points[row][col] = PointObservation { reading, confidence };
+            }
+        }
+        Ok(Observation { t: self.t, points, occluded: self.occluded, frame_ref: self.frame })
+    }
+}
+
+impl Observation {
+    /// A clear, fully confident observation of rows of `.XO?` (tests, tools).
+    pub fn from_rows<S: AsRef<str>>(t: f64, rows: &[S], occluded: bool) -> Result<Self, ObservationError> {
+        ReadingLine {
+            t,
+            grid: rows.iter().map(|r| r.as_ref().to_string()).collect(),
+            confidence: None,
+            occluded,
+            frame: None,
+        }
+        .into_observation()
+    }
+
+    /// The readings as rows of `.XO?`.
+    pub fn rows(&self) -> Vec<String> {
+        self.points.iter().map(|r| r.iter().map(|p| p.reading.to_char()).collect()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_parse_and_bad_lines_say_what_is_wrong() {
+        let rows: Vec<String> = (0..SIZE).map(|_| ".".repeat(SIZE)).collect();
+        let line = serde_json::json!({"t": 1.0, "grid": rows}).to_string();
+        let obs = ReadingLine::parse(&line).and_then(ReadingLine::into_observation).expect("valid");
+        assert_eq!(obs.points[3][4].reading, Reading::Empty);
+        assert!((obs.points[3][4].confidence - 1.0).abs() < 1e-6);
+        let mut bad = rows.clone();
+        bad[2] = format!("{}Z", ".".repeat(SIZE - 1));
+        let line = serde_json::json!({"t": 1.0, "grid": bad}).to_string();
+        let err = ReadingLine::parse(&line).and_then(ReadingLine::into_observation).expect_err("bad char");
+        assert_eq!(err, ObservationError::Char { row: 2, col: 18, ch: 'Z' });
+        assert!(ReadingLine::parse("{\"t\": 1}").is_err());
+        let short = serde_json::json!({"t": 1.0, "grid": &rows[..18]}).to_string();
+        assert_eq!(ReadingLine::parse(&short).and_then(ReadingLine::into_observation), Err(ObservationError::Rows(18)));
+    }
+}

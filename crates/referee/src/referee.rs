@@ -1,0 +1,1292 @@
+//! The referee of one game: inputs (observations, arbiter actions) in, events out, with both
+//! boards, the record, open infractions and warnings always available as a snapshot.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use tengen_rules::{count_area, suggest_dead, Board, Color, Game, GameResult, IllegalReason, Komi, Move, Penalties, Point, Stone};
+
+use crate::event::{Event, EventKind, Evidence, Message, ResultForms, Restore, Sighting, Status};
+use crate::explain::{self, Context, Finding, LastMove, Plan};
+use crate::grid::{all_points, index, Grid, PointRef, SIZE};
+use crate::observation::Observation;
+use crate::stabilise::{StableBoard, Stabiliser, StabiliserConfig};
+
+/// What the game starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum StartPosition {
+    /// An empty board, Black to move (Art. 2).
+    Empty,
+    /// Whatever the first stable board shows (empty, or handicap stones: then White moves first
+    /// when Black has more stones).
+    #[default]
+    AdoptFirstBoard,
+}
+
+/// Settings of one table's referee.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RefereeConfig {
+    /// Table id (goes into every event).
+    pub table: String,
+    /// Game id (goes into every event).
+    pub game: String,
+    /// Komi in points (7.5 = 3¾ stones, Art. 11).
+    pub komi_points: f64,
+    /// The start position.
+    pub start: StartPosition,
+    /// How readings become stable boards.
+    pub stabiliser: StabiliserConfig,
+    /// Captured stones may stay on the board this long after the move before a missed capture
+    /// is suspected (it is suspected at once when the opponent's next move is seen).
+    pub capture_grace_seconds: f64,
+    /// Most stones added in one stable change that are still ordered as moves; more is a resync.
+    pub max_moves_per_change: usize,
+    /// Stones disturbed at once (not explained by moves) that make a scattered board.
+    pub scatter_min_stones: usize,
+    /// A board covered this long raises an `occluded` notice.
+    pub occlusion_notice_seconds: f64,
+}
+
+impl Default for RefereeConfig {
+    fn default() -> Self {
+        RefereeConfig {
+            table: "table".into(),
+            game: "1".into(),
+            komi_points: 7.5,
+            start: StartPosition::default(),
+            stabiliser: StabiliserConfig::default(),
+            capture_grace_seconds: 30.0,
+            max_moves_per_change: 6,
+            scatter_min_stones: 4,
+            occlusion_notice_seconds: 10.0,
+        }
+    }
+}
+
+/// What the arbiter (or a player, through the arbiter's console) tells the referee.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum ArbiterAction {
+    /// Confirm a suspected infraction (warnings follow Art. 24; a double move voids the move).
+    Confirm {
+        /// The infraction id from the event.
+        infraction: u64,
+    },
+    /// Dismiss a suspected infraction (a double move then becomes an unrecorded pass).
+    Dismiss {
+        /// The infraction id from the event.
+        infraction: u64,
+    },
+    /// A side passed (a camera cannot see it).
+    Pass {
+        /// Who passed.
+        side: Color,
+    },
+    /// Play is over: both agreed (Art. 7.1, 13) or a side resigned.
+    EndGame {
+        /// The side that resigned, if any.
+        #[serde(default)]
+        resigned: Option<Color>,
+    },
+    /// Mark (or unmark) the chains through these points dead ("Q16" or "pd").
+    MarkDead {
+        /// Points, either notation.
+        points: Vec<String>,
+    },
+    /// Count the game by area with the marked dead stones and publish the result.
+    Count,
+    /// Take the physical board as the legal position (after missed moves or a ruling).
+    AdoptPhysical,
+    /// Set whose turn it is (an arbiter's decision).
+    SetToMove {
+        /// The side to move.
+        side: Color,
+    },
+}
+
+/// An arbiter action that cannot be applied; nothing changed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ArbiterError {
+    /// No infraction has this id.
+    #[error("no infraction {0}")]
+    UnknownInfraction(u64),
+    /// The infraction was already confirmed or dismissed.
+    #[error("infraction {0} is already decided")]
+    AlreadyDecided(u64),
+    /// The action needs the game in another phase.
+    #[error("not allowed while the game is {0}")]
+    WrongPhase(&'static str),
+    /// A point could not be read.
+    #[error("bad point `{0}`")]
+    BadPoint(String),
+}
+
+/// One input of the referee, as the server logs it; replaying the log rebuilds the state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "input", rename_all = "snake_case")]
+pub enum Input {
+    /// A frame's reading.
+    Observe(Observation),
+    /// An arbiter action at time `t`.
+    Arbiter {
+        /// Seconds.
+        t: f64,
+        /// The action.
+        action: ArbiterAction,
+    },
+    /// Vision tracking saw the board or camera move.
+    BoardMoved {
+        /// Seconds.
+        t: f64,
+        /// How far, in grid cells, if known.
+        shift_cells: Option<f64>,
+    },
+}
+
+/// Where the game stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Waiting for the first stable board (start position adopted from it).
+    Waiting,
+    /// Play goes on.
+    Playing,
+    /// Play is over; dead stones are being marked.
+    Ended,
+    /// The result is known.
+    Finished,
+}
+
+/// What a record entry did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RecordAction {
+    /// A stone on a point.
+    Place {
+        /// The point.
+        point: Point,
+    },
+    /// A pass.
+    Pass,
+    /// An illegal placement, void, counting as a pass (Art. 18.3, 19).
+    Void {
+        /// Where the stone was put.
+        point: Point,
+        /// Why it was illegal.
+        reason: IllegalReason,
+    },
+    /// The position was set from the physical board (start, resync, arbiter).
+    Setup {
+        /// The position, 19 rows.
+        rows: Vec<String>,
+        /// Who moves next.
+        to_move: Color,
+        /// Moves estimated to have been missed.
+        missed: u32,
+    },
+    /// The arbiter set whose turn it is.
+    Turn,
+}
+
+/// One entry of the record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordEntry {
+    /// Move number (passes and void moves count; 0 for setups).
+    pub number: u32,
+    /// Who.
+    pub side: Color,
+    /// What.
+    pub action: RecordAction,
+    /// When it was seen, seconds.
+    pub t: f64,
+    /// Stones it captured.
+    pub captured: Vec<Point>,
+    /// Struck from the record by a ruling (a confirmed double move).
+    pub struck: bool,
+}
+
+/// Why the physical board differs from the legal one at a point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum DifferenceCause {
+    /// Captured stones not yet lifted.
+    PendingCapture,
+    /// Part of an infraction (suspected or decided) not yet put right on the board.
+    Infraction {
+        /// The infraction id.
+        id: u64,
+        /// Its kind.
+        kind: EventKind,
+    },
+}
+
+/// A point where the two boards differ.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Difference {
+    /// The point.
+    pub point: PointRef,
+    /// What the rules say stands there.
+    pub legal: Option<Color>,
+    /// What the camera sees.
+    pub physical: Option<Color>,
+    /// Why.
+    pub cause: DifferenceCause,
+}
+
+/// An infraction as the dashboard lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InfractionView {
+    /// Id the arbiter answers with.
+    pub id: u64,
+    /// Where it stands.
+    pub status: Status,
+    /// The event that raised it.
+    pub event: Event,
+}
+
+/// Everything the dashboard shows of a game.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Table id.
+    pub table: String,
+    /// Game id.
+    pub game: String,
+    /// Phase.
+    pub phase: Phase,
+    /// The legal board, 19 rows of `.XO`.
+    pub legal: Vec<String>,
+    /// The last stable physical board, 19 rows of `.XO`.
+    pub physical: Vec<String>,
+    /// Where they differ and why.
+    pub differences: Vec<Difference>,
+    /// The record.
+    pub moves: Vec<RecordEntry>,
+    /// Whose turn it is.
+    pub to_move: Color,
+    /// Whether the side to move is only a guess (after a resync).
+    pub to_move_uncertain: bool,
+    /// Current move number.
+    pub move_number: u32,
+    /// Infractions not yet decided.
+    pub open_infractions: Vec<InfractionView>,
+    /// Decided infractions.
+    pub decided_infractions: Vec<InfractionView>,
+    /// Confirmed warnings: black, white (Art. 24).
+    pub warnings: [u32; 2],
+    /// Stones captured by black and by white (legal record).
+    pub captures: [u32; 2],
+    /// Stones marked dead.
+    pub dead: Vec<PointRef>,
+    /// The result, once known.
+    pub result: Option<ResultForms>,
+    /// The players' colours were found wrong and corrected (Art. 17.1).
+    pub colours_corrected: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Infraction {
+    id: u64,
+    kind: EventKind,
+    side: Option<Color>,
+    status: Status,
+    /// Record entry concerned (double move, takeback).
+    entry: Option<usize>,
+    /// Where a taken-back stone was replayed.
+    replay_point: Option<Point>,
+    event: Event,
+}
+
+#[derive(Debug, Clone)]
+struct PendingCapture {
+    side: Color,
+    move_number: u32,
+    points: BTreeSet<Point>,
+    since: f64,
+    removed_some: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum AckCause {
+    Pending,
+    Infraction(u64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ack {
+    physical: Stone,
+    cause: AckCause,
+}
+
+/// The referee of one game.
+#[derive(Debug, Clone)]
+pub struct Referee {
+    config: RefereeConfig,
+    stabiliser: Stabiliser,
+    phase: Phase,
+    start_board: Board,
+    start_to_move: Color,
+    game: Game,
+    number_offset: u32,
+    record: Vec<RecordEntry>,
+    physical: Grid,
+    physical_sighting: Option<Sighting>,
+    acks: BTreeMap<usize, Ack>,
+    pending: Option<PendingCapture>,
+    infractions: Vec<Infraction>,
+    penalties: Penalties,
+    seq: u64,
+    last_t: f64,
+    to_move_uncertain: bool,
+    dead: BTreeSet<Point>,
+    result: Option<ResultForms>,
+    colours_corrected: bool,
+    occluded_since: Option<(f64, bool)>,
+}
+
+fn empty_board() -> Board {
+    Board::from_rows(&vec![".".repeat(SIZE); SIZE]).unwrap_or_else(|| unreachable_empty())
+}
+
+#[allow(clippy::panic)]
+fn unreachable_empty() -> Board {
+    panic!("an empty 19x19 board is always valid")
+}
+
+fn stone_colour(s: Stone) -> Option<Color> {
+    match s {
+        Stone::Of(c) => Some(c),
+        Stone::Empty => None,
+    }
+}
+
+fn refs(points: &[Point]) -> String {
+    points.iter().map(|p| p.to_human(SIZE as u8)).collect::<Vec<_>>().join(" ")
+}
+
+fn side_en(c: Color) -> &'static str {
+    match c {
+        Color::Black => "Black",
+        Color::White => "White",
+    }
+}
+
+impl Referee {
+    /// A referee for a new game.
+    pub fn new(config: RefereeConfig) -> Self {
+        let waiting = config.start == StartPosition::AdoptFirstBoard;
+        let start_board = empty_board();
+        let mut stabiliser = Stabiliser::new(config.stabiliser.clone(), Grid::empty());
+        if waiting {
+            stabiliser.report_first();
+        }
+        Referee {
+            stabiliser,
+            phase: if waiting { Phase::Waiting } else { Phase::Playing },
+            game: Game::from_board(start_board.clone(), Color::Black),
+            start_board,
+            start_to_move: Color::Black,
+            number_offset: 0,
+            record: Vec::new(),
+            physical: Grid::empty(),
+            physical_sighting: None,
+            acks: BTreeMap::new(),
+            pending: None,
+            infractions: Vec::new(),
+            penalties: Penalties::default(),
+            seq: 0,
+            last_t: f64::NEG_INFINITY,
+            to_move_uncertain: false,
+            dead: BTreeSet::new(),
+            result: None,
+            colours_corrected: false,
+            occluded_since: None,
+            config,
+        }
+    }
+
+    /// Rebuilds a referee by replaying its inputs; returns it with every event it raised.
+    pub fn replay(config: RefereeConfig, inputs: impl IntoIterator<Item = Input>) -> (Self, Vec<Event>) {
+        let mut referee = Referee::new(config);
+        let mut events = Vec::new();
+        for input in inputs {
+            events.extend(referee.feed(&input));
+        }
+        (referee, events)
+    }
+
+    /// Feeds any input; an arbiter action that cannot be applied yields no event (and changes
+    /// nothing), exactly as [`Referee::arbiter`] returning an error.
+    pub fn feed(&mut self, input: &Input) -> Vec<Event> {
+        match input {
+            Input::Observe(obs) => self.observe(obs),
+            Input::Arbiter { t, action } => self.arbiter(*t, action).unwrap_or_default(),
+            Input::BoardMoved { t, shift_cells } => self.board_moved(*t, *shift_cells),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RefereeConfig {
+        &self.config
+    }
+
+    /// The legal game (rules core).
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// The record, setups included.
+    pub fn record(&self) -> &[RecordEntry] {
+        &self.record
+    }
+
+    /// Current move number.
+    pub fn move_number(&self) -> u32 {
+        self.number_offset + self.game.move_number()
+    }
+
+    fn time(&mut self, t: f64) -> f64 {
+        // Time never goes backwards inside a game: a late frame is taken as happening now.
+        let t = if t.is_finite() { t } else { self.last_t };
+        self.last_t = self.last_t.max(t);
+        self.last_t
+    }
+
+    fn event(&mut self, t: f64, kind: EventKind, message: Message) -> Event {
+        self.seq += 1;
+        Event::new(&self.config.table, &self.config.game, self.seq, t, kind, message)
+    }
+
+    /// The server's notice that the board or camera moved: readings restart from fresh frames.
+    pub fn board_moved(&mut self, t: f64, shift_cells: Option<f64>) -> Vec<Event> {
+        let t = self.time(t);
+        self.stabiliser.reset_window();
+        self.seq += 1;
+        vec![Event::board_moved(&self.config.table, &self.config.game, self.seq, t, shift_cells)]
+    }
+
+    /// Feeds one frame's reading.
+    pub fn observe(&mut self, obs: &Observation) -> Vec<Event> {
+        let t = self.time(obs.t);
+        let mut events = Vec::new();
+        if obs.occluded {
+            let (since, reported) = *self.occluded_since.get_or_insert((t, false));
+            if !reported && t - since >= self.config.occlusion_notice_seconds {
+                self.occluded_since = Some((since, true));
+                let secs = t - since;
+                let e = self.event(
+                    t,
+                    EventKind::Occluded,
+                    Message::new(
+                        format!("The board has been covered for {secs:.0} s: moves cannot be seen."),
+                        format!("棋盤已被遮擋{secs:.0}秒，無法看到著手。"),
+                    ),
+                );
+                events.push(e);
+            }
+        } else {
+            self.occluded_since = None;
+        }
+        let out = self.stabiliser.push(obs);
+        if self.phase == Phase::Playing {
+            for p in out.unclear {
+                let e = self
+                    .event(
+                        t,
+                        EventKind::UnclearPoint,
+                        Message::new(
+                            format!("{} cannot be read: a stone between points or off the grid is not a move (Art. 2). Place it on a point or remove it.", p.to_human(SIZE as u8)),
+                            format!("{}無法辨認：落在交叉點之間或棋盤外的棋子不算著手（第2條）。請放到點上或取走。", p.to_human(SIZE as u8)),
+                        ),
+                    )
+                    .with_points(&[p])
+                    .with_move(Some(self.move_number()));
+                events.push(e);
+            }
+        }
+        if let Some(stable) = out.changed {
+            events.extend(self.on_stable(stable));
+        }
+        events.extend(self.check_capture_grace(t));
+        events
+    }
+
+    fn on_stable(&mut self, stable: StableBoard) -> Vec<Event> {
+        let before = self.physical_sighting.clone();
+        let sighting = Sighting { t: stable.t, frame_ref: stable.frame_ref.clone(), rows: stable.grid.rows() };
+        self.physical = stable.grid.clone();
+        self.physical_sighting = Some(sighting.clone());
+        let evidence = Evidence { before, after: Some(sighting) };
+        match self.phase {
+            Phase::Waiting => self.adopt_start(&stable),
+            Phase::Playing => self.explain_change(&stable, evidence),
+            // After play ends, lifting dead stones and filling territory are not moves.
+            Phase::Ended | Phase::Finished => Vec::new(),
+        }
+    }
+
+    fn adopt_start(&mut self, stable: &StableBoard) -> Vec<Event> {
+        let (board, _dead) = stable.grid.to_legal_board();
+        let (b, w) = stable.grid.counts();
+        let to_move = if b > w { Color::White } else { Color::Black };
+        self.start_board = board.clone();
+        self.start_to_move = to_move;
+        self.game = Game::from_board(board, to_move);
+        self.phase = Phase::Playing;
+        self.refresh_acks(None);
+        let (en, zh) = if b + w == 0 {
+            ("Game start: empty board, Black to move.".to_string(), "對局開始：空枰，黑先。".to_string())
+        } else {
+            (
+                format!("Game start from the board as found: {b} black and {w} white stones, {} to move.", to_move.name()),
+                format!("按盤面開始：黑{b}子、白{w}子，{}方先行。", to_move.chinese()),
+            )
+        };
+        let e = self.event(stable.t, EventKind::Start, Message::new(en, zh)).with_side(Some(to_move)).with_move(Some(0));
+        vec![e]
+    }
+
+    /// Drops acknowledgements the board now satisfies; with `cause`, acknowledges every new
+    /// difference under it (after a ruling changed the legal board).
+    fn refresh_acks(&mut self, cause: Option<AckCause>) {
+        let legal = Grid::from_board(self.game.board());
+        let physical = self.physical.clone();
+        self.acks.retain(|&i, _| legal.get(crate::grid::point_at(i)) != physical.get(crate::grid::point_at(i)));
+        if let Some(pending) = &mut self.pending {
+            let before = pending.points.len();
+            pending.points.retain(|p| physical.get(*p) != Stone::Empty && legal.get(*p) == Stone::Empty);
+            if pending.points.len() < before {
+                pending.removed_some = true;
+            }
+            if pending.points.is_empty() {
+                self.pending = None;
+            }
+        }
+        if let Some(cause) = cause {
+            for p in legal.differences(&physical) {
+                self.acks.entry(index(p)).or_insert(Ack { physical: physical.get(p), cause });
+            }
+        }
+    }
+
+    fn acked_map(&self) -> BTreeMap<usize, Stone> {
+        self.acks.iter().map(|(&i, a)| (i, a.physical)).collect()
+    }
+
+    fn last_move(&self) -> Option<LastMove> {
+        let last = self.record.iter().rev().find(|e| !e.struck && !matches!(e.action, RecordAction::Turn))?;
+        match last.action {
+            RecordAction::Place { point } => Some(LastMove { side: last.side, point, captured: last.captured.clone() }),
+            _ => None,
+        }
+    }
+
+    fn explain_change(&mut self, stable: &StableBoard, evidence: Evidence) -> Vec<Event> {
+        self.refresh_acks(None);
+        let acked = self.acked_map();
+        let ctx = Context {
+            game: &self.game,
+            legal: Grid::from_board(self.game.board()),
+            physical: &stable.grid,
+            acked: &acked,
+            last_move: self.last_move(),
+            to_move_uncertain: self.to_move_uncertain,
+            max_moves: self.config.max_moves_per_change,
+            scatter_min: self.config.scatter_min_stones,
+        };
+        let plan = explain::explain(&ctx);
+        self.apply(plan, stable, evidence)
+    }
+
+    fn min_confidence(stable: &StableBoard, points: &[Point]) -> f32 {
+        points.iter().map(|&p| stable.confidence[index(p)]).fold(1.0f32, f32::min)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn raise(
+        &mut self,
+        t: f64,
+        kind: EventKind,
+        side: Option<Color>,
+        points: &[Point],
+        confidence: f32,
+        evidence: &Evidence,
+        message: Message,
+        entry: Option<usize>,
+    ) -> Event {
+        let id = self.infractions.len() as u64 + 1;
+        let mut e = self.event(t, kind, message).with_side(side).with_points(points).with_move(Some(self.move_number()));
+        e.infraction = Some(id);
+        e.confidence = confidence.clamp(0.0, 1.0);
+        e.evidence = Some(evidence.clone());
+        e.ruling = kind.ruling();
+        self.infractions.push(Infraction { id, kind, side, status: Status::Suspected, entry, replay_point: None, event: e.clone() });
+        for &p in points {
+            if self.physical.get(p) != self.game.board().get(p) {
+                self.acks.insert(index(p), Ack { physical: self.physical.get(p), cause: AckCause::Infraction(id) });
+            }
+        }
+        e
+    }
+
+    fn apply(&mut self, plan: Plan, stable: &StableBoard, evidence: Evidence) -> Vec<Event> {
+        let t = stable.t;
+        let mut events = Vec::new();
+        let ambiguous = plan.orders > 1;
+        for step in &plan.steps {
+            // The opponent of a capturer moved while the captured stones still stand: missed.
+            if let Some(p) = &self.pending {
+                if p.side != step.side {
+                    events.extend(self.raise_missed_capture(t, &evidence, "the opponent has moved"));
+                }
+            }
+            if self.to_move_uncertain {
+                self.game.set_to_move(step.side);
+                self.to_move_uncertain = false;
+            }
+            let out_of_turn = step.side != self.game.to_move();
+            let first_on_empty = self.start_board == empty_board() && !self.record.iter().any(|e| !e.struck);
+            match step.void {
+                None => {
+                    let outcome = match self.game.play(step.side, Move::Place(step.point)) {
+                        Ok(o) => o,
+                        // The plan was checked on a copy of this game; an error is impossible, but
+                        // never panic on it: record nothing for this step.
+                        Err(_) => continue,
+                    };
+                    let number = self.number_offset + outcome.move_number;
+                    self.record.push(RecordEntry {
+                        number,
+                        side: step.side,
+                        action: RecordAction::Place { point: step.point },
+                        t,
+                        captured: outcome.captured.clone(),
+                        struck: false,
+                    });
+                    let entry = self.record.len() - 1;
+                    let human = step.point.to_human(SIZE as u8);
+                    let (en, zh) = if ambiguous {
+                        (
+                            format!("{} plays {human} (move {number}; {} orders fit this change).", side_en(step.side), plan.orders),
+                            format!("{}{human}（第{number}手；此變化有{}種次序）。", step.side.chinese(), plan.orders),
+                        )
+                    } else {
+                        (format!("{} plays {human} (move {number}).", side_en(step.side)), format!("第{number}手：{}{human}。", step.side.chinese()))
+                    };
+                    let mut e = self.event(t, EventKind::Move, Message::new(en, zh)).with_side(Some(step.side)).with_points(&[step.point]).with_move(Some(number));
+                    e.confidence = Self::min_confidence(stable, &[step.point]) * if ambiguous { 0.5 } else { 1.0 };
+                    e.orders = (plan.steps.len() > 1).then_some(plan.orders);
+                    e.captured = outcome.captured.iter().map(|&p| PointRef::of(p)).collect();
+                    events.push(e);
+                    if !outcome.captured.is_empty() {
+                        let still: BTreeSet<Point> = outcome.captured.iter().copied().filter(|&p| stable.grid.get(p) != Stone::Empty).collect();
+                        let n = outcome.captured.len();
+                        let (en, zh) = if still.is_empty() {
+                            (format!("{} captures {n} stone(s): {}.", side_en(step.side), refs(&outcome.captured)), format!("{}提{n}子：{}。", step.side.chinese(), refs(&outcome.captured)))
+                        } else {
+                            (
+                                format!("{} captures {n} stone(s): {}; {} still on the board (pending removal).", side_en(step.side), refs(&outcome.captured), still.len()),
+                                format!("{}提{n}子：{}；尚有{}子未提出。", step.side.chinese(), refs(&outcome.captured), still.len()),
+                            )
+                        };
+                        let mut c = self.event(t, EventKind::Capture, Message::new(en, zh)).with_side(Some(step.side)).with_points(&outcome.captured).with_move(Some(number));
+                        c.captured = e_captured(&outcome.captured);
+                        events.push(c);
+                        if !still.is_empty() {
+                            for &p in &still {
+                                self.acks.insert(index(p), Ack { physical: stable.grid.get(p), cause: AckCause::Pending });
+                            }
+                            match &mut self.pending {
+                                Some(pc) if pc.side == step.side => pc.points.extend(still),
+                                _ => {
+                                    let removed_some = still.len() < outcome.captured.len();
+                                    self.pending = Some(PendingCapture { side: step.side, move_number: number, points: still, since: t, removed_some })
+                                }
+                            }
+                        }
+                    }
+                    if out_of_turn {
+                        if first_on_empty && step.side == Color::White {
+                            let e = self.raise(
+                                t,
+                                EventKind::WrongColours,
+                                Some(Color::White),
+                                &[step.point],
+                                0.8 * Self::min_confidence(stable, &[step.point]),
+                                &evidence,
+                                Message::new(
+                                    format!("The first stone on the empty board is white ({human}): the players may hold the wrong colours."),
+                                    format!("空枰第一子為白子（{human}）：雙方可能拿錯黑白棋。"),
+                                ),
+                                Some(entry),
+                            );
+                            events.push(e);
+                        } else {
+                            let e = self.raise(
+                                t,
+                                EventKind::DoubleMove,
+                                Some(step.side),
+                                &[step.point],
+                                0.6 * Self::min_confidence(stable, &[step.point]),
+                                &evidence,
+                                Message::new(
+                                    format!("{} played twice in a row ({human}, move {number}): a double move or an unrecorded pass by {}. The arbiter decides.", side_en(step.side), step.side.opponent().name()),
+                                    format!("{}連下兩著（{human}，第{number}手）：連下兩著或{}方未記錄的虛著，由裁判裁決。", step.side.chinese(), step.side.opponent().chinese()),
+                                ),
+                                Some(entry),
+                            );
+                            events.push(e);
+                        }
+                    }
+                    let open_repetition = self.infractions.iter().any(|i| i.kind == EventKind::Repetition && i.status == Status::Suspected);
+                    // One open repetition at a time: a cycle repeats on every move of it.
+                    if let (Some(rep), false) = (outcome.repetition, open_repetition) {
+                        let e = self.raise(
+                            t,
+                            EventKind::Repetition,
+                            Some(step.side),
+                            &[step.point],
+                            1.0,
+                            &evidence,
+                            Message::new(
+                                format!("{human} repeats the whole-board position after move {} (Art. 6).", rep.first_seen_after_move),
+                                format!("{human}造成全局同形再現（與第{}手後相同，第6條）。", rep.first_seen_after_move),
+                            ),
+                            Some(entry),
+                        );
+                        events.push(e);
+                    }
+                    let open_no_result = self.infractions.iter().any(|i| i.kind == EventKind::NoResult && i.status == Status::Suspected);
+                    if outcome.no_result && !open_no_result {
+                        let e = self.raise(
+                            t,
+                            EventKind::NoResult,
+                            None,
+                            &[step.point],
+                            1.0,
+                            &evidence,
+                            Message::new(
+                                "The same position has come round three times: a cycle (triple ko, eternal life) that cannot end (Art. 20.3).",
+                                "同一局面第三次出現：三劫、長生等循環（第20條3款）。",
+                            ),
+                            Some(entry),
+                        );
+                        events.push(e);
+                    }
+                }
+                Some(reason) => {
+                    let outcome = self.game.pass(step.side);
+                    let number = self.number_offset + outcome.move_number;
+                    self.record.push(RecordEntry {
+                        number,
+                        side: step.side,
+                        action: RecordAction::Void { point: step.point, reason },
+                        t,
+                        captured: Vec::new(),
+                        struck: false,
+                    });
+                    let entry = self.record.len() - 1;
+                    let human = step.point.to_human(SIZE as u8);
+                    let mut points = vec![step.point];
+                    points.extend(plan.void_removals.iter().copied());
+                    let (kind, en, zh) = match reason {
+                        IllegalReason::Ko => (
+                            EventKind::KoRetaken,
+                            format!("{} retakes the ko at {human} at once, without a threat (move {number}): void, counts as a pass.", side_en(step.side)),
+                            format!("{}在{human}立即回提劫（第{number}手），未找劫材：無效，棄權一次。", step.side.chinese()),
+                        ),
+                        IllegalReason::Suicide => (
+                            EventKind::ForbiddenPoint,
+                            format!("{} plays on the forbidden point {human} (no liberty, captures nothing; move {number}): void, counts as a pass.", side_en(step.side)),
+                            format!("{}下在禁著點{human}（第{number}手）：無效，棄權一次。", step.side.chinese()),
+                        ),
+                        IllegalReason::Occupied | IllegalReason::OffBoard => (
+                            EventKind::MovedStone,
+                            format!("A stone appeared on an occupied point {human}."),
+                            format!("{human}已有棋子，又出現一子。"),
+                        ),
+                    };
+                    let conf = 0.9 * Self::min_confidence(stable, &points);
+                    let side = if kind == EventKind::MovedStone { None } else { Some(step.side) };
+                    let e = self.raise(t, kind, side, &points, conf, &evidence, Message::new(en, zh), Some(entry));
+                    events.push(e);
+                }
+            }
+        }
+        for f in plan.findings {
+            events.extend(self.apply_finding(f, stable, &evidence));
+        }
+        // Anything still different is acknowledged under the last infraction raised here, so it
+        // is not raised again at the next stable board.
+        self.refresh_acks(None);
+        events
+    }
+
+    fn apply_finding(&mut self, f: Finding, stable: &StableBoard, evidence: &Evidence) -> Vec<Event> {
+        let t = stable.t;
+        let mut events = Vec::new();
+        match f {
+            Finding::Takeback { side, from, to, restored } => {
+                let mut points = vec![from];
+                points.extend(to);
+                points.extend(restored.iter().copied());
+                let h = from.to_human(SIZE as u8);
+                let (en, zh) = match to {
+                    Some(p) => (
+                        format!("{} lifted the stone at {h} and played it at {} before the opponent moved: a takeback.", side_en(side), p.to_human(SIZE as u8)),
+                        format!("{}將{h}的棋子拿起改下在{}：悔棋。", side.chinese(), p.to_human(SIZE as u8)),
+                    ),
+                    None => (format!("{} lifted the stone just played at {h}: a takeback.", side_en(side)), format!("{}拿起剛下的{h}棋子：悔棋。", side.chinese())),
+                };
+                let entry = self.record.iter().rposition(|e| !e.struck && e.action == RecordAction::Place { point: from });
+                let conf = 0.7 * Self::min_confidence(stable, &points);
+                let e = self.raise(t, EventKind::Takeback, Some(side), &points, conf, evidence, Message::new(en, zh), entry);
+                if let Some(inf) = self.infractions.last_mut() {
+                    inf.replay_point = to;
+                }
+                events.push(e);
+            }
+            Finding::MovedStones { from, to } => {
+                let mut points = from.clone();
+                points.extend(to.iter().copied().filter(|p| !from.contains(p)));
+                let (en, zh) = if to.is_empty() {
+                    (format!("Stones missing from {} without a capture: moved or removed.", refs(&from)), format!("{}的棋子未經提取而消失：被移動或拿走。", refs(&from)))
+                } else if from == to {
+                    (format!("Stones at {} changed colour.", refs(&from)), format!("{}的棋子顏色改變。", refs(&from)))
+                } else {
+                    (format!("Stones moved from {} to {}.", refs(&from), refs(&to)), format!("棋子從{}移到{}。", refs(&from), refs(&to)))
+                };
+                let conf = 0.7 * Self::min_confidence(stable, &points);
+                let e = self.raise(t, EventKind::MovedStone, None, &points, conf, evidence, Message::new(en, zh), None);
+                events.push(e);
+            }
+            Finding::WrongCapture { side, points } => {
+                let conf = 0.8 * Self::min_confidence(stable, &points);
+                let (en, zh) = (
+                    format!("{} removed stones that still have liberties: {}.", side_en(side), refs(&points)),
+                    format!("{}誤提有氣之子：{}。", side.chinese(), refs(&points)),
+                );
+                let e = self.raise(t, EventKind::WrongCapture, Some(side), &points, conf, evidence, Message::new(en, zh), None);
+                events.push(e);
+            }
+            Finding::Scattered { points } => {
+                let restore: Vec<Restore> = points.iter().map(|&p| Restore { point: PointRef::of(p), stone: stone_colour(self.game.board().get(p)) }).collect();
+                let n = points.len();
+                let (en, zh) = (
+                    format!("{n} points disturbed at once: the board is scattered. Restore it from the record (list attached)."),
+                    format!("{n}處棋子同時被擾亂：棋局散亂，請按記錄復盤（附清單）。"),
+                );
+                let mut e = self.raise(t, EventKind::ScatteredBoard, None, &points, 0.8, evidence, Message::new(en, zh), None);
+                e.restore = restore;
+                if let Some(inf) = self.infractions.last_mut() {
+                    inf.event.restore = e.restore.clone();
+                }
+                events.push(e);
+            }
+            Finding::Resync { added } => {
+                events.extend(self.resync(t, added, evidence, false));
+            }
+        }
+        events
+    }
+
+    fn resync(&mut self, t: f64, added: u32, evidence: &Evidence, by_arbiter: bool) -> Vec<Event> {
+        let (board, removed) = self.physical.to_legal_board();
+        let (b, w) = self.physical.counts();
+        let to_move = if b > w { Color::White } else { Color::Black };
+        let missed = added;
+        let base = self.move_number();
+        self.record.push(RecordEntry {
+            number: base + missed,
+            side: to_move,
+            action: RecordAction::Setup { rows: Grid::from_board(&board).rows(), to_move, missed },
+            t,
+            captured: Vec::new(),
+            struck: false,
+        });
+        self.number_offset = base + missed;
+        self.game = Game::from_board(board, to_move);
+        self.to_move_uncertain = !by_arbiter;
+        self.pending = None;
+        self.acks.clear();
+        // Chains without liberties on the adopted board are captured stones not yet lifted.
+        for p in &removed {
+            self.acks.insert(index(*p), Ack { physical: self.physical.get(*p), cause: AckCause::Pending });
+        }
+        let (en, zh) = if by_arbiter {
+            ("The arbiter set the legal position to the board as seen.".to_string(), "裁判以目前盤面為準。".to_string())
+        } else {
+            (
+                format!("{added} new stones at once: moves were not seen (missed frames). The board as seen is adopted as the position; the record lacks about {missed} moves and the side to move is taken from the next move."),
+                format!("同時出現{added}子：有著手未被看到。以目前盤面為準，記錄缺約{missed}手，下一手決定輪到哪方。"),
+            )
+        };
+        let mut e = self.event(t, EventKind::Resync, Message::new(en, zh)).with_move(Some(self.number_offset)).with_side(Some(to_move));
+        e.evidence = Some(evidence.clone());
+        vec![e]
+    }
+
+    fn raise_missed_capture(&mut self, t: f64, evidence: &Evidence, why: &str) -> Vec<Event> {
+        let Some(p) = self.pending.take() else { return Vec::new() };
+        let points: Vec<Point> = p.points.iter().copied().collect();
+        let partly = if p.removed_some { "only partly removed" } else { "not removed" };
+        let (en, zh) = (
+            format!("{} captured at move {} but the stones {} are {partly} ({why}).", side_en(p.side), p.move_number, refs(&points)),
+            format!("{}第{}手提子，但{}{}。", p.side.chinese(), p.move_number, refs(&points), if p.removed_some { "漏提" } else { "未提" }),
+        );
+        let e = self.raise(t, EventKind::MissedCapture, Some(p.side), &points, 0.9, evidence, Message::new(en, zh), None);
+        vec![e]
+    }
+
+    fn check_capture_grace(&mut self, t: f64) -> Vec<Event> {
+        let overdue = self.pending.as_ref().is_some_and(|p| t - p.since > self.config.capture_grace_seconds);
+        if !overdue || self.phase != Phase::Playing {
+            return Vec::new();
+        }
+        let evidence = Evidence { before: None, after: self.physical_sighting.clone() };
+        let why = format!("still there after {:.0} s", self.config.capture_grace_seconds);
+        self.raise_missed_capture(t, &evidence, &why)
+    }
+
+    /// Rebuilds the legal game from the start position and the record (after a ruling).
+    fn rebuild(&mut self) {
+        let mut game = Game::from_board(self.start_board.clone(), self.start_to_move);
+        let mut offset = 0;
+        for e in &mut self.record {
+            if e.struck {
+                continue;
+            }
+            match &e.action {
+                RecordAction::Place { point } => match game.play(e.side, Move::Place(*point)) {
+                    Ok(o) => {
+                        e.number = offset + o.move_number;
+                        e.captured = o.captured;
+                    }
+                    Err(illegal) => {
+                        let o = game.void_move(&illegal);
+                        e.number = offset + o.move_number;
+                        e.captured.clear();
+                    }
+                },
+                RecordAction::Pass | RecordAction::Void { .. } => {
+                    e.number = offset + game.pass(e.side).move_number;
+                }
+                RecordAction::Setup { rows, to_move, missed } => {
+                    offset += game.move_number() + missed;
+                    e.number = offset;
+                    let board = Grid::from_rows(rows).map(|g| g.to_legal_board().0).unwrap_or_else(empty_board);
+                    game = Game::from_board(board, *to_move);
+                }
+                RecordAction::Turn => game.set_to_move(e.side),
+            }
+        }
+        self.game = game;
+        self.number_offset = offset;
+    }
+
+    /// Applies an arbiter action at time `t`.
+    pub fn arbiter(&mut self, t: f64, action: &ArbiterAction) -> Result<Vec<Event>, ArbiterError> {
+        let t = self.time(t);
+        match action {
+            ArbiterAction::Confirm { infraction } => self.decide(t, *infraction, true),
+            ArbiterAction::Dismiss { infraction } => self.decide(t, *infraction, false),
+            ArbiterAction::Pass { side } => {
+                if self.phase != Phase::Playing {
+                    return Err(ArbiterError::WrongPhase(self.phase_name()));
+                }
+                let o = self.game.pass(*side);
+                let number = self.number_offset + o.move_number;
+                self.to_move_uncertain = false;
+                self.record.push(RecordEntry { number, side: *side, action: RecordAction::Pass, t, captured: Vec::new(), struck: false });
+                let e = self
+                    .event(t, EventKind::Pass, Message::new(format!("{} passes (move {number}).", side_en(*side)), format!("第{number}手：{}虛著。", side.chinese())))
+                    .with_side(Some(*side))
+                    .with_move(Some(number));
+                let mut events = vec![e];
+                if self.game.consecutive_passes() >= 2 {
+                    events.extend(self.end_play(t, "Both sides passed in succession (Art. 7.3).", "雙方連續使用虛著（第7條3款）。"));
+                }
+                Ok(events)
+            }
+            ArbiterAction::EndGame { resigned } => {
+                if !matches!(self.phase, Phase::Playing | Phase::Waiting) {
+                    return Err(ArbiterError::WrongPhase(self.phase_name()));
+                }
+                match resigned {
+                    Some(loser) => {
+                        let winner = loser.opponent();
+                        let forms = ResultForms {
+                            exact: format!("{} wins by resignation", side_en(winner)),
+                            points: format!("{}+R", winner.sgf_letter()),
+                            customary: format!("{}中盤勝", winner.chinese()),
+                            winner: Some(winner),
+                            black_count: None,
+                            komi_points: self.config.komi_points,
+                            warnings: [self.penalties.black_warnings, self.penalties.white_warnings],
+                        };
+                        let mut events = self.end_play(t, &format!("{} resigns (Art. 7.2).", side_en(*loser)), &format!("{}方認輸（第7條2款）。", loser.chinese()));
+                        events.push(self.publish_result(t, forms));
+                        Ok(events)
+                    }
+                    None => Ok(self.end_play(t, "Both sides agree that play is finished (Art. 7.1, 13).", "雙方確認著子完畢（第7條1款、第13條）。")),
+                }
+            }
+            ArbiterAction::MarkDead { points } => {
+                if self.phase != Phase::Ended {
+                    return Err(ArbiterError::WrongPhase(self.phase_name()));
+                }
+                let mut parsed = Vec::new();
+                for text in points {
+                    parsed.push(Point::parse(text, SIZE as u8, SIZE as u8).map_err(|_| ArbiterError::BadPoint(text.clone()))?);
+                }
+                for p in parsed {
+                    let chain = self.game.board().chain(p);
+                    if chain.is_empty() {
+                        continue;
+                    }
+                    if self.dead.contains(&p) {
+                        for q in chain {
+                            self.dead.remove(&q);
+                        }
+                    } else {
+                        self.dead.extend(chain);
+                    }
+                }
+                let dead: Vec<Point> = self.dead.iter().copied().collect();
+                let e = self
+                    .event(t, EventKind::DeadStones, Message::new(format!("Dead stones: {}.", if dead.is_empty() { "none".to_string() } else { refs(&dead) }), format!("死子：{}。", if dead.is_empty() { "無".to_string() } else { refs(&dead) })))
+                    .with_points(&dead);
+                Ok(vec![e])
+            }
+            ArbiterAction::Count => {
+                if !matches!(self.phase, Phase::Ended | Phase::Finished) {
+                    return Err(ArbiterError::WrongPhase(self.phase_name()));
+                }
+                let dead: Vec<Point> = self.dead.iter().copied().collect();
+                let count = count_area(self.game.board(), &dead);
+                let result = GameResult::from_count(&count, Komi { points: self.config.komi_points }, self.penalties);
+                let forms = self.forms(&result);
+                Ok(vec![self.publish_result(t, forms)])
+            }
+            ArbiterAction::AdoptPhysical => {
+                if self.phase != Phase::Playing {
+                    return Err(ArbiterError::WrongPhase(self.phase_name()));
+                }
+                let evidence = Evidence { before: None, after: self.physical_sighting.clone() };
+                Ok(self.resync(t, 0, &evidence, true))
+            }
+            ArbiterAction::SetToMove { side } => {
+                if self.phase != Phase::Playing {
+                    return Err(ArbiterError::WrongPhase(self.phase_name()));
+                }
+                self.game.set_to_move(*side);
+                self.to_move_uncertain = false;
+                self.record.push(RecordEntry { number: self.move_number(), side: *side, action: RecordAction::Turn, t, captured: Vec::new(), struck: false });
+                Ok(Vec::new())
+            }
+        }
+    }
+
+    fn phase_name(&self) -> &'static str {
+        match self.phase {
+            Phase::Waiting => "waiting",
+            Phase::Playing => "playing",
+            Phase::Ended => "ended",
+            Phase::Finished => "finished",
+        }
+    }
+
+    fn forms(&self, result: &GameResult) -> ResultForms {
+        ResultForms {
+            exact: result.exact(),
+            points: result.points(),
+            customary: result.customary(),
+            winner: result.winner,
+            black_count: Some(result.black_count),
+            komi_points: self.config.komi_points,
+            warnings: [self.penalties.black_warnings, self.penalties.white_warnings],
+        }
+    }
+
+    fn publish_result(&mut self, t: f64, forms: ResultForms) -> Event {
+        self.phase = Phase::Finished;
+        self.result = Some(forms.clone());
+        let mut e = self.event(t, EventKind::Result, Message::new(format!("Result: {} ({}).", forms.exact, forms.points), format!("結果：{}。", forms.customary)));
+        e.side = forms.winner;
+        e.move_number = Some(self.move_number());
+        e.result = Some(forms);
+        e
+    }
+
+    fn end_play(&mut self, t: f64, en: &str, zh: &str) -> Vec<Event> {
+        self.phase = Phase::Ended;
+        self.pending = None;
+        let suggestion = suggest_dead(self.game.board());
+        let mut e = self.event(t, EventKind::GameEnd, Message::new(format!("Play is over. {en} Mark the dead stones (a suggestion is attached) and count."), format!("終局。{zh}請確認死子（附建議）並計算勝負。")));
+        e.move_number = Some(self.move_number());
+        e.suggested_dead = suggestion.dead_stones.iter().map(|&p| PointRef::of(p)).collect();
+        vec![e]
+    }
+
+    fn decide(&mut self, t: f64, id: u64, confirm: bool) -> Result<Vec<Event>, ArbiterError> {
+        let idx = self.infractions.iter().position(|i| i.id == id).ok_or(ArbiterError::UnknownInfraction(id))?;
+        if self.infractions[idx].status != Status::Suspected {
+            return Err(ArbiterError::AlreadyDecided(id));
+        }
+        let inf = self.infractions[idx].clone();
+        let mut events = Vec::new();
+        let mut note_en = String::new();
+        let mut note_zh = String::new();
+        match (inf.kind, confirm) {
+            (EventKind::DoubleMove, true) => {
+                if let Some(entry) = inf.entry {
+                    self.record[entry].struck = true;
+                    self.rebuild();
+                    self.refresh_acks(Some(AckCause::Infraction(id)));
+                    note_en = " The second move is void: remove the stone.".into();
+                    note_zh = "第二著無效，請取走該子。".into();
+                }
+            }
+            (EventKind::DoubleMove, false) => {
+                if let Some(entry) = inf.entry {
+                    let side = self.record[entry].side.opponent();
+                    self.record.insert(entry, RecordEntry { number: 0, side, action: RecordAction::Pass, t, captured: Vec::new(), struck: false });
+                    for other in &mut self.infractions {
+                        if let Some(e) = other.entry.as_mut() {
+                            if *e >= entry {
+                                *e += 1;
+                            }
+                        }
+                    }
+                    self.rebuild();
+                    self.refresh_acks(Some(AckCause::Infraction(id)));
+                    note_en = format!(" An unrecorded pass by {} is entered before the move.", side.name());
+                    note_zh = format!("記錄{}方虛著一次。", side.chinese());
+                }
+            }
+            (EventKind::Takeback, false) => {
+                if let (Some(entry), Some(to)) = (inf.entry, inf.replay_point) {
+                    // A stone dropped by accident, replayed with consent: the new point stands.
+                    self.record[entry].action = RecordAction::Place { point: to };
+                    self.rebuild();
+                    self.refresh_acks(Some(AckCause::Infraction(id)));
+                    note_en = format!(" The move is recorded at {}.", to.to_human(SIZE as u8));
+                    note_zh = format!("該手改記為{}。", to.to_human(SIZE as u8));
+                }
+            }
+            (EventKind::WrongColours, true) => {
+                if self.move_number() <= 10 {
+                    self.colours_corrected = true;
+                    note_en = " Corrected (within move 10).".into();
+                    note_zh = "已改正（第10手之內）。".into();
+                } else {
+                    note_en = " After move 10 the colours stand.".into();
+                    note_zh = "已超過10手，不予改正。".into();
+                }
+            }
+            _ => {}
+        }
+        self.infractions[idx].status = if confirm { Status::Confirmed } else { Status::Dismissed };
+        self.infractions[idx].event.status = self.infractions[idx].status;
+        let verdict = if confirm { ("confirmed", "確認") } else { ("dismissed", "駁回") };
+        let mut e = self.event(
+            t,
+            inf.kind,
+            Message::new(format!("Arbiter {} infraction {id}: {}{note_en}", verdict.0, inf.event.message.en), format!("裁判{}第{id}號違規：{}{note_zh}", verdict.1, inf.event.message.zh)),
+        );
+        e.side = inf.side;
+        e.points = inf.event.points.clone();
+        e.move_number = inf.event.move_number;
+        e.infraction = Some(id);
+        e.status = self.infractions[idx].status;
+        e.confidence = 1.0;
+        e.ruling = inf.event.ruling.clone();
+        e.restore = inf.event.restore.clone();
+        events.push(e);
+        if confirm && inf.kind.warns() {
+            if let Some(side) = inf.side {
+                events.extend(self.warn(t, side, id));
+            }
+        }
+        Ok(events)
+    }
+
+    fn warn(&mut self, t: f64, side: Color, id: u64) -> Vec<Event> {
+        let n = match side {
+            Color::Black => {
+                self.penalties.black_warnings += 1;
+                self.penalties.black_warnings
+            }
+            Color::White => {
+                self.penalties.white_warnings += 1;
+                self.penalties.white_warnings
+            }
+        };
+        let (en, zh) = if n >= 2 {
+            (format!("Second warning for {}: the game is lost (Art. 24.2).", side.name()), format!("{}方第二次警告，判負（第24條2款）。", side.chinese()))
+        } else {
+            (format!("Warning for {}: one stone is deducted at counting (Art. 24.1).", side.name()), format!("{}方警告一次，計算勝負時罰出一子（第24條1款）。", side.chinese()))
+        };
+        let mut e = self.event(t, EventKind::Warning, Message::new(en, zh)).with_side(Some(side)).with_move(Some(self.move_number()));
+        e.infraction = Some(id);
+        let mut events = vec![e];
+        if n >= 2 && self.phase != Phase::Finished {
+            let count = count_area(self.game.board(), &[]);
+            let result = GameResult::from_count(&count, Komi { points: self.config.komi_points }, self.penalties);
+            let forms = self.forms(&result);
+            self.phase = Phase::Ended;
+            events.push(self.publish_result(t, forms));
+        }
+        events
+    }
+
+    /// Everything the dashboard shows: both boards, their differences, the record, open
+    /// infractions, warnings and the result.
+    pub fn state(&self) -> Snapshot {
+        let legal = Grid::from_board(self.game.board());
+        let mut differences = Vec::new();
+        for p in all_points() {
+            let (l, ph) = (legal.get(p), self.physical.get(p));
+            if l == ph {
+                continue;
+            }
+            let cause = match self.acks.get(&index(p)).map(|a| a.cause) {
+                Some(AckCause::Infraction(id)) => {
+                    let kind = self.infractions.iter().find(|i| i.id == id).map_or(EventKind::MovedStone, |i| i.kind);
+                    DifferenceCause::Infraction { id, kind }
+                }
+                _ => DifferenceCause::PendingCapture,
+            };
+            differences.push(Difference { point: PointRef::of(p), legal: stone_colour(l), physical: stone_colour(ph), cause });
+        }
+        let view = |i: &Infraction| InfractionView { id: i.id, status: i.status, event: i.event.clone() };
+        let mut captures = [0u32; 2];
+        for e in self.record.iter().filter(|e| !e.struck) {
+            captures[usize::from(e.side == Color::White)] += e.captured.len() as u32;
+        }
+        Snapshot {
+            table: self.config.table.clone(),
+            game: self.config.game.clone(),
+            phase: self.phase,
+            legal: legal.rows(),
+            physical: self.physical.rows(),
+            differences,
+            moves: self.record.clone(),
+            to_move: self.game.to_move(),
+            to_move_uncertain: self.to_move_uncertain,
+            move_number: self.move_number(),
+            open_infractions: self.infractions.iter().filter(|i| i.status == Status::Suspected).map(view).collect(),
+            decided_infractions: self.infractions.iter().filter(|i| i.status != Status::Suspected).map(view).collect(),
+            warnings: [self.penalties.black_warnings, self.penalties.white_warnings],
+            captures,
+            dead: self.dead.iter().map(|&p| PointRef::of(p)).collect(),
+            result: self.result.clone(),
+            colours_corrected: self.colours_corrected,
+        }
+    }
+}
+
+fn e_captured(points: &[Point]) -> Vec<PointRef> {
+    points.iter().map(|&p| PointRef::of(p)).collect()
+}

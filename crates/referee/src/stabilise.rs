@@ -1,0 +1,247 @@
+//! Stabilising: from per-frame readings to a physical board worth explaining. A board is
+//! accepted only after enough hand-free frames agree; a noisy or unreadable point keeps its
+//! previous value, so a single flickering point never becomes a move.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+use tengen_rules::Stone;
+
+use crate::grid::{all_points, index, Grid, POINTS};
+use crate::observation::Observation;
+
+/// How readings become a stable board.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StabiliserConfig {
+    /// Hand-free frames in the window a new board is judged over.
+    pub frames: usize,
+    /// Frames of the window a point may disagree in (a flicker) and still be settled.
+    pub flicker_tolerance: usize,
+    /// The window must also span at least this many seconds.
+    pub min_seconds: f64,
+    /// Readings below this confidence count as unknown (the point keeps its value).
+    pub min_confidence: f32,
+    /// A point unreadable this long without a hand is reported (a stone between points?).
+    pub unclear_notice_seconds: f64,
+}
+
+impl Default for StabiliserConfig {
+    fn default() -> Self {
+        StabiliserConfig { frames: 4, flicker_tolerance: 1, min_seconds: 0.0, min_confidence: 0.5, unclear_notice_seconds: 5.0 }
+    }
+}
+
+/// The reading of one hand-free frame after the confidence filter: `None` = unknown.
+#[derive(Clone)]
+struct FilteredFrame {
+    t: f64,
+    frame_ref: Option<String>,
+    cells: Vec<Option<(Stone, f32)>>,
+}
+
+/// A board accepted as stable, with where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StableBoard {
+    /// The stones.
+    pub grid: Grid,
+    /// Mean confidence of the agreeing readings per point (1.0 where the value was kept).
+    pub confidence: Vec<f32>,
+    /// Time of the last frame of the window.
+    pub t: f64,
+    /// Reference of the last frame of the window.
+    pub frame_ref: Option<String>,
+}
+
+/// What one frame did to the stabiliser.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StabiliserOutput {
+    /// A new stable board that differs from the last one.
+    pub changed: Option<StableBoard>,
+    /// Points that just became unreadable for longer than the notice time.
+    pub unclear: Vec<tengen_rules::Point>,
+}
+
+/// Turns a stream of observations into stable boards.
+#[derive(Debug, Clone)]
+pub struct Stabiliser {
+    config: StabiliserConfig,
+    stable: Grid,
+    window: VecDeque<FilteredFrameDebug>,
+    /// Since when each point has been unreadable in hand-free frames, and whether reported.
+    unclear_since: Vec<Option<(f64, bool)>>,
+    /// Report the first full window even if it equals the initial board (start adoption).
+    report_next: bool,
+}
+
+/// Debug wrapper so the window can derive Debug without printing 361 cells per frame.
+#[derive(Clone)]
+struct FilteredFrameDebug(FilteredFrame);
+impl std::fmt::Debug for FilteredFrameDebug {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "frame@{}", self.0.t)
+    }
+}
+
+impl Stabiliser {
+    /// A stabiliser whose current board is `initial`.
+    pub fn new(config: StabiliserConfig, initial: Grid) -> Self {
+        Stabiliser {
+            config,
+            stable: initial,
+            window: VecDeque::new(),
+            unclear_since: vec![None; POINTS],
+            report_next: false,
+        }
+    }
+
+    /// The current stable board.
+    pub fn stable(&self) -> &Grid {
+        &self.stable
+    }
+
+    /// Makes the next full window report its board even when it equals the current one (the
+    /// referee adopts the start position from it).
+    pub fn report_first(&mut self) {
+        self.report_next = true;
+    }
+
+    /// Forgets the frames seen so far (the camera or the board moved): the next stable board
+    /// needs a full window of fresh frames.
+    pub fn reset_window(&mut self) {
+        self.window.clear();
+    }
+
+    /// Feeds one frame.
+    pub fn push(&mut self, obs: &Observation) -> StabiliserOutput {
+        let mut out = StabiliserOutput::default();
+        if obs.occluded {
+            // Never infer anything from a frame with a hand in it: start the window again.
+            self.window.clear();
+            return out;
+        }
+        let mut cells = Vec::with_capacity(POINTS);
+        for p in all_points() {
+            let po = obs.points[usize::from(p.row)][usize::from(p.col)];
+            let known = po.reading.stone().filter(|_| po.confidence >= self.config.min_confidence);
+            cells.push(known.map(|s| (s, po.confidence)));
+            let slot = &mut self.unclear_since[index(p)];
+            match (known, slot.as_mut()) {
+                (Some(_), _) => *slot = None,
+                (None, None) => *slot = Some((obs.t, false)),
+                (None, Some((since, reported))) => {
+                    if !*reported && obs.t - *since >= self.config.unclear_notice_seconds {
+                        *reported = true;
+                        out.unclear.push(p);
+                    }
+                }
+            }
+        }
+        self.window.push_back(FilteredFrameDebug(FilteredFrame { t: obs.t, frame_ref: obs.frame_ref.clone(), cells }));
+        let frames = self.config.frames.max(1);
+        while self.window.len() > frames {
+            self.window.pop_front();
+        }
+        if self.window.len() < frames {
+            return out;
+        }
+        let (first_t, last) = match (self.window.front(), self.window.back()) {
+            (Some(f), Some(l)) => (f.0.t, l.0.clone()),
+            _ => return out,
+        };
+        if last.t - first_t < self.config.min_seconds {
+            return out;
+        }
+        let needed = frames.saturating_sub(self.config.flicker_tolerance).max(1);
+        let mut grid = self.stable.clone();
+        let mut confidence = vec![1.0f32; POINTS];
+        for p in all_points() {
+            let i = index(p);
+            // Count each value among the frames that read this point.
+            let mut tally: [(usize, f32); 3] = [(0, 0.0); 3];
+            for f in &self.window {
+                if let Some((s, c)) = f.0.cells[i] {
+                    let k = stone_slot(s);
+                    tally[k].0 += 1;
+                    tally[k].1 += c;
+                }
+            }
+            if let Some((k, (n, sum))) = tally.iter().enumerate().max_by_key(|(_, (n, _))| *n) {
+                if *n >= needed {
+                    grid.set(p, slot_stone(k));
+                    confidence[i] = sum / *n as f32;
+                }
+            }
+        }
+        if grid != self.stable || self.report_next {
+            self.report_next = false;
+            self.stable = grid.clone();
+            out.changed = Some(StableBoard { grid, confidence, t: last.t, frame_ref: last.frame_ref });
+        }
+        out
+    }
+}
+
+fn stone_slot(s: Stone) -> usize {
+    match s {
+        Stone::Empty => 0,
+        Stone::Of(tengen_rules::Color::Black) => 1,
+        Stone::Of(tengen_rules::Color::White) => 2,
+    }
+}
+
+fn slot_stone(k: usize) -> Stone {
+    match k {
+        1 => Stone::Of(tengen_rules::Color::Black),
+        2 => Stone::Of(tengen_rules::Color::White),
+        _ => Stone::Empty,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::SIZE;
+    use tengen_rules::{Color, Point};
+
+    fn rows_with(points: &[(usize, usize, char)]) -> Vec<String> {
+        let mut rows: Vec<Vec<char>> = vec![vec!['.'; SIZE]; SIZE];
+        for &(c, r, ch) in points {
+            rows[r][c] = ch;
+        }
+        rows.into_iter().map(|r| r.into_iter().collect()).collect()
+    }
+
+    fn obs(t: f64, points: &[(usize, usize, char)], occluded: bool) -> Observation {
+        Observation::from_rows(t, &rows_with(points), occluded).expect("valid rows")
+    }
+
+    #[test]
+    fn a_stone_is_accepted_after_enough_hand_free_frames_and_a_flicker_never() {
+        let mut s = Stabiliser::new(StabiliserConfig::default(), Grid::empty());
+        assert!(s.push(&obs(0.0, &[(3, 3, 'X')], true)).changed.is_none(), "hand frame");
+        // A single flicker at a different point in one frame.
+        assert!(s.push(&obs(0.1, &[(3, 3, 'X'), (9, 9, 'O')], false)).changed.is_none());
+        assert!(s.push(&obs(0.2, &[(3, 3, 'X')], false)).changed.is_none());
+        assert!(s.push(&obs(0.3, &[(3, 3, 'X')], false)).changed.is_none());
+        let stable = s.push(&obs(0.4, &[(3, 3, 'X')], false)).changed.expect("four hand-free frames");
+        assert_eq!(stable.grid.get(Point::new(3, 3)), Stone::Of(Color::Black));
+        assert_eq!(stable.grid.get(Point::new(9, 9)), Stone::Empty);
+        // An unknown point keeps its value.
+        for k in 0..6 {
+            assert!(s.push(&obs(1.0 + f64::from(k), &[(3, 3, '?')], false)).changed.is_none());
+        }
+        assert_eq!(s.stable().get(Point::new(3, 3)), Stone::Of(Color::Black));
+    }
+
+    #[test]
+    fn an_unreadable_point_is_reported_once() {
+        let cfg = StabiliserConfig { unclear_notice_seconds: 2.0, ..StabiliserConfig::default() };
+        let mut s = Stabiliser::new(cfg, Grid::empty());
+        let mut reported = Vec::new();
+        for k in 0..10 {
+            reported.extend(s.push(&obs(f64::from(k), &[(4, 4, '?')], false)).unclear);
+        }
+        assert_eq!(reported, vec![Point::new(4, 4)]);
+    }
+}

@@ -1,0 +1,446 @@
+//! One scenario per infraction kind (and the ordinary flow), from sequences of boards shown the
+//! way a camera shows them: a hand, then clear frames. Each scenario checks the moves, the
+//! article raised, and that nothing else was raised.
+
+mod common;
+
+use common::{infractions, kinds, moves, only_infraction, Table};
+use tengen_referee::{ArbiterAction, EventKind, Input, Observation, Referee, RefereeConfig, Status};
+use tengen_rules::Color;
+
+#[test]
+fn ordinary_moves_and_a_capture_lifted_over_two_views_raise_nothing() {
+    let mut t = Table::new();
+    t.play("D4", 'X', &[]);
+    t.play("D5", 'O', &[]);
+    t.play("C5", 'X', &[]);
+    t.play("Q16", 'O', &[]);
+    t.play("E5", 'X', &[]);
+    t.play("R16", 'O', &[]);
+    // D6 captures D5; the capturer lifts it in a second view.
+    let ev = t.play("D6", 'X', &[]);
+    assert!(kinds(&ev).contains(&EventKind::Capture), "{:?}", kinds(&ev));
+    let st = t.state();
+    assert_eq!(st.differences.len(), 1, "the captured stone is pending, visible as a difference");
+    assert_eq!(st.differences[0].point.human, "D5");
+    t.put("D5", '.');
+    t.show();
+    assert!(t.state().differences.is_empty());
+    t.play("S16", 'O', &[]);
+    assert_eq!(
+        moves(&t.events),
+        vec![
+            (Color::Black, "D4".into()),
+            (Color::White, "D5".into()),
+            (Color::Black, "C5".into()),
+            (Color::White, "Q16".into()),
+            (Color::Black, "E5".into()),
+            (Color::White, "R16".into()),
+            (Color::Black, "D6".into()),
+            (Color::White, "S16".into()),
+        ]
+    );
+    assert!(infractions(&t.events).is_empty(), "{:#?}", infractions(&t.events));
+    assert_eq!(t.state().captures, [1, 0]);
+}
+
+#[test]
+fn wrong_colours_article_17_1() {
+    let mut t = Table::new();
+    let ev = t.play("Q16", 'O', &[]);
+    let e = only_infraction(&ev, EventKind::WrongColours, "17.1");
+    assert_eq!(e.side, Some(Color::White));
+    assert_eq!(moves(&ev), vec![(Color::White, "Q16".into())]);
+    let ev = t.play("D4", 'X', &[]);
+    assert!(infractions(&ev).is_empty(), "play goes on alternating");
+    let ev = t.arbiter(ArbiterAction::Confirm { infraction: e.infraction.expect("id") });
+    assert_eq!(ev[0].status, Status::Confirmed);
+    assert!(t.state().colours_corrected);
+    assert_eq!(t.state().warnings, [0, 0], "no warning for wrong colours");
+}
+
+#[test]
+fn double_move_article_17_2_confirmed_voids_the_second_move() {
+    let mut t = Table::new();
+    t.play("D4", 'X', &[]);
+    t.play("Q16", 'O', &[]);
+    let ev = t.play("Q4", 'X', &[]);
+    assert!(infractions(&ev).is_empty());
+    let ev = t.play("D16", 'X', &[]);
+    let e = only_infraction(&ev, EventKind::DoubleMove, "17.2");
+    assert_eq!(e.side, Some(Color::Black));
+    assert_eq!(e.points[0].human, "D16");
+    assert!(e.message.en.contains("unrecorded pass"));
+    let ev = t.arbiter(ArbiterAction::Confirm { infraction: e.infraction.expect("id") });
+    assert!(kinds(&ev).contains(&EventKind::Warning));
+    let st = t.state();
+    assert_eq!(st.warnings, [1, 0]);
+    assert_eq!(st.to_move, Color::White);
+    assert_eq!(st.legal[3].chars().nth(3), Some('.'), "D16 is void on the legal board");
+    assert_eq!(st.differences.len(), 1, "the void stone still stands: shown until removed");
+    t.put("D16", '.');
+    let ev = t.show();
+    assert!(ev.is_empty(), "removing the void stone is expected: {:?}", kinds(&ev));
+    assert!(t.state().differences.is_empty());
+    let ev = t.play("C3", 'O', &[]);
+    assert!(infractions(&ev).is_empty());
+}
+
+#[test]
+fn double_move_dismissed_is_an_unrecorded_pass() {
+    let mut t = Table::new();
+    t.play("D4", 'X', &[]);
+    let ev = t.play("Q16", 'X', &[]);
+    let e = only_infraction(&ev, EventKind::DoubleMove, "17.2");
+    t.arbiter(ArbiterAction::Dismiss { infraction: e.infraction.expect("id") });
+    let st = t.state();
+    assert_eq!(st.warnings, [0, 0]);
+    assert_eq!(st.move_number, 3, "D4, white pass, Q16");
+    assert!(matches!(st.moves[1].action, tengen_referee::RecordAction::Pass));
+    assert!(st.differences.is_empty());
+    let ev = t.play("D16", 'O', &[]);
+    assert!(infractions(&ev).is_empty());
+}
+
+#[test]
+fn takeback_article_17_3_lifted_and_replayed_elsewhere() {
+    let mut t = Table::new();
+    t.play("D4", 'X', &[]);
+    t.play("Q16", 'O', &[]);
+    t.play("Q4", 'X', &[]);
+    t.put("Q4", '.');
+    let ev = t.play("R4", 'X', &[]);
+    let e = only_infraction(&ev, EventKind::Takeback, "17.3");
+    assert_eq!(e.side, Some(Color::Black));
+    let pts: Vec<&str> = e.points.iter().map(|p| p.human.as_str()).collect();
+    assert_eq!(pts, vec!["Q4", "R4"]);
+    assert!(moves(&ev).is_empty(), "the replayed stone is not a new move");
+    // Confirmed: the stone goes back to Q4, Black is warned.
+    let ev = t.arbiter(ArbiterAction::Confirm { infraction: e.infraction.expect("id") });
+    assert!(kinds(&ev).contains(&EventKind::Warning));
+    t.put("R4", '.').put("Q4", 'X');
+    assert!(t.show().is_empty());
+    let ev = t.play("D16", 'O', &[]);
+    assert_eq!(moves(&ev), vec![(Color::White, "D16".into())]);
+    assert!(infractions(&ev).is_empty());
+}
+
+#[test]
+fn takeback_lifted_only() {
+    let mut t = Table::new();
+    t.play("D4", 'X', &[]);
+    t.play("Q16", 'O', &[]);
+    t.put("Q16", '.');
+    let ev = t.show();
+    let e = only_infraction(&ev, EventKind::Takeback, "17.3");
+    assert_eq!(e.side, Some(Color::White));
+    // Dismissed (an accident, put back): the stone returns and play goes on.
+    t.arbiter(ArbiterAction::Dismiss { infraction: e.infraction.expect("id") });
+    t.put("Q16", 'O');
+    assert!(t.show().is_empty());
+    assert!(infractions(&t.play("C3", 'X', &[])).is_empty());
+}
+
+#[test]
+fn moved_stone_article_17_5() {
+    let mut t = Table::new();
+    t.play("D4", 'X', &[]);
+    t.play("Q16", 'O', &[]);
+    t.play("Q4", 'X', &[]);
+    t.play("D16", 'O', &[]);
+    // D4 slides to E4 while Black is to move.
+    t.put("D4", '.').put("E4", 'X');
+    let ev = t.show();
+    let e = only_infraction(&ev, EventKind::MovedStone, "17.5");
+    let pts: Vec<&str> = e.points.iter().map(|p| p.human.as_str()).collect();
+    assert_eq!(pts, vec!["D4", "E4"]);
+    assert!(moves(&ev).is_empty(), "a slid stone is not a move");
+    assert_eq!(t.state().differences.len(), 2);
+    // Put back, then Black plays normally.
+    t.put("E4", '.').put("D4", 'X');
+    assert!(t.show().is_empty());
+    let ev = t.play("C16", 'X', &[]);
+    assert_eq!(moves(&ev), vec![(Color::Black, "C16".into())]);
+    assert!(infractions(&ev).is_empty());
+}
+
+#[test]
+fn scattered_board_article_17_6_lists_the_stones_to_restore() {
+    let mut t = Table::new();
+    for (at, ch) in [("D4", 'X'), ("Q16", 'O'), ("Q4", 'X'), ("D16", 'O'), ("K10", 'X'), ("C3", 'O')] {
+        t.play(at, ch, &[]);
+    }
+    // A sleeve sweeps the lower left: D4 and C3 gone, K10 and Q4 shoved.
+    t.put("D4", '.').put("C3", '.').put("K10", '.').put("L11", 'X').put("Q4", '.').put("R3", 'X');
+    let ev = t.show();
+    let e = only_infraction(&ev, EventKind::ScatteredBoard, "17.6");
+    assert!(moves(&ev).is_empty());
+    let mut restore: Vec<(String, Option<Color>)> = e.restore.iter().map(|r| (r.point.human.clone(), r.stone)).collect();
+    restore.sort();
+    assert_eq!(
+        restore,
+        vec![
+            ("C3".into(), Some(Color::White)),
+            ("D4".into(), Some(Color::Black)),
+            ("K10".into(), Some(Color::Black)),
+            ("L11".into(), None),
+            ("Q4".into(), Some(Color::Black)),
+            ("R3".into(), None),
+        ]
+    );
+}
+
+#[test]
+fn wrong_capture_article_18_1() {
+    let mut t = Table::new();
+    t.play("D4", 'X', &[]);
+    t.play("D5", 'O', &[]);
+    t.play("Q4", 'X', &[]);
+    // White plays E4 and lifts D4, which still has liberties.
+    let ev = t.play("E4", 'O', &["D4"]);
+    let e = only_infraction(&ev, EventKind::WrongCapture, "18.1");
+    assert_eq!(e.side, Some(Color::White));
+    assert_eq!(e.points[0].human, "D4");
+    assert_eq!(moves(&ev), vec![(Color::White, "E4".into())]);
+    assert_eq!(t.state().legal[15].chars().nth(3), Some('X'), "D4 stays on the legal board");
+}
+
+#[test]
+fn missed_capture_article_18_2_when_the_opponent_moves() {
+    let mut t = Table::new();
+    t.play("D4", 'X', &[]);
+    t.play("D5", 'O', &[]);
+    t.play("C5", 'X', &[]);
+    t.play("Q16", 'O', &[]);
+    t.play("E5", 'X', &[]);
+    t.play("R16", 'O', &[]);
+    let ev = t.play("D6", 'X', &[]);
+    assert!(infractions(&ev).is_empty(), "pending, not yet missed");
+    let ev = t.play("S16", 'O', &[]);
+    let e = only_infraction(&ev, EventKind::MissedCapture, "18.2");
+    assert_eq!(e.side, Some(Color::Black));
+    assert_eq!(e.points[0].human, "D5");
+    assert_eq!(moves(&ev), vec![(Color::White, "S16".into())]);
+    // Lifting it later is expected (the ruling removes it); nothing new is raised.
+    t.put("D5", '.');
+    assert!(t.show().is_empty());
+}
+
+#[test]
+fn missed_capture_after_the_grace_time_and_partly_removed() {
+    let mut t = Table::new();
+    // Black captures two white stones at D5 and E5 with F5; only D5 is lifted.
+    for (at, ch) in [("D4", 'X'), ("D5", 'O'), ("E4", 'X'), ("E5", 'O'), ("C5", 'X'), ("Q16", 'O'), ("D6", 'X'), ("R16", 'O'), ("E6", 'X'), ("S16", 'O')] {
+        t.play(at, ch, &[]);
+    }
+    let ev = t.play("F5", 'X', &["D5"]);
+    assert!(infractions(&ev).is_empty());
+    let ev = t.wait(40.0);
+    let e = only_infraction(&ev, EventKind::MissedCapture, "18.2");
+    assert_eq!(e.points.iter().map(|p| p.human.as_str()).collect::<Vec<_>>(), vec!["E5"]);
+    assert!(e.message.en.contains("partly"));
+}
+
+/// Rows with a ko at the top left: White inside, Black may take at C18.
+const KO_ROWS: [&str; 19] = [
+    ".XO................",
+    "XO.O...............",
+    ".XO................",
+    "...................",
+    "...................",
+    "...................",
+    "...................",
+    "...................",
+    "...................",
+    "...................",
+    "...................",
+    "...................",
+    "...................",
+    "...................",
+    "...................",
+    "...................",
+    "...................",
+    "...................",
+    "...................",
+];
+
+#[test]
+fn ko_retaken_article_18_3() {
+    let mut t = Table::new();
+    t.set_rows(&KO_ROWS);
+    let ev = t.show();
+    assert_eq!(kinds(&ev), vec![EventKind::Resync], "seven stones at once: a resync");
+    // Black takes the ko, White retakes at once.
+    let ev = t.play("C18", 'X', &["B18"]);
+    assert_eq!(moves(&ev), vec![(Color::Black, "C18".into())]);
+    assert!(infractions(&ev).is_empty());
+    let ev = t.play("B18", 'O', &["C18"]);
+    let e = only_infraction(&ev, EventKind::KoRetaken, "18.3");
+    assert_eq!(e.side, Some(Color::White));
+    let pts: Vec<&str> = e.points.iter().map(|p| p.human.as_str()).collect();
+    assert_eq!(pts, vec!["B18", "C18"]);
+    assert!(moves(&ev).is_empty(), "the retake is void");
+    let st = t.state();
+    assert_eq!(st.to_move, Color::Black, "the void retake counts as a pass");
+    assert_eq!(st.differences.len(), 2);
+}
+
+#[test]
+fn forbidden_point_article_19() {
+    let mut t = Table::new();
+    // Black stones around A19's neighbours: White at A19 would have no liberty.
+    for (at, ch) in [("B19", 'X'), ("Q16", 'O'), ("A18", 'X')] {
+        t.play(at, ch, &[]);
+    }
+    let ev = t.play("A19", 'O', &[]);
+    let e = only_infraction(&ev, EventKind::ForbiddenPoint, "19");
+    assert_eq!(e.side, Some(Color::White));
+    assert!(moves(&ev).is_empty());
+    assert_eq!(t.state().to_move, Color::Black);
+    // Confirming gives no warning (Art. 19: void, a pass).
+    let ev = t.arbiter(ArbiterAction::Confirm { infraction: e.infraction.expect("id") });
+    assert!(!kinds(&ev).contains(&EventKind::Warning));
+}
+
+/// Three kos: top left (White inside), top middle (Black inside), top right (White inside).
+const TRIPLE_KO: [&str; 3] = [".XO......XO.....XO.", "XO.O....X.XO...XO.O", ".XO......XO.....XO."];
+
+#[test]
+fn repetition_article_6_and_no_result_article_20_3_in_a_triple_ko() {
+    let mut t = Table::with_config(RefereeConfig { max_moves_per_change: 2, ..RefereeConfig::default() });
+    let mut rows: Vec<&str> = TRIPLE_KO.to_vec();
+    let empty = ".".repeat(19);
+    rows.extend(std::iter::repeat_n(empty.as_str(), 16));
+    t.set_rows(&rows);
+    t.show();
+    t.arbiter(ArbiterAction::SetToMove { side: Color::Black });
+    // The cycle: B takes ko 1, W ko 2, B ko 3, W ko 1, B ko 2, W ko 3 — and again.
+    let cycle = [("C18", 'X', "B18"), ("K18", 'O', "L18"), ("S18", 'X', "R18"), ("B18", 'O', "C18"), ("L18", 'X', "K18"), ("R18", 'O', "S18")];
+    let mut all = Vec::new();
+    for round in 0..2 {
+        for &(at, ch, lift) in &cycle {
+            let ev = t.play(at, ch, &[lift]);
+            assert_eq!(moves(&ev).len(), 1, "round {round} {at}: {:?}", kinds(&ev));
+            all.extend(ev);
+        }
+    }
+    let inf = infractions(&all);
+    let found: Vec<(EventKind, Option<&str>)> = inf.iter().map(|e| (e.kind, e.article.as_deref())).collect();
+    assert_eq!(found, vec![(EventKind::Repetition, Some("6")), (EventKind::NoResult, Some("20.3"))]);
+    // Numbers follow the resync that adopted the 21 stones (21 moves estimated missed).
+    assert_eq!(inf[0].move_number, Some(21 + 6));
+    assert_eq!(inf[1].move_number, Some(21 + 12));
+}
+
+#[test]
+fn several_moves_at_once_are_ordered_by_legality() {
+    let mut t = Table::new();
+    for (at, ch) in [("B2", 'X'), ("A2", 'O'), ("Q16", 'X'), ("B1", 'O'), ("D16", 'X'), ("Q4", 'O')] {
+        t.play(at, ch, &[]);
+    }
+    // Missed frames: A3 (B), R16 (W), A1 (B) capturing A2 — all seen at once. A1 is a
+    // forbidden point until A3 is played, so only one order fits.
+    t.put("A3", 'X').put("R16", 'O').put("A1", 'X').put("A2", '.');
+    let ev = t.show();
+    assert!(infractions(&ev).is_empty(), "{:?}", kinds(&ev));
+    assert_eq!(moves(&ev), vec![(Color::Black, "A3".into()), (Color::White, "R16".into()), (Color::Black, "A1".into())]);
+    assert!(ev.iter().filter(|e| e.kind == EventKind::Move).all(|e| e.orders == Some(1)));
+    assert!(kinds(&ev).contains(&EventKind::Capture));
+    // Two white stones that could come in either order: ambiguous, and said so.
+    t.put("R17", 'O').put("K10", 'X').put("C16", 'O');
+    let ev = t.show();
+    let first = ev.iter().find(|e| e.kind == EventKind::Move).expect("moves");
+    assert_eq!(first.orders, Some(2), "{:#?}", ev);
+    assert!(first.message.en.contains("2 orders"));
+    assert!(infractions(&ev).is_empty());
+    assert_eq!(moves(&ev).len(), 3);
+}
+
+#[test]
+fn flicker_and_unknown_points_never_make_moves_and_an_unclear_point_is_reported() {
+    let mut r = Referee::new(RefereeConfig::default());
+    let empty: Vec<String> = (0..19).map(|_| ".".repeat(19)).collect();
+    let mut events = Vec::new();
+    let mut t = 0.0;
+    for k in 0..40 {
+        t += 0.5;
+        let mut rows = empty.clone();
+        if k % 5 == 2 {
+            rows[4].replace_range(4..5, "X"); // a one-frame flicker
+        }
+        if k > 10 {
+            rows[10].replace_range(10..11, "?"); // a stone between points
+        }
+        events.extend(r.observe(&Observation::from_rows(t, &rows, false).expect("rows")));
+    }
+    assert!(moves(&events).is_empty());
+    let unclear: Vec<_> = events.iter().filter(|e| e.kind == EventKind::UnclearPoint).collect();
+    assert_eq!(unclear.len(), 1);
+    assert_eq!(unclear[0].points[0].human, "L9");
+}
+
+#[test]
+fn end_of_game_passes_dead_stones_count_and_warnings() {
+    let mut t = Table::new();
+    t.play("D4", 'X', &[]);
+    t.play("Q16", 'O', &[]);
+    t.arbiter(ArbiterAction::Pass { side: Color::Black });
+    let ev = t.arbiter(ArbiterAction::Pass { side: Color::White });
+    assert_eq!(kinds(&ev), vec![EventKind::Pass, EventKind::GameEnd]);
+    t.arbiter(ArbiterAction::MarkDead { points: vec!["Q16".into()] });
+    let ev = t.arbiter(ArbiterAction::Count);
+    let r = ev[0].result.clone().expect("result forms");
+    // Black: 361 points (the dead white stone removed) → wins by 361 - 180.5 - 3.75.
+    assert_eq!(r.points, "B+353.5");
+    assert_eq!(r.exact, "Black wins by 176¾ stones");
+    assert_eq!(r.customary, "黑勝176又1/2子");
+}
+
+#[test]
+fn a_second_confirmed_warning_loses_the_game() {
+    let mut t = Table::new();
+    t.play("D4", 'X', &[]);
+    let e1 = only_infraction(&t.play("Q4", 'X', &[]), EventKind::DoubleMove, "17.2");
+    t.arbiter(ArbiterAction::Confirm { infraction: e1.infraction.expect("id") });
+    t.put("Q4", '.');
+    t.show();
+    t.play("Q16", 'O', &[]);
+    let e2 = only_infraction(&t.play("C16", 'X', &[]).iter().chain(t.play("R16", 'X', &[]).iter()).cloned().collect::<Vec<_>>(), EventKind::DoubleMove, "17.2");
+    let ev = t.arbiter(ArbiterAction::Confirm { infraction: e2.infraction.expect("id") });
+    let result = ev.iter().find(|e| e.kind == EventKind::Result).expect("second warning ends the game");
+    assert_eq!(result.result.as_ref().map(|r| r.points.as_str()), Some("W+F"));
+    assert_eq!(t.state().warnings, [2, 0]);
+}
+
+#[test]
+fn replaying_the_inputs_rebuilds_the_same_state_and_events() {
+    let config = RefereeConfig::default();
+    let mut inputs = Vec::new();
+    let empty: Vec<String> = (0..19).map(|_| ".".repeat(19)).collect();
+    let mut rows = empty.clone();
+    let mut t = 0.0;
+    let mut push_view = |rows: &Vec<String>, inputs: &mut Vec<Input>| {
+        t += 0.5;
+        let mut hand = rows.clone();
+        hand[0] = "?".repeat(19);
+        inputs.push(Input::Observe(Observation::from_rows(t, &hand, true).expect("rows")));
+        for _ in 0..4 {
+            t += 0.5;
+            inputs.push(Input::Observe(Observation::from_rows(t, rows, false).expect("rows")));
+        }
+    };
+    push_view(&rows, &mut inputs);
+    for (r, c, ch) in [(3, 3, "X"), (3, 15, "O"), (15, 3, "X"), (15, 4, "X")] {
+        rows[r].replace_range(c..c + 1, ch);
+        push_view(&rows, &mut inputs);
+    }
+    inputs.push(Input::Arbiter { t: 100.0, action: ArbiterAction::Dismiss { infraction: 1 } });
+    let (a, ev_a) = Referee::replay(config.clone(), inputs.clone());
+    // Through JSON, as the server's log stores them.
+    let json: Vec<String> = inputs.iter().map(|i| serde_json::to_string(i).expect("serialise")).collect();
+    let back: Vec<Input> = json.iter().map(|j| serde_json::from_str(j).expect("parse")).collect();
+    let (b, ev_b) = Referee::replay(config, back);
+    assert_eq!(ev_a, ev_b);
+    assert_eq!(a.state(), b.state());
+    assert_eq!(a.state().move_number, 5, "four moves and an unrecorded pass");
+}
