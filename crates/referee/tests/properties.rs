@@ -1,0 +1,154 @@
+//! Property: a random legal game, turned into the reading stream a camera would give — hand
+//! frames full of garbage (flagged occluded), captured stones lifted a view later, single-frame
+//! flips and low-confidence points — yields exactly the game's record and no infraction.
+
+use proptest::prelude::*;
+use tengen_referee::{EventKind, Observation, PointObservation, Reading, Referee, RefereeConfig, Status, SIZE};
+use tengen_rules::{Color, Game, Move, Point, Stone};
+
+/// splitmix64: a tiny deterministic generator driven by proptest's seed.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+type Cells = [[Stone; SIZE]; SIZE];
+
+fn reading(s: Stone) -> Reading {
+    match s {
+        Stone::Empty => Reading::Empty,
+        Stone::Of(Color::Black) => Reading::Black,
+        Stone::Of(Color::White) => Reading::White,
+    }
+}
+
+fn frame(t: f64, cells: &Cells, occluded: bool, rng: &mut Rng) -> Observation {
+    let mut points = [[PointObservation { reading: Reading::Empty, confidence: 0.95 }; SIZE]; SIZE];
+    for r in 0..SIZE {
+        for c in 0..SIZE {
+            points[r][c] = PointObservation { reading: reading(cells[r][c]), confidence: 0.9 + 0.1 * (rng.below(10) as f32 / 10.0) };
+        }
+    }
+    if occluded {
+        // A hand: a rectangle of garbage readings, some of them confident.
+        let (r0, c0) = (rng.below(SIZE as u64) as usize, rng.below(SIZE as u64) as usize);
+        let (h, w) = (3 + rng.below(8) as usize, 2 + rng.below(5) as usize);
+        for row in points.iter_mut().skip(r0).take(h) {
+            for p in row.iter_mut().skip(c0).take(w) {
+                let reading = [Reading::Empty, Reading::Black, Reading::White, Reading::Unknown][rng.below(4) as usize];
+                *p = PointObservation { reading, confidence: rng.below(100) as f32 / 100.0 };
+            }
+        }
+    } else {
+        // Noise: a few single-frame flips, confident, and a few unreadable points.
+        for _ in 0..rng.below(3) {
+            let (r, c) = (rng.below(SIZE as u64) as usize, rng.below(SIZE as u64) as usize);
+            let reading = [Reading::Empty, Reading::Black, Reading::White][rng.below(3) as usize];
+            points[r][c] = PointObservation { reading, confidence: 0.9 };
+        }
+        for _ in 0..rng.below(3) {
+            let (r, c) = (rng.below(SIZE as u64) as usize, rng.below(SIZE as u64) as usize);
+            points[r][c] = PointObservation { reading: Reading::Unknown, confidence: 0.1 };
+        }
+    }
+    Observation { t, points, occluded, frame_ref: None }
+}
+
+/// Plays the attempts that are legal (in a `region`×`region` corner, so captures and kos happen)
+/// and returns (colour, point, captured) per move.
+fn random_game(attempts: &[(u8, u8)], region: u8) -> Vec<(Color, Point, Vec<Point>)> {
+    let mut game = match Game::new(SIZE as u8, SIZE as u8) {
+        Ok(g) => g,
+        Err(e) => panic!("19x19: {e}"),
+    };
+    let mut out = Vec::new();
+    for &(c, r) in attempts {
+        let p = Point::new(c % region, r % region);
+        let color = game.to_move();
+        if let Ok(o) = game.play(color, Move::Place(p)) {
+            // Keep out of whole-board repetitions: those are flagged for the arbiter by design.
+            if o.repetition.is_some() {
+                break;
+            }
+            out.push((color, p, o.captured));
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn noisy_streams_of_legal_games_give_the_record_and_no_infraction(
+        attempts in prop::collection::vec((0u8..19, 0u8..19), 1..90),
+        region in 5u8..10,
+        seed in any::<u64>(),
+    ) {
+        let record = random_game(&attempts, region);
+        let mut rng = Rng(seed);
+        let mut referee = Referee::new(RefereeConfig::default());
+        let mut cells: Cells = [[Stone::Empty; SIZE]; SIZE];
+        let mut t = 0.0;
+        let mut events = Vec::new();
+        let mut view = |cells: &Cells, t: &mut f64, rng: &mut Rng, events: &mut Vec<tengen_referee::Event>| {
+            for _ in 0..1 + rng.below(3) {
+                *t += 0.2;
+                events.extend(referee.observe(&frame(*t, cells, true, rng)));
+            }
+            for _ in 0..5 + rng.below(3) {
+                *t += 0.3;
+                events.extend(referee.observe(&frame(*t, cells, false, rng)));
+            }
+        };
+        view(&cells, &mut t, &mut rng, &mut events);
+        for (color, p, captured) in &record {
+            cells[usize::from(p.row)][usize::from(p.col)] = Stone::Of(*color);
+            if !captured.is_empty() && rng.chance(50) {
+                // The stone first, the captured stones lifted in a later view.
+                view(&cells, &mut t, &mut rng, &mut events);
+            }
+            for q in captured {
+                cells[usize::from(q.row)][usize::from(q.col)] = Stone::Empty;
+            }
+            view(&cells, &mut t, &mut rng, &mut events);
+        }
+        let seen: Vec<(Color, Point)> = events
+            .iter()
+            .filter(|e| e.kind == EventKind::Move)
+            .filter_map(|e| Some((e.side?, Point::parse(&e.points.first()?.sgf, 19, 19).ok()?)))
+            .collect();
+        let expected: Vec<(Color, Point)> = record.iter().map(|(c, p, _)| (*c, *p)).collect();
+        prop_assert_eq!(seen, expected);
+        let infractions: Vec<String> = events
+            .iter()
+            .filter(|e| e.kind.is_infraction() && e.status == Status::Suspected)
+            .map(|e| e.message.en.clone())
+            .collect();
+        prop_assert!(infractions.is_empty(), "{:?}", infractions);
+        let state = referee.state();
+        prop_assert!(state.differences.is_empty());
+        prop_assert_eq!(state.move_number as usize, record.len());
+    }
+}
+
+#[test]
+fn the_generator_makes_captures_so_the_property_is_not_vacuous() {
+    let mut rng = Rng(7);
+    let attempts: Vec<(u8, u8)> = (0..90).map(|_| (rng.below(19) as u8, rng.below(19) as u8)).collect();
+    let record = random_game(&attempts, 6);
+    let captures: usize = record.iter().map(|(_, _, c)| c.len()).sum();
+    assert!(record.len() > 30 && captures > 0, "{} moves, {captures} captures", record.len());
+}
