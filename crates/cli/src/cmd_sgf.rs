@@ -1,12 +1,168 @@
-//! `tengen sgf` (not yet built: owned by the helper working on it).
+//! `tengen sgf check`: replays game records under Chinese practice and prints one line per
+//! finding (illegal move, repetition, no result, alternation, parse error) and a summary.
 
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use anyhow::Context;
+use tengen_sgf::{check_bytes, Finding, FindingKind};
 
 /// Arguments of `tengen sgf`.
 #[derive(clap::Args)]
-pub struct SgfArgs {}
+pub struct SgfArgs {
+    #[command(subcommand)]
+    command: SgfCommand,
+}
+
+#[derive(clap::Subcommand)]
+enum SgfCommand {
+    /// Replay records under Chinese practice (basic ko, no suicide, repetitions flagged) and
+    /// report findings. Findings are not failures: the exit status is 0 whenever it ran.
+    Check(CheckArgs),
+}
+
+/// Arguments of `tengen sgf check`.
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// SGF files, or directories walked recursively for `*.sgf` (sorted).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// One JSON object per line: findings, then a summary.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Totals over every file checked.
+#[derive(Default)]
+struct Summary {
+    files: usize,
+    games: usize,
+    moves: usize,
+    illegal_moves: usize,
+    repetitions: usize,
+    no_result: usize,
+    alternation: usize,
+    parse_errors: usize,
+}
+
+impl Summary {
+    fn add(&mut self, f: &Finding) {
+        match f.kind {
+            FindingKind::IllegalMove => self.illegal_moves += 1,
+            FindingKind::Repetition => self.repetitions += 1,
+            FindingKind::NoResult => self.no_result += 1,
+            FindingKind::Alternation => self.alternation += 1,
+            FindingKind::ParseError => self.parse_errors += 1,
+        }
+    }
+}
 
 /// Runs `tengen sgf`.
-pub fn run(_args: SgfArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`tengen sgf` is not built yet")
+pub fn run(args: SgfArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        SgfCommand::Check(check) => run_check(check),
+    }
+}
+
+/// Every file to check: given files as they are, directories walked for `.sgf` files, sorted.
+fn collect_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+        if meta.is_dir() {
+            let mut found = Vec::new();
+            walk(path, &mut found).with_context(|| format!("cannot walk {}", path.display()))?;
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    // Iterative, so deep directory trees cannot overflow the stack.
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d)? {
+            let entry = entry?;
+            let path = entry.path();
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("sgf")) {
+                out.push(path);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn run_check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let files = collect_files(&args.paths)?;
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    match check_all(&files, args.json, &mut out).and_then(|()| out.flush()) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        // `tengen sgf check DIR | head` is not a failure.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e).context("writing the report"),
+    }
+}
+
+fn check_all(files: &[PathBuf], json: bool, out: &mut impl Write) -> std::io::Result<()> {
+    let mut summary = Summary::default();
+    for path in files {
+        summary.files += 1;
+        let display = path.display().to_string();
+        let check = match std::fs::read(path) {
+            Ok(bytes) => check_bytes(&bytes),
+            Err(e) => tengen_sgf::FileCheck {
+                findings: vec![Finding {
+                    move_number: 0,
+                    kind: FindingKind::ParseError,
+                    reason: format!("cannot read the file: {e}"),
+                    article: String::new(),
+                }],
+                ..Default::default()
+            },
+        };
+        summary.games += check.games;
+        summary.moves += check.moves;
+        for f in &check.findings {
+            summary.add(f);
+            if json {
+                let value = serde_json::json!({
+                    "file": display,
+                    "move": if f.kind == FindingKind::ParseError { serde_json::Value::Null } else { f.move_number.into() },
+                    "kind": f.kind.name(),
+                    "reason": f.reason,
+                    "article": if f.article.is_empty() { serde_json::Value::Null } else { f.article.clone().into() },
+                });
+                writeln!(out, "{value}")?;
+            } else if f.kind == FindingKind::ParseError {
+                writeln!(out, "{display}: {}: {}", f.kind.name(), f.reason)?;
+            } else {
+                writeln!(out, "{display}: move {}: {}: {} (Art. {})", f.move_number, f.kind.name(), f.reason, f.article)?;
+            }
+        }
+    }
+    let s = &summary;
+    if json {
+        let value = serde_json::json!({"summary": {
+            "files": s.files, "games": s.games, "moves": s.moves,
+            "illegal_moves": s.illegal_moves, "repetitions": s.repetitions, "no_result": s.no_result,
+            "alternation": s.alternation, "parse_errors": s.parse_errors,
+        }});
+        writeln!(out, "{value}")?;
+    } else {
+        writeln!(
+            out,
+            "{} files, {} games, {} moves: {} illegal moves, {} repetitions, {} no result, {} alternation, {} parse errors",
+            s.files, s.games, s.moves, s.illegal_moves, s.repetitions, s.no_result, s.alternation, s.parse_errors
+        )?;
+    }
+    Ok(())
 }

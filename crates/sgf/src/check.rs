@@ -140,3 +140,47 @@ pub fn check_game(rec: &GameRecord) -> Result<CheckReport, SgfError> {
     }
     Ok(CheckReport { moves: rec.moves.len(), findings })
 }
+
+/// The replay of every game of one file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileCheck {
+    /// Game trees found (read or not).
+    pub games: usize,
+    /// Moves replayed over all games.
+    pub moves: usize,
+    /// Findings of all games in file order; unreadable files and games give `ParseError`s
+    /// with move number 0. In files with several games, reasons start with "game N: ".
+    pub findings: Vec<Finding>,
+}
+
+fn parse_finding(err: &SgfError) -> Finding {
+    Finding { move_number: 0, kind: FindingKind::ParseError, reason: err.to_string(), article: String::new() }
+}
+
+/// Reads and replays every game of a file's bytes; never fails (unreadable input is a finding).
+pub fn check_bytes(bytes: &[u8]) -> FileCheck {
+    let coll = match crate::read_collection(bytes) {
+        Ok(c) => c,
+        Err(e) => return FileCheck { games: 0, moves: 0, findings: vec![parse_finding(&e)] },
+    };
+    let games = coll.games();
+    let several = games.len() > 1;
+    let mut out = FileCheck { games: games.len(), ..FileCheck::default() };
+    for (i, game) in games.into_iter().enumerate() {
+        let result = game.and_then(|rec| check_game(&rec));
+        let mut findings = match result {
+            Ok(report) => {
+                out.moves += report.moves;
+                report.findings
+            }
+            Err(e) => vec![parse_finding(&e)],
+        };
+        if several {
+            for f in &mut findings {
+                f.reason = format!("game {}: {}", i + 1, f.reason);
+            }
+        }
+        out.findings.extend(findings);
+    }
+    out
+}

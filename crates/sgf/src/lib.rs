@@ -13,7 +13,7 @@ pub mod record;
 pub mod tree;
 pub mod write;
 
-pub use check::{check_game, CheckReport, Finding, FindingKind};
+pub use check::{check_bytes, check_game, CheckReport, FileCheck, Finding, FindingKind};
 pub use encoding::{ChosenEncoding, EncodingSource};
 pub use record::{GameRecord, RecordedMove, MAX_MOVES};
 pub use write::write_game;

@@ -18,10 +18,13 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// Formats a komi in points without a trailing ".0" (`7.5`, `0`, `-3.5`).
+/// Formats a komi in points without a trailing ".0" (`7.5`, `0`, `-3.5`); from 100 up the
+/// decimal point stays, or a reader would take `KM[100]` for Fox's hundredths.
 fn komi_text(k: f64) -> String {
-    if k.fract() == 0.0 {
+    if k.fract() == 0.0 && k.abs() < 100.0 {
         format!("{}", k as i64)
+    } else if k.fract() == 0.0 {
+        format!("{k:.1}")
     } else {
         format!("{k}")
     }
@@ -93,5 +96,13 @@ mod tests {
     #[test]
     fn escapes() {
         assert_eq!(escape(r"a]b\c"), r"a\]b\\c");
+    }
+
+    #[test]
+    fn komi_keeps_a_decimal_point_where_fox_komi_could_be_meant() {
+        assert_eq!(komi_text(7.5), "7.5");
+        assert_eq!(komi_text(0.0), "0");
+        assert_eq!(komi_text(156.0), "156.0");
+        assert_eq!(crate::record::parse_komi(&komi_text(156.0)), Some(156.0));
     }
 }
