@@ -1,0 +1,289 @@
+//! Board location: find the 19×19 grid in one frame with no clicks and return its
+//! [`GridGeometry`] with a fit-quality measure, or take corners given by a person.
+//!
+//! Pipeline (see each submodule): a downscaled grey working image and its thin-dark-line
+//! response ([`response`]); Hough lines, two families with vanishing points, projective
+//! rectification and a 19-line comb search for a first lattice ([`lattice`]); then refinement
+//! against the intersections — 1-D line searches at each predicted intersection, RANSAC + least
+//! squares over all of them, extent correction, radial distortion, upright indexing ([`refine`]).
+
+mod lattice;
+pub(crate) mod refine;
+pub(crate) mod response;
+
+use image::{GrayImage, RgbImage};
+use nalgebra::Matrix3;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::homography::{self, PointPair};
+use crate::{GridGeometry, LensDistortion, BOARD_LINES};
+use refine::Working;
+
+/// Longest side of the working image; larger frames are box-downscaled by an integer factor.
+pub const WORKING_MAX_SIDE: u32 = 1000;
+/// Fewest intersections that must agree with the fitted grid to accept a board.
+const MIN_INLIERS: usize = 40;
+/// Largest accepted RMS residual of the fit, in cells.
+const MAX_RMS_CELLS: f64 = 0.2;
+/// Smallest accepted cell, in full-resolution pixels.
+const MIN_CELL_PX: f64 = 4.0;
+/// Lines inside the grid must be this much stronger than the lines just outside it.
+const MIN_EXTENT_CONTRAST: f64 = 1.3;
+
+/// How to locate the board.
+#[derive(Debug, Clone, Default)]
+pub struct LocateOptions {
+    /// Outermost intersections TL, TR, BR, BL given by a person (flag or calibration file), in
+    /// image pixels. When present they override the search.
+    pub corners: Option<[[f64; 2]; 4]>,
+    /// Known lens distortion (from a calibration file); when absent it is estimated.
+    pub lens: Option<LensDistortion>,
+}
+
+/// Where a geometry came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GeometrySource {
+    /// Found by searching the image.
+    Searched,
+    /// Built from corners given by a person.
+    GivenCorners,
+}
+
+/// How well the located grid fits the image.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FitQuality {
+    /// Where the geometry came from.
+    pub source: GeometrySource,
+    /// Intersections seen in the image that agree with the grid (of 361; stones hide the rest).
+    pub inlier_intersections: usize,
+    /// Root-mean-square distance of those intersections from the fitted grid, in cells.
+    pub rms_error_cells: f64,
+    /// Mean line evidence on the 19 lines over that on the lines just outside (≥ 1.3 accepted);
+    /// low values mean the extent is uncertain. 0 when the corners were given by a person.
+    pub extent_contrast: f64,
+    /// Median cell size in pixels.
+    pub cell_px: f64,
+}
+
+/// A located board.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Located {
+    /// The grid in the image.
+    pub geometry: GridGeometry,
+    /// How well it fits.
+    pub quality: FitQuality,
+}
+
+/// Why no board could be located.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum LocateError {
+    /// The image is too small to hold a readable 19×19 grid.
+    #[error("image {width}×{height} is too small to locate a board")]
+    ImageTooSmall {
+        /// Width in pixels.
+        width: u32,
+        /// Height in pixels.
+        height: u32,
+    },
+    /// No 19×19 grid was found; the reason says which stage gave up.
+    #[error("no board found: {0}")]
+    NoBoard(String),
+    /// Corners given by a person do not form a usable quadrilateral.
+    #[error("the given corners do not form a board: {0}")]
+    BadCorners(String),
+}
+
+/// Locates the board in an RGB frame (pixels as seen).
+pub fn locate(rgb: &RgbImage, options: &LocateOptions) -> Result<Located, LocateError> {
+    locate_gray(&response::gray_from_rgb(rgb), options)
+}
+
+/// Locates the board in a grey frame (pixels as seen).
+pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located, LocateError> {
+    let (width, height) = gray.dimensions();
+    if width < 64 || height < 64 {
+        return Err(LocateError::ImageTooSmall { width, height });
+    }
+    let base_lens = options.lens.unwrap_or_else(|| LensDistortion::none(width, height));
+    if let Some(corners) = options.corners {
+        return from_corners(corners, base_lens);
+    }
+    let work = working(gray);
+    let guesses = lattice::guess(&work.resp).map_err(|f| LocateError::NoBoard(f.describe().to_string()))?;
+    let mut best: Option<Located> = None;
+    let mut last_error = LocateError::NoBoard("no lattice hypothesis".into());
+    for guess in guesses.iter().take(2) {
+        let initial = GridGeometry {
+            homography: refine::to_rows(&work_to_full(&work, &guess.homography)),
+            lens: LensDistortion { k1: 0.0, ..base_lens },
+        };
+        let initial = GridGeometry { lens: options.lens.unwrap_or(initial.lens), ..initial };
+        match refine_from(&work, &initial, options.lens.is_none()) {
+            Ok(located) => {
+                let better = best.as_ref().is_none_or(|b| {
+                    located.quality.inlier_intersections > b.quality.inlier_intersections
+                });
+                if better {
+                    best = Some(located);
+                }
+            }
+            Err(e) => last_error = e,
+        }
+    }
+    best.ok_or(last_error)
+}
+
+/// Refines a geometry known to be roughly right (within about 0.4 cell), e.g. the previous
+/// frame's, against a new frame. Used by tracking.
+pub fn refine_gray(gray: &GrayImage, previous: &GridGeometry) -> Result<Located, LocateError> {
+    let work = working(gray);
+    refine_from(&work, previous, false)
+}
+
+pub(crate) fn working(gray: &GrayImage) -> Working {
+    let (w, h) = gray.dimensions();
+    let factor = w.max(h).div_ceil(WORKING_MAX_SIDE).max(1) as usize;
+    let plane = response::working_plane(gray, factor);
+    Working { resp: response::line_response(&plane), factor }
+}
+
+/// Converts a board → working-pixel homography into board → full-resolution pixels.
+fn work_to_full(work: &Working, h: &Matrix3<f64>) -> Matrix3<f64> {
+    let k = work.factor as f64;
+    let off = (k - 1.0) / 2.0;
+    Matrix3::new(k, 0.0, off, 0.0, k, off, 0.0, 0.0, 1.0) * h
+}
+
+fn refine_from(work: &Working, initial: &GridGeometry, estimate_lens: bool) -> Result<Located, LocateError> {
+    let mut geom = initial.clone();
+    let mut fit: Option<refine::Fit> = None;
+    let mut extent_contrast = 0.0;
+    for (pass, radius) in [0.42, 0.3, 0.2, 0.12].into_iter().enumerate() {
+        let found = refine::find_intersections(work, &geom, radius);
+        let cell = refine::median_cell(&geom);
+        let Some(f) = refine::fit(&found, geom.lens, cell) else {
+            return Err(LocateError::NoBoard(format!("only {} grid intersections seen", found.len())));
+        };
+        geom = f.geometry.clone();
+        // Fix an off-by-one extent while the search radius still forgives it.
+        if pass <= 1 {
+            let (dc, dr, contrast) = refine::best_extent(work, &geom, 2);
+            extent_contrast = contrast;
+            if dc != 0 || dr != 0 {
+                geom = refine::reindex(&geom, &refine::translation(f64::from(dc), f64::from(dr)));
+                continue;
+            }
+        }
+        if pass == 2 && estimate_lens {
+            if let Some(lens) = refine::estimate_lens(&f.inliers, geom.lens, refine::median_cell(&geom)) {
+                if let Some(relens) = refine::fit(&f.inliers, lens, refine::median_cell(&geom)) {
+                    geom = relens.geometry;
+                }
+            }
+        }
+        fit = Some(f);
+    }
+    let fit = fit.ok_or_else(|| LocateError::NoBoard("the grid did not settle".into()))?;
+    let (_, _, contrast) = refine::best_extent(work, &fit.geometry, 0);
+    extent_contrast = contrast.min(extent_contrast.max(contrast));
+    let geometry = refine::orient_upright(&fit.geometry);
+    let cell_px = refine::median_cell(&geometry);
+    let quality = FitQuality {
+        source: GeometrySource::Searched,
+        inlier_intersections: fit.inliers.len(),
+        rms_error_cells: fit.rms_cells,
+        extent_contrast,
+        cell_px,
+    };
+    if quality.inlier_intersections < MIN_INLIERS {
+        return Err(LocateError::NoBoard(format!(
+            "only {} intersections agree with a grid (need {MIN_INLIERS})",
+            quality.inlier_intersections
+        )));
+    }
+    if quality.rms_error_cells > MAX_RMS_CELLS {
+        return Err(LocateError::NoBoard(format!("grid fits poorly ({:.2} cell RMS)", quality.rms_error_cells)));
+    }
+    if cell_px < MIN_CELL_PX {
+        return Err(LocateError::NoBoard(format!("grid cells of {cell_px:.1} px are too small")));
+    }
+    if quality.extent_contrast < MIN_EXTENT_CONTRAST {
+        return Err(LocateError::NoBoard(format!(
+            "no clear 19-line extent (contrast {:.2})",
+            quality.extent_contrast
+        )));
+    }
+    if !is_convex(&geometry.corners()) {
+        return Err(LocateError::NoBoard("grid corners do not form a convex quadrilateral".into()));
+    }
+    Ok(Located { geometry, quality })
+}
+
+/// Geometry from the four outermost intersections TL, TR, BR, BL given by a person.
+pub fn from_corners(corners: [[f64; 2]; 4], lens: LensDistortion) -> Result<Located, LocateError> {
+    if corners.iter().flatten().any(|v| !v.is_finite()) {
+        return Err(LocateError::BadCorners("a coordinate is not a number".into()));
+    }
+    if !is_convex(&corners) {
+        return Err(LocateError::BadCorners("corners must be TL, TR, BR, BL of a convex quadrilateral".into()));
+    }
+    let last = (BOARD_LINES - 1) as f64;
+    let board = [[0.0, 0.0], [last, 0.0], [last, last], [0.0, last]];
+    let pairs: Vec<PointPair> =
+        board.iter().zip(&corners).map(|(&from, &to)| PointPair { from, to: lens.undistort(to) }).collect();
+    let h = homography::fit(&pairs).ok_or_else(|| LocateError::BadCorners("degenerate corners".into()))?;
+    let geometry = GridGeometry { homography: refine::to_rows(&h), lens };
+    let cell_px = refine::median_cell(&geometry);
+    if cell_px < MIN_CELL_PX {
+        return Err(LocateError::BadCorners(format!("cells of {cell_px:.1} px are too small")));
+    }
+    Ok(Located {
+        geometry,
+        quality: FitQuality {
+            source: GeometrySource::GivenCorners,
+            inlier_intersections: 4,
+            rms_error_cells: 0.0,
+            extent_contrast: 0.0,
+            cell_px,
+        },
+    })
+}
+
+/// True when the four points, in order, turn the same way at every vertex (clockwise as seen).
+fn is_convex(quad: &[[f64; 2]; 4]) -> bool {
+    let mut sign = 0.0;
+    for i in 0..4 {
+        let (a, b, c) = (quad[i], quad[(i + 1) % 4], quad[(i + 2) % 4]);
+        let cross = (b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0]);
+        if cross.abs() < 1e-9 {
+            return false;
+        }
+        if sign == 0.0 {
+            sign = cross.signum();
+        } else if cross.signum() != sign {
+            return false;
+        }
+    }
+    sign > 0.0
+}
+
+/// Development aid: the first lattice hypotheses (before refinement) in full-resolution pixels,
+/// and the working line-response image scaled to 8 bits.
+#[doc(hidden)]
+pub fn debug_hypotheses(gray: &GrayImage) -> (Vec<GridGeometry>, GrayImage) {
+    let (width, height) = gray.dimensions();
+    let work = working(gray);
+    let lens = LensDistortion::none(width, height);
+    let guesses = lattice::guess(&work.resp).unwrap_or_default();
+    let geoms = guesses
+        .iter()
+        .map(|g| GridGeometry { homography: refine::to_rows(&work_to_full(&work, &g.homography)), lens })
+        .collect();
+    let s = &work.resp.strength;
+    let img = GrayImage::from_fn(s.width as u32, s.height as u32, |x, y| {
+        image::Luma([(s.data[y as usize * s.width + x as usize] * 600.0).min(255.0) as u8])
+    });
+    (geoms, img)
+}

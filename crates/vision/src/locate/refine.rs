@@ -1,0 +1,351 @@
+//! Refinement of a grid hypothesis against the image: find each of the 361 intersections near
+//! where the current geometry predicts it (two independent 1-D searches for the two lines that
+//! cross there, so a stone on one arm costs only that arm), fit the homography to all of them by
+//! RANSAC + least squares, correct an off-by-one extent, estimate radial distortion, and put
+//! (0, 0) at the top-left as seen.
+
+use nalgebra::Matrix3;
+
+use super::response::LineResponse;
+use crate::homography::{self, PointPair};
+use crate::{GridGeometry, LensDistortion, BOARD_LINES};
+
+/// Mean line strength an arm needs to count as a seen line.
+const ARM_MIN_STRENGTH: f32 = 0.035;
+/// Arm length on each side of an intersection, in cells (stops short of a neighbour's stone).
+const ARM_HALF_LENGTH_CELLS: f64 = 0.42;
+/// RANSAC inlier distance, in cells.
+const INLIER_CELLS: f64 = 0.15;
+
+/// The line response of the working image and how it maps to full-resolution pixels.
+pub(crate) struct Working {
+    pub resp: LineResponse,
+    /// Integer downscale factor: full = factor·work + (factor − 1)/2.
+    pub factor: usize,
+}
+
+impl Working {
+    pub fn to_work(&self, full: [f64; 2]) -> [f64; 2] {
+        let k = self.factor as f64;
+        [(full[0] - (k - 1.0) / 2.0) / k, (full[1] - (k - 1.0) / 2.0) / k]
+    }
+
+    pub fn to_full(&self, work: [f64; 2]) -> [f64; 2] {
+        let k = self.factor as f64;
+        [work[0] * k + (k - 1.0) / 2.0, work[1] * k + (k - 1.0) / 2.0]
+    }
+
+    fn strength(&self, p: [f64; 2]) -> f32 {
+        self.resp.strength.sample(p[0], p[1])
+    }
+}
+
+/// One intersection seen in the image.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FoundIntersection {
+    pub col: usize,
+    pub row: usize,
+    /// Full-resolution pixel position (distorted, as in the image).
+    pub pixel: [f64; 2],
+}
+
+fn sub(a: [f64; 2], b: [f64; 2]) -> [f64; 2] {
+    [a[0] - b[0], a[1] - b[1]]
+}
+
+fn norm(a: [f64; 2]) -> f64 {
+    (a[0] * a[0] + a[1] * a[1]).sqrt()
+}
+
+/// Local frame of the grid at a board position, in working pixels.
+struct LocalFrame {
+    centre: [f64; 2],
+    /// Unit vector along the row line (towards increasing column) and cell length along it.
+    along_row: [f64; 2],
+    cell_along_row: f64,
+    /// Unit vector along the column line (towards increasing row) and cell length along it.
+    along_col: [f64; 2],
+    cell_along_col: f64,
+}
+
+fn local_frame(work: &Working, geom: &GridGeometry, col: f64, row: f64) -> Option<LocalFrame> {
+    let centre = work.to_work(geom.project(col, row));
+    let dr = sub(work.to_work(geom.project(col + 0.5, row)), work.to_work(geom.project(col - 0.5, row)));
+    let dc = sub(work.to_work(geom.project(col, row + 0.5)), work.to_work(geom.project(col, row - 0.5)));
+    let (lr, lc) = (norm(dr), norm(dc));
+    if !(lr > 1e-6 && lc > 1e-6 && centre[0].is_finite() && centre[1].is_finite()) {
+        return None;
+    }
+    Some(LocalFrame {
+        centre,
+        along_row: [dr[0] / lr, dr[1] / lr],
+        cell_along_row: lr,
+        along_col: [dc[0] / lc, dc[1] / lc],
+        cell_along_col: lc,
+    })
+}
+
+/// Searches across a line through `centre` running along `dir`, for offsets along the unit normal
+/// within ±`radius`; returns the offset of the strongest line and its mean strength.
+fn search_line(work: &Working, centre: [f64; 2], dir: [f64; 2], half_length: f64, radius: f64) -> Option<(f64, f32)> {
+    let normal = [-dir[1], dir[0]];
+    let steps = radius.ceil().max(1.0) as i32;
+    let n_samples = half_length.floor().max(1.0) as i32;
+    let mut profile = Vec::with_capacity((2 * steps + 1) as usize);
+    for s in -steps..=steps {
+        let off = f64::from(s);
+        let base = [centre[0] + normal[0] * off, centre[1] + normal[1] * off];
+        let mut sum = 0.0f32;
+        for t in -n_samples..=n_samples {
+            let t = f64::from(t);
+            sum += work.strength([base[0] + dir[0] * t, base[1] + dir[1] * t]);
+        }
+        profile.push(sum / (2 * n_samples + 1) as f32);
+    }
+    let (best, &peak) = profile.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))?;
+    if peak < ARM_MIN_STRENGTH {
+        return None;
+    }
+    let mut sorted = profile.clone();
+    sorted.sort_by(f32::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    if peak < 2.0 * median {
+        return None;
+    }
+    // Sub-pixel: parabola through the peak and its neighbours.
+    let mut offset = best as f64 - f64::from(steps);
+    if best > 0 && best + 1 < profile.len() {
+        let (a, b, c) = (f64::from(profile[best - 1]), f64::from(peak), f64::from(profile[best + 1]));
+        let denom = a - 2.0 * b + c;
+        if denom.abs() > 1e-9 {
+            offset += (0.5 * (a - c) / denom).clamp(-0.5, 0.5);
+        }
+    }
+    Some((offset, peak))
+}
+
+/// Finds every intersection that is visible within `radius_cells` of its predicted position.
+pub(crate) fn find_intersections(work: &Working, geom: &GridGeometry, radius_cells: f64) -> Vec<FoundIntersection> {
+    let mut found = Vec::new();
+    for row in 0..BOARD_LINES {
+        for col in 0..BOARD_LINES {
+            let Some(f) = local_frame(work, geom, col as f64, row as f64) else { continue };
+            let cell = f.cell_along_row.min(f.cell_along_col);
+            if cell < 3.0 {
+                continue;
+            }
+            let radius = (radius_cells * cell).max(1.5);
+            // The row line runs along `along_row`; the column line along `along_col`.
+            let Some((off_r, _)) =
+                search_line(work, f.centre, f.along_row, ARM_HALF_LENGTH_CELLS * f.cell_along_row, radius)
+            else {
+                continue;
+            };
+            let Some((off_c, _)) =
+                search_line(work, f.centre, f.along_col, ARM_HALF_LENGTH_CELLS * f.cell_along_col, radius)
+            else {
+                continue;
+            };
+            // Solve n_r·d = off_r, n_c·d = off_c for the displacement d.
+            let n_r = [-f.along_row[1], f.along_row[0]];
+            let n_c = [-f.along_col[1], f.along_col[0]];
+            let det = n_r[0] * n_c[1] - n_r[1] * n_c[0];
+            if det.abs() < 0.2 {
+                continue;
+            }
+            let dx = (off_r * n_c[1] - n_r[1] * off_c) / det;
+            let dy = (n_r[0] * off_c - off_r * n_c[0]) / det;
+            let p = [f.centre[0] + dx, f.centre[1] + dy];
+            found.push(FoundIntersection { col, row, pixel: work.to_full(p) });
+        }
+    }
+    found
+}
+
+/// A fitted grid and the evidence behind it.
+#[derive(Debug, Clone)]
+pub(crate) struct Fit {
+    pub geometry: GridGeometry,
+    pub inliers: Vec<FoundIntersection>,
+    pub rms_cells: f64,
+}
+
+/// Median cell size in full-resolution pixels.
+pub(crate) fn median_cell(geom: &GridGeometry) -> f64 {
+    let mut sizes = Vec::new();
+    for r in (0..BOARD_LINES).step_by(3) {
+        for c in (0..BOARD_LINES - 1).step_by(3) {
+            let a = geom.project(c as f64, r as f64);
+            sizes.push(norm(sub(geom.project(c as f64 + 1.0, r as f64), a)));
+            sizes.push(norm(sub(geom.project(r as f64, c as f64 + 1.0), geom.project(r as f64, c as f64))));
+        }
+    }
+    sizes.sort_by(f64::total_cmp);
+    sizes.get(sizes.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// Fits the homography to found intersections (undistorted with `lens`) by RANSAC.
+pub(crate) fn fit(found: &[FoundIntersection], lens: LensDistortion, cell_px: f64) -> Option<Fit> {
+    if found.len() < 8 {
+        return None;
+    }
+    let pairs: Vec<PointPair> = found
+        .iter()
+        .map(|f| PointPair { from: [f.col as f64, f.row as f64], to: lens.undistort(f.pixel) })
+        .collect();
+    let result = homography::ransac(&pairs, (INLIER_CELLS * cell_px).max(1.0), 150)?;
+    let h = result.homography;
+    let geometry = GridGeometry { homography: to_rows(&h), lens };
+    let inliers: Vec<FoundIntersection> =
+        found.iter().zip(&result.inliers).filter(|(_, &i)| i).map(|(f, _)| *f).collect();
+    let cell = median_cell(&geometry).max(1e-9);
+    Some(Fit { geometry, inliers, rms_cells: result.rms_error / cell })
+}
+
+pub(crate) fn to_rows(h: &Matrix3<f64>) -> [[f64; 3]; 3] {
+    [[h[(0, 0)], h[(0, 1)], h[(0, 2)]], [h[(1, 0)], h[(1, 1)], h[(1, 2)]], [h[(2, 0)], h[(2, 1)], h[(2, 2)]]]
+}
+
+/// Composes the geometry with a board-coordinate map `p` (new board → old board).
+pub(crate) fn reindex(geom: &GridGeometry, p: &Matrix3<f64>) -> GridGeometry {
+    let h = geom.matrix() * p;
+    let h = if h[(2, 2)].abs() > 1e-12 { h / h[(2, 2)] } else { h };
+    GridGeometry { homography: to_rows(&h), lens: geom.lens }
+}
+
+/// Mean line strength along board line `index` of one family (`columns`: line col = index),
+/// sampled between the outermost perpendicular lines, tolerating ±1 working pixel.
+pub(crate) fn line_evidence(work: &Working, geom: &GridGeometry, columns: bool, index: f64) -> f64 {
+    let mut sum = 0.0;
+    let mut n = 0;
+    let last = (BOARD_LINES - 1) as f64;
+    let mut t = 0.25;
+    while t < last {
+        let (c, r) = if columns { (index, t) } else { (t, index) };
+        if let Some(f) = local_frame(work, geom, c, r) {
+            let dir = if columns { f.along_col } else { f.along_row };
+            let normal = [-dir[1], dir[0]];
+            let mut best = 0.0f32;
+            for s in [-1.0, 0.0, 1.0] {
+                best = best.max(work.strength([f.centre[0] + normal[0] * s, f.centre[1] + normal[1] * s]));
+            }
+            sum += f64::from(best);
+            n += 1;
+        }
+        t += 0.5;
+    }
+    if n == 0 {
+        0.0
+    } else {
+        sum / f64::from(n)
+    }
+}
+
+/// Shift (in lines) of each family that best covers the 19 lines with evidence, searched within
+/// ±`reach`. Returns (column shift, row shift) and the evidence contrast inside vs. just outside.
+pub(crate) fn best_extent(work: &Working, geom: &GridGeometry, reach: i32) -> (i32, i32, f64) {
+    let mut shifts = [0i32; 2];
+    let mut contrasts = [0f64; 2];
+    for (family, columns) in [true, false].into_iter().enumerate() {
+        let lo = -reach - 1;
+        let hi = BOARD_LINES as i32 + reach;
+        let evidence: Vec<f64> = (lo..=hi).map(|k| line_evidence(work, geom, columns, f64::from(k))).collect();
+        let at = |k: i32| evidence[(k - lo) as usize];
+        let mut best = (f64::MIN, 0);
+        for s in -reach..=reach {
+            let total: f64 = (s..s + BOARD_LINES as i32).map(at).sum();
+            if total > best.0 + 1e-9 {
+                best = (total, s);
+            }
+        }
+        shifts[family] = best.1;
+        let s = best.1;
+        let inside = best.0 / BOARD_LINES as f64;
+        let outside = (at(s - 1) + at(s + BOARD_LINES as i32)) / 2.0;
+        contrasts[family] = inside / outside.max(1e-3);
+    }
+    (shifts[0], shifts[1], contrasts[0].min(contrasts[1]))
+}
+
+pub(crate) fn translation(dc: f64, dr: f64) -> Matrix3<f64> {
+    Matrix3::new(1.0, 0.0, dc, 0.0, 1.0, dr, 0.0, 0.0, 1.0)
+}
+
+/// Estimates the division-model coefficient that makes the found intersections most consistent
+/// with one homography (golden-section search). Returns the lens if it helps clearly.
+pub(crate) fn estimate_lens(found: &[FoundIntersection], base: LensDistortion, cell_px: f64) -> Option<LensDistortion> {
+    if found.len() < 80 {
+        return None;
+    }
+    let rms = |k1: f64| -> f64 {
+        let lens = LensDistortion { k1, ..base };
+        let pairs: Vec<PointPair> = found
+            .iter()
+            .map(|f| PointPair { from: [f.col as f64, f.row as f64], to: lens.undistort(f.pixel) })
+            .collect();
+        let Some(h) = homography::fit(&pairs) else { return f64::INFINITY };
+        let mut errs: Vec<f64> = pairs.iter().map(|p| homography::reprojection_error(&h, p)).collect();
+        errs.sort_by(f64::total_cmp);
+        // Trimmed RMS: robust to a few stray detections.
+        let keep = errs.len() * 9 / 10;
+        (errs[..keep].iter().map(|e| e * e).sum::<f64>() / keep.max(1) as f64).sqrt()
+    };
+    let (mut a, mut b) = (-0.3f64, 0.3f64);
+    let g = (5f64.sqrt() - 1.0) / 2.0;
+    let mut c = b - g * (b - a);
+    let mut d = a + g * (b - a);
+    let (mut fc, mut fd) = (rms(c), rms(d));
+    for _ in 0..24 {
+        if fc < fd {
+            b = d;
+            d = c;
+            fd = fc;
+            c = b - g * (b - a);
+            fc = rms(c);
+        } else {
+            a = c;
+            c = d;
+            fc = fd;
+            d = a + g * (b - a);
+            fd = rms(d);
+        }
+    }
+    let k1 = (a + b) / 2.0;
+    let (with, without) = (rms(k1), rms(0.0));
+    // Adopt only a clear improvement that matters at the scale of a cell.
+    if with < 0.8 * without && without - with > 0.02 * cell_px && k1.abs() > 0.005 {
+        Some(LensDistortion { k1, ..base })
+    } else {
+        None
+    }
+}
+
+/// Re-indexes the board so that column 0 is the leftmost and row 0 the top as seen, without
+/// mirroring (a camera never mirrors the board).
+pub(crate) fn orient_upright(geom: &GridGeometry) -> GridGeometry {
+    let last = (BOARD_LINES - 1) as f64;
+    // The eight board symmetries as maps new (c, r) → old (c, r).
+    let rot = Matrix3::new(0.0, -1.0, last, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0);
+    let flip = Matrix3::new(0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0);
+    let mut best: Option<(f64, GridGeometry)> = None;
+    let mut p = Matrix3::identity();
+    for _ in 0..4 {
+        for q in [p, p * flip] {
+            let g = reindex(geom, &q);
+            let mid = last / 2.0;
+            let a = sub(g.project(last, mid), g.project(0.0, mid));
+            let b = sub(g.project(mid, last), g.project(mid, 0.0));
+            let cross = a[0] * b[1] - a[1] * b[0];
+            if cross <= 0.0 {
+                continue;
+            }
+            // Prefer columns running most nearly to the right (and rows downwards).
+            let score = a[0] / norm(a).max(1e-9) + b[1] / norm(b).max(1e-9);
+            if best.as_ref().is_none_or(|(s, _)| score > *s + 1e-9) {
+                best = Some((score, g));
+            }
+        }
+        p *= rot;
+    }
+    best.map_or_else(|| geom.clone(), |(_, g)| g)
+}
