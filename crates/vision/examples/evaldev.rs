@@ -22,6 +22,24 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Rough corners typed by a developer from a look at the photo (file named by ROUGH_CORNERS).
+fn rough_corners(path: &Path) -> Option<[[f64; 2]; 4]> {
+    let file = std::env::var("ROUGH_CORNERS").ok()?;
+    let text = std::fs::read_to_string(file).ok()?;
+    let p = path.display().to_string();
+    for line in text.lines() {
+        let mut parts = line.split_whitespace();
+        let key = parts.next()?;
+        if p.contains(key) {
+            let v: Vec<f64> = parts.filter_map(|x| x.parse().ok()).collect();
+            if v.len() == 8 {
+                return Some([[v[0], v[1]], [v[2], v[3]], [v[4], v[5]], [v[6], v[7]]]);
+            }
+        }
+    }
+    None
+}
+
 fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().collect();
     let dir = PathBuf::from(args.get(1).ok_or("usage: evaldev DIR OUT_DIR")?);
@@ -45,6 +63,22 @@ fn main() -> Result<(), Box<dyn Error>> {
         let t0 = std::time::Instant::now();
         let located = match locate(&frame.rgb, &LocateOptions::default()) {
             Ok(l) => l,
+            Err(e) if rough_corners(&path).is_some() => {
+                let corners = rough_corners(&path).unwrap_or_default();
+                let lens = tengen_vision::LensDistortion::none(frame.rgb.width(), frame.rgb.height());
+                let given = tengen_vision::locate::from_corners(corners, lens)?;
+                let gray = image::DynamicImage::ImageRgb8(frame.rgb.clone()).into_luma8();
+                match tengen_vision::locate::refine_gray(&gray, &given.geometry) {
+                    Ok(l) => {
+                        println!("{} (locate failed: {e}; refined from rough corners)", path.display());
+                        l
+                    }
+                    Err(e2) => {
+                        println!("{} (locate failed: {e}; refine failed: {e2}; rough corners)", path.display());
+                        given
+                    }
+                }
+            }
             Err(e) => {
                 println!("{} NOT LOCATED: {e}", path.display());
                 n += 1;
@@ -55,6 +89,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         let details = read_board_detailed(&frame.rgb, &located.geometry, &config);
         let t2 = t0.elapsed() - t1;
         let read = reading_grid(&details.reading);
+        println!("   camera {:?}", camera_of(&located.geometry));
         let s = score(&read, &truth, true);
         total.merge(&s.confusion);
         n += 1;
@@ -64,6 +99,19 @@ fn main() -> Result<(), Box<dyn Error>> {
             path.display(), s.confusion.correct(), s.confusion.total(), s.confusion.wrong(), s.confusion.unknown(),
             details.reading.occluded, (s.symmetry.transpose, s.symmetry.quarter_turns), t1, t2
         );
+        if std::env::var("DUMP").is_ok() {
+            let inv = tengen_vision::evaluate::Symmetry::all()
+                .into_iter()
+                .find(|c| c.apply(&s.symmetry.apply(&read)) == read)
+                .unwrap_or(tengen_vision::evaluate::Symmetry::IDENTITY);
+            let t = inv.apply(&truth);
+            for r in 0..19 {
+                for c in 0..19 {
+                    let f = details.features[r][c];
+                    println!("D {} {} {:.3} {:.3} {:.3} {:.3} {:.3} {:.3} {}", t[r][c].symbol(), read[r][c].symbol(), f.brightness, f.dark_tail, f.neutral, f.green_red, f.lines, f.weakest_arm, name);
+                }
+            }
+        }
         if !s.exact {
             // Points in reading orientation: find truth in reading frame by inverting symmetry.
             let inv = tengen_vision::evaluate::Symmetry::all()
@@ -77,8 +125,8 @@ fn main() -> Result<(), Box<dyn Error>> {
                         let f = details.features[r][c];
                         let p = details.posteriors[r][c];
                         println!(
-                            "   r{r:2} c{c:2} true {} read {} bright {:.2} tail {:.2} neutral {:.2} cdist {:.2} lines {:.3} spread {:.2} post [{:.2} {:.2} {:.2}]",
-                            truth_in_read[r][c].symbol(), read[r][c].symbol(), f.brightness, f.dark_tail, f.neutral, f.colour_distance, f.lines, f.spread, p[0], p[1], p[2]
+                            "   r{r:2} c{c:2} true {} read {} bright {:.2} tail {:.2} neutral {:.2} gr {:.2} cdist {:.2} lines {:.3} spread {:.2} post [{:.2} {:.2} {:.2}]",
+                            truth_in_read[r][c].symbol(), read[r][c].symbol(), f.brightness, f.dark_tail, f.neutral, f.green_red, f.colour_distance, f.lines, f.spread, p[0], p[1], p[2]
                         );
                     }
                 }
@@ -100,4 +148,9 @@ fn main() -> Result<(), Box<dyn Error>> {
         total.correct(), total.total(), total.wrong(), total.unknown(), total.0
     );
     Ok(())
+}
+
+#[allow(dead_code)]
+fn camera_of(g: &tengen_vision::GridGeometry) -> Option<tengen_vision::rectify::CameraFoot> {
+    tengen_vision::rectify::CameraFoot::estimate(g)
 }

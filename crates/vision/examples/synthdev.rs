@@ -85,8 +85,8 @@ fn main() -> Result<(), Box<dyn Error>> {
                         let f = details.features[r][c];
                         let p = details.posteriors[r][c];
                         println!(
-                            "   r{r:2} c{c:2} true {} read {} bright {:.2} tail {:.2} neutral {:.2} cdist {:.2} lines {:.3} spread {:.2} post [{:.2} {:.2} {:.2}]",
-                            truth[r][c].symbol(), read[r][c].symbol(), f.brightness, f.dark_tail, f.neutral, f.colour_distance, f.lines, f.spread, p[0], p[1], p[2]
+                            "   r{r:2} c{c:2} true {} read {} bright {:.2} tail {:.2} neutral {:.2} gr {:.2} cdist {:.2} lines {:.3} spread {:.2} post [{:.2} {:.2} {:.2}]",
+                            truth[r][c].symbol(), read[r][c].symbol(), f.brightness, f.dark_tail, f.neutral, f.green_red, f.colour_distance, f.lines, f.spread, p[0], p[1], p[2]
                         );
                     }
                 }

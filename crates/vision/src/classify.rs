@@ -8,7 +8,7 @@ use crate::features::PointFeatures;
 use crate::geometry::BOARD_LINES;
 
 /// Number of features the model uses.
-const DIMS: usize = 4;
+const DIMS: usize = 5;
 
 /// A point's class, as the classifier sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,24 +35,45 @@ struct ClassPrior {
     weight: f64,
 }
 
-/// Feature vector used by the model: brightness, dark tail, neutrality, line contrast.
+/// Feature vector used by the model: brightness, dark tail, neutrality, green/red, line contrast.
 fn vector(f: &PointFeatures) -> [f64; DIMS] {
-    [f64::from(f.brightness), f64::from(f.dark_tail), f64::from(f.neutral), f64::from(f.lines)]
+    [
+        f64::from(f.brightness),
+        f64::from(f.dark_tail),
+        f64::from(f.neutral),
+        f64::from(f.green_red),
+        f64::from(f.lines),
+    ]
 }
 
-/// Physical priors (relative to the board colour, so independent of light level and colour cast).
+/// Index of the brightness feature (the median is already robust to highlights).
+const BRIGHTNESS: usize = 0;
+/// Index of the black class.
+const BLACK: usize = 1;
+/// Index of the line-contrast feature.
+const LINES: usize = 4;
+/// Indices of the colour features, whose gross misfit means "neither stone nor board".
+const COLOUR: [usize; 2] = [2, 3];
+
+/// Physical priors (relative to the local board colour, so independent of light level and
+/// colour cast). Means are those measured on the labelled photos (imago-tests, gomrade-singles;
+/// `examples/evaldev.rs` with DUMP=1), spreads widened by half so other boards fit too.
 const PRIORS: [ClassPrior; 3] = [
     // Empty: board-coloured, the grid-line cross visible.
-    ClassPrior { mean: [-0.05, -0.12, 0.0, 0.2], sd: [0.15, 0.18, 0.1, 0.1], weight: 10.0 },
-    // Black: far darker than the board, no lines.
-    ClassPrior { mean: [-1.4, -1.6, 0.25, 0.02], sd: [0.4, 0.4, 0.3, 0.06], weight: 10.0 },
-    // White: brighter and greyer than wood, no lines.
-    ClassPrior { mean: [0.2, 0.12, 0.35, 0.02], sd: [0.15, 0.15, 0.2, 0.06], weight: 10.0 },
+    ClassPrior { mean: [-0.07, -0.21, 0.02, 0.01, 0.31], sd: [0.11, 0.16, 0.08, 0.04, 0.12], weight: 10.0 },
+    // Black: far darker than the board, greyer than wood, lines hidden.
+    ClassPrior { mean: [-1.15, -1.3, 0.6, 0.25, 0.1], sd: [0.45, 0.6, 0.4, 0.22, 0.07], weight: 10.0 },
+    // White: brighter and greyer than wood, lines hidden.
+    ClassPrior { mean: [0.4, 0.3, 0.5, 0.22, -0.08], sd: [0.2, 0.2, 0.22, 0.08, 0.1], weight: 10.0 },
 ];
 
 /// Smallest standard deviation allowed per feature after re-estimation (keeps a class with a few
 /// near-identical members from becoming infinitely sharp).
-const SD_FLOOR: [f64; DIMS] = [0.06, 0.08, 0.05, 0.03];
+const SD_FLOOR: [f64; DIMS] = [0.06, 0.08, 0.05, 0.025, 0.04];
+
+/// A colour feature this many standard deviations from the best class marks the point as
+/// something else (table cloth, skin, a sleeve): read as unknown.
+const OUTLIER_Z: f64 = 6.0;
 
 /// EM rounds; the assignment settles within a few.
 const ROUNDS: usize = 4;
@@ -60,8 +81,17 @@ const ROUNDS: usize = 4;
 /// Posterior probabilities of each class for every point; `[row][col][class]`.
 pub type Posteriors = Vec<[[f64; 3]; BOARD_LINES]>;
 
+/// The classification of one frame.
+#[derive(Debug, Clone)]
+pub struct Classified {
+    /// Class posteriors, `[row][col][class]` (uniform where unmeasurable).
+    pub posteriors: Posteriors,
+    /// Points whose colour fits none of the classes (not a stone, not board), `[row][col]`.
+    pub outlier: Vec<[bool; BOARD_LINES]>,
+}
+
 /// Classifies every point of one frame. `temperature` ≥ 1 softens the posteriors (calibration).
-pub fn classify(features: &[[PointFeatures; BOARD_LINES]], temperature: f64) -> Posteriors {
+pub fn classify(features: &[[PointFeatures; BOARD_LINES]], temperature: f64) -> Classified {
     let points: Vec<(usize, usize, [f64; DIMS])> = features
         .iter()
         .enumerate()
@@ -96,10 +126,14 @@ pub fn classify(features: &[[PointFeatures; BOARD_LINES]], temperature: f64) -> 
         enforce_order(&mut means);
     }
     let mut out = vec![[[1.0 / 3.0; 3]; BOARD_LINES]; BOARD_LINES];
+    let mut outlier = vec![[false; BOARD_LINES]; BOARD_LINES];
     for (r, c, x) in &points {
-        out[*r][*c] = posterior(x, &means, &sds, &weights, temperature);
+        let p = posterior(x, &means, &sds, &weights, temperature);
+        let best = (0..3).fold(0, |b, k| if p[k] > p[b] { k } else { b });
+        outlier[*r][*c] = COLOUR.iter().any(|&d| ((x[d] - means[best][d]) / sds[best][d]).abs() > OUTLIER_Z);
+        out[*r][*c] = p;
     }
-    out
+    Classified { posteriors: out, outlier }
 }
 
 /// Keeps the re-estimated classes physically ordered: black darker than empty, white greyer
@@ -111,8 +145,8 @@ fn enforce_order(means: &mut [[f64; DIMS]; 3]) {
     means[1][1] = means[1][1].min(empty[1] - 0.6);
     means[2][2] = means[2][2].max(empty[2] + 0.15);
     means[2][0] = means[2][0].max(empty[0] + 0.05);
-    means[1][3] = means[1][3].min(empty[3] - 0.08);
-    means[2][3] = means[2][3].min(empty[3] - 0.08);
+    means[1][LINES] = means[1][LINES].min(empty[LINES] - 0.08);
+    means[2][LINES] = means[2][LINES].min(empty[LINES] - 0.08);
 }
 
 fn posterior(x: &[f64; DIMS], means: &[[f64; DIMS]; 3], sds: &[[f64; DIMS]; 3], weights: &[f64; 3], temperature: f64) -> [f64; 3] {
@@ -121,8 +155,10 @@ fn posterior(x: &[f64; DIMS], means: &[[f64; DIMS]; 3], sds: &[[f64; DIMS]; 3], 
         let mut l = weights[k].ln();
         for d in 0..DIMS {
             let z = (x[d] - means[k][d]) / sds[k][d];
-            // Student-like tails: a few wild features (glare, a stray line) must not be decisive.
-            l += -0.5 * (1.0 + z * z / 3.0).ln() * 4.0 - sds[k][d].ln();
+            // Student-like tails: one wild colour or brightness value (glare, a shadow) must not
+            // be decisive. Gaussian tails where physics is strict: visible lines rule a stone
+            // out, and a black stone is dark whatever the light.
+            l += if d == LINES || (d == BRIGHTNESS && k == BLACK) { -0.5 * z * z } else { -2.0 * (1.0 + z * z / 3.0).ln() } - sds[k][d].ln();
         }
         logp[k] = l / temperature;
     }

@@ -14,6 +14,9 @@ const ARM_STEPS: [f64; 3] = [0.18, 0.26, 0.34];
 /// Sideways offset of the off-line reference samples next to an arm, in grid spacings.
 const ARM_SIDE: f64 = 0.2;
 
+/// Smallest denominator of the line contrast, as a fraction of the local board luminance.
+const WEBER_FLOOR: f32 = 1.0;
+
 /// Cells per side of the board-colour map: one per cell centre, including the margin cells.
 pub const CELLS: usize = BOARD_LINES + 1;
 
@@ -105,10 +108,12 @@ impl BoardColour {
     pub fn local(&self, col: usize, row: usize) -> [f32; 3] {
         let mut chans: [Vec<f32>; 3] = [Vec::new(), Vec::new(), Vec::new()];
         let global_l = luma(self.global).max(1.0);
-        let lo_i = col.saturating_sub(1);
-        let lo_j = row.saturating_sub(1);
-        for j in lo_j..(row + 3).min(CELLS) {
-            for i in lo_i..(col + 3).min(CELLS) {
+        // Margin cells (outside the outer lines) are left out: the wood there is narrow and
+        // the sample may fall on the board's edge or the table.
+        let lo_i = col.saturating_sub(1).max(1);
+        let lo_j = row.saturating_sub(1).max(1);
+        for j in lo_j..(row + 3).min(CELLS - 1) {
+            for i in lo_i..(col + 3).min(CELLS - 1) {
                 let c = self.cells[j * CELLS + i];
                 if !c[0].is_finite() || luma(c) / global_l < PLAUSIBLE_BOARD_LUMA {
                     continue;
@@ -223,11 +228,18 @@ pub struct PointFeatures {
     /// Neutrality: ln((blue/red of disc) / (blue/red of board)). Stones are grey, wood is yellow,
     /// so stones score positive under any single-colour light.
     pub neutral: f32,
+    /// ln((green/red of disc) / (green/red of board)): grey stones score clearly positive
+    /// against yellow-red wood, skin (reddish) stays near 0 — what tells a fingertip from a white
+    /// stone.
+    pub green_red: f32,
     /// Chromatic distance of the disc from board colour (≤ 1 would be bare board).
     pub colour_distance: f32,
-    /// Grid-line contrast of the cross through the intersection, relative to board luminance:
-    /// clearly positive only where the point is empty.
+    /// Grid-line (Weber) contrast of the cross through the intersection: clearly positive only
+    /// where the point is empty, in light or in shadow.
     pub lines: f32,
+    /// Weber contrast of the weakest arm of the cross (relative to the surface beside it, so a
+    /// point in a stone's shadow still shows its lines): positive on every arm only when empty.
+    pub weakest_arm: f32,
     /// Spread of disc luminance relative to board luminance (texture: edges, lines, grain).
     pub spread: f32,
     /// False when part of the point falls outside the image.
@@ -276,6 +288,7 @@ pub fn measure_points(
                 }
                 lums.push(luma(s));
             }
+            valid = valid || lums.len() * 10 >= disc_offsets.len() * 7;
             if lums.len() < disc_offsets.len() / 2 {
                 *feat = PointFeatures { valid: false, ..PointFeatures::default() };
                 continue;
@@ -287,14 +300,18 @@ pub fn measure_points(
             let q25 = lums[lums.len() / 4];
             let q90 = lums[(lums.len() * 9) / 10];
             let q10 = lums[lums.len() / 10];
+            let lines = line_contrast(board, col, row, board_l * WEBER_FLOOR);
             let eps = 4.0;
             let neutral = ((mean[2] + eps) / (mean[0] + eps)).ln() - ((local[2] + eps) / (local[0] + eps)).ln();
+            let green_red = ((mean[1] + eps) / (mean[0] + eps)).ln() - ((local[1] + eps) / (local[0] + eps)).ln();
             *feat = PointFeatures {
                 brightness: ((med + 1.0) / board_l).ln(),
                 dark_tail: ((q25 + 1.0) / board_l).ln(),
                 neutral,
+                green_red,
                 colour_distance: colour_distance(mean, local),
-                lines: line_contrast(board, col, row) / board_l,
+                lines: lines.0,
+                weakest_arm: weakest_arm(board, col, row, board_l),
                 spread: (q90 - q10) / board_l,
                 valid,
             };
@@ -303,12 +320,23 @@ pub fn measure_points(
     out
 }
 
-/// Mean (off-line − on-line) luminance along the arms of the cross at an intersection; arms that
-/// would leave the grid (beyond an edge line) are skipped.
-fn line_contrast(board: &RectifiedBoard, col: usize, row: usize) -> f32 {
+/// Weakest-arm Weber contrast (the surface beside a line in shadow is its own reference; the
+/// floor keeps sensor noise on a black stone from counting).
+fn weakest_arm(board: &RectifiedBoard, col: usize, row: usize, board_l: f32) -> f32 {
+    line_contrast(board, col, row, board_l * WEBER_MIN_FLOOR).1
+}
+
+/// Floor of the Weber denominator for the weakest-arm contrast, relative to board luminance.
+const WEBER_MIN_FLOOR: f32 = 0.3;
+
+/// Grid-line contrast of the cross at an intersection, from the arms that stay on the grid
+/// (an edge point has three, a corner two): (mean over arms, weakest arm). Each arm's contrast is
+/// (off-line − on-line) luminance over the brighter of the off-line surface and `floor`.
+fn line_contrast(board: &RectifiedBoard, col: usize, row: usize, floor: f32) -> (f32, f32) {
     let last = BOARD_LINES - 1;
     let mut sum = 0.0f32;
     let mut n = 0.0f32;
+    let mut weakest = f32::INFINITY;
     let dirs: [(i32, i32); 4] = [(1, 0), (-1, 0), (0, 1), (0, -1)];
     for (dx, dy) in dirs {
         let nc = col as i32 + dx;
@@ -316,6 +344,8 @@ fn line_contrast(board: &RectifiedBoard, col: usize, row: usize) -> f32 {
         if nc < 0 || nr < 0 || nc > last as i32 || nr > last as i32 {
             continue;
         }
+        let mut arm = 0.0f32;
+        let mut arm_n = 0.0f32;
         for t in ARM_STEPS {
             let (x, y) = (col as f64 + dx as f64 * t, row as f64 + dy as f64 * t);
             let on = board.at_board(x, y);
@@ -324,14 +354,20 @@ fn line_contrast(board: &RectifiedBoard, col: usize, row: usize) -> f32 {
             let a = board.at_board(x + px, y + py);
             let b = board.at_board(x - px, y - py);
             if on[0].is_finite() && a[0].is_finite() && b[0].is_finite() {
-                sum += (luma(a) + luma(b)) / 2.0 - luma(on);
-                n += 1.0;
+                let off = (luma(a) + luma(b)) / 2.0;
+                arm += (off - luma(on)) / off.max(floor);
+                arm_n += 1.0;
             }
+        }
+        if arm_n > 0.0 {
+            sum += arm;
+            n += arm_n;
+            weakest = weakest.min(arm / arm_n);
         }
     }
     if n > 0.0 {
-        sum / n
+        (sum / n, weakest)
     } else {
-        0.0
+        (0.0, 0.0)
     }
 }

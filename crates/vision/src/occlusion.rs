@@ -60,7 +60,11 @@ pub fn detect(colour: &BoardColour, config: &OcclusionConfig) -> OcclusionMask {
         .map(|k| {
             let d = colour.distance[k];
             let lattice = colour.lattice[k];
-            d.is_finite() && d > config.foreign_distance && !(lattice >= config.min_lattice) && !is_glare(colour, k)
+            let (i, j) = (k % CELLS, k / CELLS);
+            // Margin cells lie on the narrow wooden border (or past it when the grid is a little
+            // off); they are not evidence of a hand by themselves.
+            let inner = i > 0 && j > 0 && i < CELLS - 1 && j < CELLS - 1;
+            inner && d.is_finite() && d > config.foreign_distance && !(lattice >= config.min_lattice) && !is_glare(colour, k)
         })
         .collect();
     let mut seen = vec![false; CELLS * CELLS];
@@ -78,7 +82,7 @@ pub fn detect(colour: &BoardColour, config: &OcclusionConfig) -> OcclusionMask {
         while let Some(k) = queue.pop_front() {
             component.push(k);
             let (i, j) = (k % CELLS, k / CELLS);
-            if i == 0 || j == 0 || i == CELLS - 1 || j == CELLS - 1 {
+            if i <= 1 || j <= 1 || i >= CELLS - 2 || j >= CELLS - 2 {
                 touches_edge = true;
             }
             // 8-connected: a forearm crosses cells diagonally.

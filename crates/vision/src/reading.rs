@@ -142,7 +142,8 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     let colour = BoardColour::measure(&board);
     let camera = CameraFoot::estimate(geometry);
     let features = measure_points(&board, &colour, camera.as_ref(), config.stone_height);
-    let posteriors = classify(&features, config.temperature);
+    let classified = classify(&features, config.temperature);
+    let posteriors = classified.posteriors;
     let mask = detect(&colour, &config.occlusion);
     let unknown = PointReading { state: PointState::Unknown, confidence: 0.0, best_guess: PointState::Unknown };
     let mut points = [[unknown; BOARD_LINES]; BOARD_LINES];
@@ -164,7 +165,7 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
                 StoneClass::White => PointState::White,
             };
             let confidence = prob as f32;
-            let state = if confidence >= config.min_confidence { guess } else { PointState::Unknown };
+            let state = if confidence >= config.min_confidence && !classified.outlier[row][col] { guess } else { PointState::Unknown };
             points[row][col] = PointReading { state, confidence, best_guess: guess };
         }
     }
