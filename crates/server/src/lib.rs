@@ -1,1 +1,185 @@
-//! placeholder
+//! Tengen service: cameras in, referee dashboard out.
+//!
+//! Each table runs its own pipeline (frame slot → vision → referee → log → bus); the HTTP API
+//! and the embedded dashboard read the tables' live state, the SQLite log and the bus. See
+//! `README.md` (running it, pointing a camera at it, configuration) and `API.md` (the HTTP API).
+
+pub mod adapters;
+pub mod api;
+pub mod auth;
+pub mod config;
+pub mod dashboard;
+pub mod engine;
+pub mod imaging;
+pub mod metrics;
+pub mod model;
+pub mod sgf;
+pub mod sources;
+pub mod store;
+pub mod table;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{broadcast, oneshot, Semaphore};
+
+pub use api::{router, Hub};
+pub use config::{CameraConfig, Config, TableConfig};
+pub use engine::{Clock, Engines, FrameAnalyzer, SystemClock, TableReferee};
+pub use store::Store;
+
+/// Why the service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The configuration is unusable.
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
+    /// The store could not be opened or read.
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// A running service.
+pub struct RunningServer {
+    /// The address actually bound (port 0 resolved).
+    pub addr: SocketAddr,
+    /// The arbiter token in force.
+    pub arbiter_token: String,
+    /// The global camera token in force.
+    pub camera_token: String,
+    /// Shared state (tables, store, bus).
+    pub hub: Arc<Hub>,
+    shutdown: Option<oneshot::Sender<()>>,
+    served: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningServer {
+    /// Waits until the HTTP server stops (it runs until `shutdown`).
+    pub async fn wait(self) -> std::io::Result<()> {
+        let RunningServer { shutdown: _keep_alive, served, .. } = self;
+        served.await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+
+    /// Stops at once, closing open connections (SSE streams never finish by themselves).
+    pub fn shutdown_now(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        self.served.abort();
+    }
+
+    /// Stops accepting requests and waits for open ones to finish.
+    pub async fn shutdown(mut self) -> std::io::Result<()> {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        self.served.await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+}
+
+/// Opens the store, restores every table (replaying its game log), starts the cameras that the
+/// service pulls, binds the listener and serves the API and the dashboard.
+pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, ServerError> {
+    config.validate()?;
+    let store = Store::open(&config.data_dir)?;
+    let arbiter_token = config.arbiter_token.clone().unwrap_or_else(auth::generate_token);
+    let camera_token = config.camera_token.clone().unwrap_or_else(auth::generate_token);
+    let threads = match config.analysis_threads {
+        0 => std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get),
+        n => n,
+    };
+    let (bus, _) = broadcast::channel(1024);
+    let shared = table::Shared {
+        store: store.clone(),
+        bus: bus.clone(),
+        engines: engines.clone(),
+        analysis_permits: Arc::new(Semaphore::new(threads)),
+        camera_timeout: Duration::from_secs_f64(config.camera_timeout_secs),
+        max_camera_fps: config.max_camera_fps,
+    };
+    let mut tables = BTreeMap::new();
+    for table_config in &config.tables {
+        let handle = table::start_table(table_config, shared.clone()).await?;
+        let clock = Arc::clone(&engines.clock);
+        match &table_config.camera {
+            CameraConfig::Post => {}
+            CameraConfig::Mjpeg { url } => {
+                tokio::spawn(sources::run_mjpeg(url.clone(), Arc::clone(&handle), clock, config.max_frame_bytes));
+            }
+            CameraConfig::Snapshot { url, interval_ms } => {
+                tokio::spawn(sources::run_snapshot(
+                    url.clone(),
+                    Duration::from_millis(*interval_ms),
+                    Arc::clone(&handle),
+                    clock,
+                    config.max_frame_bytes,
+                ));
+            }
+            CameraConfig::Folder { path, fps, repeat } => {
+                tokio::spawn(sources::run_folder(path.clone(), *fps, *repeat, Arc::clone(&handle), clock));
+            }
+        }
+        tables.insert(table_config.id.clone(), handle);
+    }
+    let hub = Arc::new(Hub {
+        tables,
+        store,
+        bus,
+        arbiter_token: arbiter_token.clone(),
+        camera_token: camera_token.clone(),
+        max_frame_bytes: config.max_frame_bytes,
+        clock: Arc::clone(&engines.clock),
+        started: Instant::now(),
+    });
+    let listener = tokio::net::TcpListener::bind(&config.listen)
+        .await
+        .map_err(|source| ServerError::Bind { addr: config.listen.clone(), source })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|source| ServerError::Bind { addr: config.listen.clone(), source })?;
+    let (shutdown, stop) = oneshot::channel::<()>();
+    let app = router(Arc::clone(&hub));
+    let served = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stop.await;
+            })
+            .await
+    });
+    tracing::info!(%addr, tables = hub.tables.len(), "tengen service listening");
+    Ok(RunningServer { addr, arbiter_token, camera_token, hub, shutdown: Some(shutdown), served })
+}
+
+/// The view of a finished game, rebuilt by replaying its log into a fresh referee.
+pub async fn replay_view(
+    hub: &Hub,
+    game: &store::GameRow,
+) -> Result<model::GameView, store::StoreError> {
+    let table = hub.tables.get(&game.table);
+    let inputs = hub.store.replay_inputs(game.id).await?;
+    let Some(table) = table else {
+        return Err(store::StoreError::Corrupt { seq: 0, message: "game of an unknown table".into() });
+    };
+    let mut referee = table.referees().new_game(game.komi);
+    for (at_ms, input) in inputs {
+        match input {
+            store::ReplayInput::Observation(obs) => {
+                let _ = referee.observe(at_ms, &obs);
+            }
+            store::ReplayInput::Action(action) => {
+                let _ = referee.arbiter(at_ms, &action);
+            }
+        }
+    }
+    Ok(referee.view())
+}

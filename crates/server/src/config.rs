@@ -1,0 +1,271 @@
+//! The service configuration: an embedded default that needs nothing set up, or a TOML file
+//! naming tables, cameras, calibrations, komi and tokens (see README.md for the reference).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::Corners;
+
+/// Why a configuration is unusable.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The TOML is malformed or has unknown keys.
+    #[error("bad configuration: {0}")]
+    Parse(String),
+    /// The values are inconsistent (duplicate table ids, bad ids, bad calibration).
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+/// The whole configuration.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Address to listen on; port 0 picks a free port.
+    #[serde(default = "default_listen")]
+    pub listen: String,
+    /// Folder for the SQLite database.
+    #[serde(default = "default_data_dir")]
+    pub data_dir: PathBuf,
+    /// Token for arbiter actions and calibration; generated at start when absent.
+    #[serde(default)]
+    pub arbiter_token: Option<String>,
+    /// Token cameras post frames with (tables may override); generated when absent.
+    #[serde(default)]
+    pub camera_token: Option<String>,
+    /// Seconds without a frame before a table's camera is reported lost.
+    #[serde(default = "default_camera_timeout")]
+    pub camera_timeout_secs: f64,
+    /// Highest frame rate a camera may post; faster posts get 429.
+    #[serde(default = "default_max_fps")]
+    pub max_camera_fps: f64,
+    /// Frames analysed at once across all tables (0: one per CPU core).
+    #[serde(default)]
+    pub analysis_threads: usize,
+    /// Largest accepted frame, in bytes.
+    #[serde(default = "default_max_frame")]
+    pub max_frame_bytes: usize,
+    /// The tables.
+    #[serde(default, rename = "table")]
+    pub tables: Vec<TableConfig>,
+}
+
+/// One table: a board, a camera, a game at a time.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableConfig {
+    /// Short id used in URLs: letters, digits, `-` and `_`, at most 32.
+    pub id: String,
+    /// Name shown on the dashboard.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Komi in points (7.5 = 3¾ stones, the Chinese rules since 2001).
+    #[serde(default = "default_komi")]
+    pub komi: f64,
+    /// This table's camera token, overriding the global one.
+    #[serde(default)]
+    pub camera_token: Option<String>,
+    /// Where frames come from.
+    #[serde(default)]
+    pub camera: CameraConfig,
+    /// A fixed calibration; when absent the vision locates the board by itself.
+    #[serde(default)]
+    pub calibration: Option<CalibrationConfig>,
+}
+
+/// Where a table's frames come from.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum CameraConfig {
+    /// The camera posts frames to `POST /api/tables/{id}/frames`.
+    #[default]
+    Post,
+    /// Pull an MJPEG-over-HTTP stream (multipart/x-mixed-replace).
+    Mjpeg {
+        /// `http://host:port/path` (no TLS: cameras live on the venue network).
+        url: String,
+    },
+    /// Pull a still image from an HTTP URL at an interval.
+    Snapshot {
+        /// `http://host:port/path`.
+        url: String,
+        /// Milliseconds between pulls.
+        #[serde(default = "default_interval_ms")]
+        interval_ms: u64,
+    },
+    /// Replay a folder of frames (sorted by name) at a fixed rate.
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// Frames per second.
+        #[serde(default = "default_fps")]
+        fps: f64,
+        /// Start over (with a new game) at the end.
+        #[serde(default)]
+        repeat: bool,
+    },
+}
+
+/// A fixed calibration.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CalibrationConfig {
+    /// Pixels of the corner intersections: top-left, top-right, bottom-right, bottom-left.
+    pub corners: Corners,
+}
+
+fn default_listen() -> String {
+    "127.0.0.1:8080".into()
+}
+fn default_data_dir() -> PathBuf {
+    PathBuf::from("./tengen-data")
+}
+fn default_camera_timeout() -> f64 {
+    10.0
+}
+fn default_max_fps() -> f64 {
+    10.0
+}
+fn default_max_frame() -> usize {
+    8 * 1024 * 1024
+}
+fn default_komi() -> f64 {
+    7.5
+}
+fn default_interval_ms() -> u64 {
+    500
+}
+fn default_fps() -> f64 {
+    2.0
+}
+
+impl Default for Config {
+    /// The embedded default: four tables whose cameras post frames.
+    fn default() -> Self {
+        let tables = (1..=4)
+            .map(|i| TableConfig {
+                id: i.to_string(),
+                name: Some(format!("Table {i}")),
+                komi: default_komi(),
+                camera_token: None,
+                camera: CameraConfig::Post,
+                calibration: None,
+            })
+            .collect();
+        Self {
+            listen: default_listen(),
+            data_dir: default_data_dir(),
+            arbiter_token: None,
+            camera_token: None,
+            camera_timeout_secs: default_camera_timeout(),
+            max_camera_fps: default_max_fps(),
+            analysis_threads: 0,
+            max_frame_bytes: default_max_frame(),
+            tables,
+        }
+    }
+}
+
+impl Config {
+    /// Parses TOML text and checks it.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let config: Self = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Reads and checks a TOML file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+        Self::from_toml(&text)
+    }
+
+    /// Checks ids, numbers and calibrations.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let mut seen = std::collections::HashSet::new();
+        for table in &self.tables {
+            if !valid_table_id(&table.id) {
+                return Err(ConfigError::Invalid(format!(
+                    "table id {:?}: use 1-32 letters, digits, '-' or '_'",
+                    table.id
+                )));
+            }
+            if !seen.insert(table.id.as_str()) {
+                return Err(ConfigError::Invalid(format!("table id {:?} appears twice", table.id)));
+            }
+            if !table.komi.is_finite() || table.komi.abs() > 100.0 {
+                return Err(ConfigError::Invalid(format!("table {}: komi out of range", table.id)));
+            }
+            if let Some(cal) = &table.calibration {
+                if cal.corners.iter().flatten().any(|v| !v.is_finite() || *v < 0.0) {
+                    return Err(ConfigError::Invalid(format!(
+                        "table {}: calibration corners must be non-negative pixels",
+                        table.id
+                    )));
+                }
+            }
+            if let CameraConfig::Folder { fps, .. } = &table.camera {
+                if fps.is_nan() || *fps <= 0.0 || *fps > 60.0 {
+                    return Err(ConfigError::Invalid(format!("table {}: fps in (0, 60]", table.id)));
+                }
+            }
+        }
+        if self.max_camera_fps.is_nan() || self.max_camera_fps <= 0.0 {
+            return Err(ConfigError::Invalid("max_camera_fps must be positive".into()));
+        }
+        if self.camera_timeout_secs.is_nan() || self.camera_timeout_secs <= 0.0 {
+            return Err(ConfigError::Invalid("camera_timeout_secs must be positive".into()));
+        }
+        for token in [&self.arbiter_token, &self.camera_token].into_iter().flatten() {
+            if token.len() < 8 {
+                return Err(ConfigError::Invalid("tokens must have at least 8 characters".into()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a table id is safe in URLs and file names.
+pub fn valid_table_id(id: &str) -> bool {
+    (1..=32).contains(&id.len())
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documented_example_parses() {
+        let text = include_str!("../config.example.toml");
+        let config = Config::from_toml(text).expect("the documented example must parse");
+        assert_eq!(config.tables.len(), 4);
+        assert!(matches!(config.tables[1].camera, CameraConfig::Mjpeg { .. }));
+    }
+
+    #[test]
+    fn unknown_keys_and_duplicate_tables_are_refused() {
+        assert!(Config::from_toml("lisen = \"x\"").is_err());
+        let dup = "[[table]]\nid = \"a\"\n[[table]]\nid = \"a\"\n";
+        assert!(matches!(Config::from_toml(dup), Err(ConfigError::Invalid(_))));
+        assert!(Config::from_toml("[[table]]\nid = \"../x\"\n").is_err());
+    }
+
+    #[test]
+    fn empty_file_gives_defaults_without_tables() {
+        let config = Config::from_toml("").expect("empty is valid");
+        assert_eq!(config.listen, "127.0.0.1:8080");
+        assert!(config.tables.is_empty());
+        assert_eq!(Config::default().tables.len(), 4);
+    }
+}

@@ -1,0 +1,105 @@
+//! The seams between the service and the pure cores: a frame analyzer (vision) turns an encoded
+//! image into an [`Observation`]; a table referee turns observations and arbiter actions into
+//! events and a [`GameView`]; a clock gives the time. The service owns I/O around them; the real
+//! vision and referee crates plug in through `adapters`, tests plug in scripted ones.
+
+use std::sync::Arc;
+
+use crate::model::{ArbiterAction, GameView, Observation, RefereeEvent};
+
+/// Board corners in pixels: top-left, top-right, bottom-right, bottom-left intersections.
+pub type Corners = [[f64; 2]; 4];
+
+/// Why a frame could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalyzeError {
+    /// The bytes are not a decodable JPEG or PNG.
+    #[error("cannot decode the image: {0}")]
+    Decode(String),
+    /// The board was not found in the image.
+    #[error("board not found: {0}")]
+    BoardNotFound(String),
+    /// Anything else the vision reports.
+    #[error("vision failed: {0}")]
+    Other(String),
+}
+
+/// Why the referee refused an arbiter action.
+#[derive(Debug, thiserror::Error)]
+pub enum RefereeError {
+    /// The action names something that does not exist (an unknown alert, a move number past the
+    /// end of the record, a point off the board).
+    #[error("{0}")]
+    NotFound(String),
+    /// The action is not allowed in the current state (e.g. a move after the end of the game).
+    #[error("{0}")]
+    Conflict(String),
+    /// The action is malformed.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Reads boards from camera frames, for one table (it may keep tracking state between frames).
+pub trait FrameAnalyzer: Send {
+    /// Reads one encoded frame (JPEG or PNG).
+    fn analyze(&mut self, encoded: &[u8]) -> Result<Observation, AnalyzeError>;
+    /// Sets (or clears) a fixed calibration: where the board's corners lie in the image.
+    fn set_calibration(&mut self, corners: Option<Corners>);
+}
+
+/// Makes one analyzer per table.
+pub trait AnalyzerFactory: Send + Sync {
+    /// A fresh analyzer for a table, with its calibration if known.
+    fn create(&self, table: &str, calibration: Option<Corners>) -> Box<dyn FrameAnalyzer>;
+}
+
+/// The referee of one game: a pure state machine fed with observations and arbiter actions with
+/// their times. It must be deterministic: feeding the same inputs again gives the same state,
+/// which is how the service resumes a game after a restart (it replays its log).
+pub trait TableReferee: Send {
+    /// Feeds one observation seen at `at_ms` (milliseconds since the Unix epoch).
+    fn observe(&mut self, at_ms: i64, observation: &Observation) -> Vec<RefereeEvent>;
+    /// Applies an arbiter action; on error nothing changed.
+    fn arbiter(
+        &mut self,
+        at_ms: i64,
+        action: &ArbiterAction,
+    ) -> Result<Vec<RefereeEvent>, RefereeError>;
+    /// The current view of the game.
+    fn view(&self) -> GameView;
+}
+
+/// Makes one referee per game.
+pub trait RefereeFactory: Send + Sync {
+    /// A referee for a new game with this komi (in points, e.g. 7.5).
+    fn new_game(&self, komi: f64) -> Box<dyn TableReferee>;
+}
+
+/// The cores the service runs: how frames are read and how games are refereed.
+#[derive(Clone)]
+pub struct Engines {
+    /// Vision.
+    pub analyzers: Arc<dyn AnalyzerFactory>,
+    /// Referee.
+    pub referees: Arc<dyn RefereeFactory>,
+    /// Time.
+    pub clock: Arc<dyn Clock>,
+}
+
+/// Wall-clock time, injected so tests can control it.
+pub trait Clock: Send + Sync {
+    /// Milliseconds since the Unix epoch.
+    fn now_ms(&self) -> i64;
+}
+
+/// The system clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    }
+}

@@ -1,0 +1,166 @@
+//! Counters and a latency histogram per table, rendered as Prometheus text for `/metrics`.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Upper bounds (seconds) of the pipeline latency histogram buckets.
+pub const LATENCY_BUCKETS: [f64; 12] =
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 10.0];
+
+/// A fixed-bucket histogram.
+#[derive(Debug, Default)]
+pub struct Histogram {
+    counts: [AtomicU64; LATENCY_BUCKETS.len()],
+    overflow: AtomicU64,
+    sum_micros: AtomicU64,
+    total: AtomicU64,
+}
+
+impl Histogram {
+    /// Records one observation in seconds.
+    pub fn observe(&self, seconds: f64) {
+        match LATENCY_BUCKETS.iter().position(|b| seconds <= *b) {
+            Some(i) => self.counts[i].fetch_add(1, Ordering::Relaxed),
+            None => self.overflow.fetch_add(1, Ordering::Relaxed),
+        };
+        // Truncation to whole microseconds is intended.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        self.sum_micros.fetch_add((seconds * 1e6) as u64, Ordering::Relaxed);
+        self.total.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Number of observations.
+    pub fn count(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+
+    fn render(&self, out: &mut String, name: &str, labels: &str) {
+        let mut cumulative = 0;
+        for (bound, count) in LATENCY_BUCKETS.iter().zip(&self.counts) {
+            cumulative += count.load(Ordering::Relaxed);
+            let _ = writeln!(out, "{name}_bucket{{{labels},le=\"{bound}\"}} {cumulative}");
+        }
+        cumulative += self.overflow.load(Ordering::Relaxed);
+        let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {cumulative}");
+        #[allow(clippy::cast_precision_loss)]
+        let sum = self.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
+        let _ = writeln!(out, "{name}_sum{{{labels}}} {sum}");
+        let _ = writeln!(out, "{name}_count{{{labels}}} {}", self.total.load(Ordering::Relaxed));
+    }
+}
+
+/// What one table counts.
+#[derive(Debug, Default)]
+pub struct TableMetrics {
+    /// Frames accepted from the camera.
+    pub frames_received: AtomicU64,
+    /// Frames replaced by a newer one before they were analysed.
+    pub frames_dropped: AtomicU64,
+    /// Frames refused (rate limit, bad image).
+    pub frames_rejected: AtomicU64,
+    /// Frames analysed.
+    pub frames_analysed: AtomicU64,
+    /// Frames the vision could not read.
+    pub analysis_errors: AtomicU64,
+    /// Events emitted.
+    pub events: AtomicU64,
+    /// Alerts (suspected infractions) emitted.
+    pub alerts: AtomicU64,
+    /// Seconds from a frame's arrival to the end of its processing (vision, referee, store).
+    pub latency: Histogram,
+    /// Recent latencies in microseconds (a ring), for percentiles in the dashboard and bench.
+    recent: Mutex<Vec<u64>>,
+}
+
+const RECENT_LATENCIES: usize = 512;
+
+impl TableMetrics {
+    /// Records a frame's processing latency.
+    pub fn record_latency(&self, seconds: f64) {
+        self.latency.observe(seconds);
+        if let Ok(mut recent) = self.recent.lock() {
+            if recent.len() >= RECENT_LATENCIES {
+                recent.remove(0);
+            }
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            recent.push((seconds * 1e6) as u64);
+        }
+    }
+
+    /// The given quantile (0..=1) of recent latencies in seconds.
+    pub fn recent_quantile(&self, q: f64) -> Option<f64> {
+        let mut recent = self.recent.lock().ok()?.clone();
+        if recent.is_empty() {
+            return None;
+        }
+        recent.sort_unstable();
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+        let index = ((recent.len() - 1) as f64 * q.clamp(0.0, 1.0)).round() as usize;
+        #[allow(clippy::cast_precision_loss)]
+        recent.get(index).map(|us| *us as f64 / 1e6)
+    }
+}
+
+/// Renders all tables' metrics as Prometheus text exposition.
+pub fn render<'a>(tables: impl Iterator<Item = (&'a str, &'a TableMetrics)> + Clone) -> String {
+    let mut out = String::new();
+    type Field = fn(&TableMetrics) -> &AtomicU64;
+    let counters: [(&str, &str, Field); 7] = [
+        ("tengen_frames_received_total", "Frames accepted from the camera.", |m| &m.frames_received),
+        ("tengen_frames_dropped_total", "Frames replaced by a newer one before analysis.", |m| {
+            &m.frames_dropped
+        }),
+        ("tengen_frames_rejected_total", "Frames refused (rate limit, bad image).", |m| {
+            &m.frames_rejected
+        }),
+        ("tengen_frames_analysed_total", "Frames analysed.", |m| &m.frames_analysed),
+        ("tengen_analysis_errors_total", "Frames the vision could not read.", |m| {
+            &m.analysis_errors
+        }),
+        ("tengen_events_total", "Events emitted.", |m| &m.events),
+        ("tengen_alerts_total", "Suspected infractions emitted.", |m| &m.alerts),
+    ];
+    for (name, help, field) in counters {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+        for (table, metrics) in tables.clone() {
+            let value = field(metrics).load(Ordering::Relaxed);
+            let _ = writeln!(out, "{name}{{table=\"{}\"}} {value}", escape(table));
+        }
+    }
+    let name = "tengen_pipeline_latency_seconds";
+    let _ = writeln!(
+        out,
+        "# HELP {name} Frame arrival to end of processing.\n# TYPE {name} histogram"
+    );
+    for (table, metrics) in tables {
+        metrics.latency.render(&mut out, name, &format!("table=\"{}\"", escape(table)));
+    }
+    out
+}
+
+fn escape(label: &str) -> String {
+    label.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_is_cumulative_in_prometheus_text() {
+        let m = TableMetrics::default();
+        m.record_latency(0.003);
+        m.record_latency(0.3);
+        m.record_latency(20.0);
+        m.frames_received.fetch_add(3, Ordering::Relaxed);
+        let text = render([("t1", &m)].into_iter());
+        assert!(text.contains("tengen_frames_received_total{table=\"t1\"} 3"));
+        assert!(text.contains("tengen_pipeline_latency_seconds_bucket{table=\"t1\",le=\"0.005\"} 1"));
+        assert!(text.contains("tengen_pipeline_latency_seconds_bucket{table=\"t1\",le=\"0.5\"} 2"));
+        assert!(text.contains("tengen_pipeline_latency_seconds_bucket{table=\"t1\",le=\"+Inf\"} 3"));
+        assert!(text.contains("tengen_pipeline_latency_seconds_count{table=\"t1\"} 3"));
+        let p50 = m.recent_quantile(0.5).expect("some");
+        assert!((p50 - 0.3).abs() < 1e-6);
+    }
+}

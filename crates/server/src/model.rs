@@ -1,0 +1,350 @@
+//! The service's own data types: what a camera frame becomes (an observation), what the referee
+//! says (events, the game view) and what the arbiter does (actions). These are the contract
+//! between the pipeline, the store, the HTTP API and the dashboard; the vision and referee crates
+//! plug in behind the traits in `analyzer` and `referee` by converting to and from these types.
+
+use serde::{Deserialize, Serialize};
+
+/// Points on the board (19 × 19).
+pub const POINTS: usize = 361;
+/// Lines in each direction.
+pub const SIZE: usize = 19;
+
+/// A colour of stones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Colour {
+    /// Black (moves first).
+    Black,
+    /// White.
+    White,
+}
+
+impl Colour {
+    /// The other colour.
+    pub fn opponent(self) -> Self {
+        match self {
+            Self::Black => Self::White,
+            Self::White => Self::Black,
+        }
+    }
+
+    /// SGF property letter ("B" or "W").
+    pub fn sgf_letter(self) -> char {
+        match self {
+            Self::Black => 'B',
+            Self::White => 'W',
+        }
+    }
+}
+
+/// What the camera sees on one point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PointReading {
+    /// Nothing on the point.
+    Empty,
+    /// A black stone.
+    Black,
+    /// A white stone.
+    White,
+    /// Hidden (a hand, a sleeve) or unreadable.
+    Occluded,
+}
+
+impl PointReading {
+    /// One character per point, as used in the compact board strings of the API.
+    pub fn to_char(self) -> char {
+        match self {
+            Self::Empty => '.',
+            Self::Black => 'B',
+            Self::White => 'W',
+            Self::Occluded => '?',
+        }
+    }
+
+    /// Inverse of [`PointReading::to_char`].
+    pub fn from_char(c: char) -> Option<Self> {
+        match c {
+            '.' => Some(Self::Empty),
+            'B' | 'b' | 'X' | 'x' => Some(Self::Black),
+            'W' | 'w' | 'O' | 'o' => Some(Self::White),
+            '?' => Some(Self::Occluded),
+            _ => None,
+        }
+    }
+}
+
+/// A board as 361 characters, rows from the top as seen by the camera (SGF row "a", printed
+/// row 19) to the bottom, columns left to right: `.` empty, `B` black, `W` white, `?` occluded.
+pub type BoardString = String;
+
+/// What one frame says about the board: the reading of every point and where the board lies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    /// 361 readings, row-major from the top-left intersection as seen.
+    pub points: Vec<PointReading>,
+    /// The board's four corner intersections in pixels (top-left, top-right, bottom-right,
+    /// bottom-left), used to crop evidence images; `None` when the board was not located.
+    pub corners: Option<[[f64; 2]; 4]>,
+    /// Overall confidence of the reading in 0..=1.
+    pub confidence: f32,
+}
+
+impl Observation {
+    /// The readings as a compact [`BoardString`].
+    pub fn board_string(&self) -> BoardString {
+        self.points.iter().map(|p| p.to_char()).collect()
+    }
+
+    /// Parses a compact board string (whitespace ignored) into readings.
+    pub fn points_from_str(text: &str) -> Option<Vec<PointReading>> {
+        let points: Option<Vec<_>> =
+            text.chars().filter(|c| !c.is_whitespace()).map(PointReading::from_char).collect();
+        points.filter(|p| p.len() == POINTS)
+    }
+
+    /// Number of occluded points.
+    pub fn occluded(&self) -> usize {
+        self.points.iter().filter(|p| **p == PointReading::Occluded).count()
+    }
+}
+
+/// SGF coordinates ("pd") of a point given as (column, row) from the top-left.
+pub fn sgf_coord(col: usize, row: usize) -> String {
+    let letter = |i: usize| char::from(b'a' + u8::try_from(i).unwrap_or(0));
+    format!("{}{}", letter(col), letter(row))
+}
+
+/// Human coordinates ("Q16": letters without I, row 1 at the bottom) of (column, row).
+pub fn human_coord(col: usize, row: usize) -> String {
+    const LETTERS: &[u8; 19] = b"ABCDEFGHJKLMNOPQRST";
+    let letter = LETTERS.get(col).map_or('?', |b| char::from(*b));
+    format!("{}{}", letter, SIZE.saturating_sub(row))
+}
+
+/// Parses SGF ("pd") or human ("Q16") coordinates into (column, row) from the top-left.
+pub fn parse_coord(text: &str) -> Option<(usize, usize)> {
+    let t = text.trim();
+    let bytes = t.as_bytes();
+    if bytes.len() == 2 && bytes.iter().all(u8::is_ascii_lowercase) {
+        let (c, r) = (usize::from(bytes[0] - b'a'), usize::from(bytes[1] - b'a'));
+        return (c < SIZE && r < SIZE).then_some((c, r));
+    }
+    let upper = t.to_ascii_uppercase();
+    let mut chars = upper.chars();
+    let letter = chars.next()?;
+    let col = "ABCDEFGHJKLMNOPQRST".find(letter)?;
+    let number: usize = chars.as_str().parse().ok()?;
+    (1..=SIZE).contains(&number).then(|| (col, SIZE - number))
+}
+
+/// One move of the legal record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordMove {
+    /// 1-based move number.
+    pub number: u32,
+    /// Who played it.
+    pub colour: Colour,
+    /// SGF coordinates ("pd"), or `None` for a pass.
+    pub point: Option<String>,
+}
+
+/// How urgent an event is for the arbiter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Part of the normal record (a move, a capture).
+    Info,
+    /// Something the arbiter should look at but need not answer (camera lost).
+    Notice,
+    /// A suspected infraction awaiting confirm or dismiss.
+    Alert,
+}
+
+/// Something the referee (or the service) reports. Stored in the log and streamed to clients.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RefereeEvent {
+    /// Machine name, e.g. `move`, `capture`, `infraction_suspected`, `camera_lost`.
+    pub kind: String,
+    /// The article of the rules it applies (see ARTICLES.md), e.g. "Art. 18.2".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub article: Option<String>,
+    /// How urgent it is.
+    pub severity: Severity,
+    /// For infractions: the id the arbiter answers with confirm or dismiss.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alert_id: Option<u64>,
+    /// The move number it concerns, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub move_number: Option<u32>,
+    /// One line for people, in English.
+    pub summary: String,
+    /// The referee's own structured event (its versioned JSON), kept verbatim.
+    #[serde(default)]
+    pub detail: serde_json::Value,
+}
+
+/// An open (unanswered) suspected infraction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenAlert {
+    /// Id to answer with confirm or dismiss.
+    pub alert_id: u64,
+    /// What is suspected, e.g. `missed_capture`.
+    pub kind: String,
+    /// The article that applies.
+    pub article: Option<String>,
+    /// One line for people.
+    pub summary: String,
+    /// SGF coordinates of the points involved.
+    pub points: Vec<String>,
+}
+
+/// The referee's view of one game, as the dashboard draws it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GameView {
+    /// The legal position (what the rules say the board is), as a [`BoardString`].
+    pub legal: BoardString,
+    /// The last stable physical board the camera saw, as a [`BoardString`].
+    pub physical: BoardString,
+    /// The legal record.
+    pub moves: Vec<RecordMove>,
+    /// Whose turn it is.
+    pub to_move: Colour,
+    /// Unanswered suspected infractions.
+    pub open_alerts: Vec<OpenAlert>,
+    /// Confirmed warnings per side (Art. 24): black, white.
+    pub warnings: [u32; 2],
+    /// Stones captured by black and by white.
+    pub captures: [u32; 2],
+    /// Points marked dead at the end (SGF coordinates).
+    pub dead: Vec<String>,
+    /// `playing`, `ended` or `scored`.
+    pub phase: String,
+    /// The result text once known, e.g. "B+3¾ (B+7.5)".
+    pub result: Option<String>,
+}
+
+/// What an arbiter can do at a table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ArbiterAction {
+    /// Confirm a suspected infraction (it becomes a warning where the rules say so).
+    Confirm {
+        /// The alert answered.
+        alert_id: u64,
+    },
+    /// Dismiss a suspected infraction (a misreading, or the players fixed it).
+    Dismiss {
+        /// The alert answered.
+        alert_id: u64,
+    },
+    /// Record a pass for a side (a camera cannot see passes).
+    Pass {
+        /// Who passed.
+        colour: Colour,
+    },
+    /// Set who holds which colour (Art. 17.1): `swapped` true means the players' colours were
+    /// wrong and are swapped from now on.
+    SetColours {
+        /// Whether the colours are swapped.
+        swapped: bool,
+        /// Black player's name.
+        #[serde(default)]
+        black: Option<String>,
+        /// White player's name.
+        #[serde(default)]
+        white: Option<String>,
+    },
+    /// End the game (both sides agreed, Art. 7/21, or resignation).
+    EndGame {
+        /// Set when a side resigned.
+        #[serde(default)]
+        resigned: Option<Colour>,
+    },
+    /// Mark (or unmark, when already marked) stones as dead for counting.
+    MarkDead {
+        /// SGF ("pd") or human ("Q16") coordinates.
+        points: Vec<String>,
+    },
+    /// Set the result text directly (e.g. after a recount or a ruling).
+    SetResult {
+        /// The result, e.g. "B+R", "W+3.5", "Draw".
+        result: String,
+    },
+    /// Correct the record: replace the move with this number (the camera misread it).
+    CorrectRecord {
+        /// 1-based move number to change.
+        move_number: u32,
+        /// The right point (SGF or human), or `None` for a pass.
+        point: Option<String>,
+    },
+    /// Start a new game at this table (the old one stays in the store).
+    NewGame {
+        /// Komi in points; the table's default when absent.
+        #[serde(default)]
+        komi: Option<f64>,
+    },
+}
+
+impl ArbiterAction {
+    /// Machine name of the action (the serde tag).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Confirm { .. } => "confirm",
+            Self::Dismiss { .. } => "dismiss",
+            Self::Pass { .. } => "pass",
+            Self::SetColours { .. } => "set_colours",
+            Self::EndGame { .. } => "end_game",
+            Self::MarkDead { .. } => "mark_dead",
+            Self::SetResult { .. } => "set_result",
+            Self::CorrectRecord { .. } => "correct_record",
+            Self::NewGame { .. } => "new_game",
+        }
+    }
+}
+
+/// An event as stored and served: the referee's event plus where and when.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredEvent {
+    /// Global, strictly increasing id (the SSE id and the cursor of `/api/events`).
+    pub id: i64,
+    /// Table id.
+    pub table: String,
+    /// Game id.
+    pub game: i64,
+    /// Milliseconds since the Unix epoch.
+    pub at_ms: i64,
+    /// Whether before/after evidence images are stored for it.
+    pub evidence: bool,
+    /// The event itself.
+    #[serde(flatten)]
+    pub event: RefereeEvent,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coordinates_round_trip_between_sgf_and_human_forms() {
+        assert_eq!(sgf_coord(15, 3), "pd");
+        assert_eq!(human_coord(15, 3), "Q16");
+        assert_eq!(parse_coord("pd"), Some((15, 3)));
+        assert_eq!(parse_coord("Q16"), Some((15, 3)));
+        assert_eq!(parse_coord("q16"), Some((15, 3)));
+        assert_eq!(parse_coord("A1"), Some((0, 18)));
+        assert_eq!(parse_coord("I5"), None);
+        assert_eq!(parse_coord("T20"), None);
+        assert_eq!(parse_coord("zz"), None);
+    }
+
+    #[test]
+    fn arbiter_actions_parse_from_tagged_json() {
+        let a: ArbiterAction =
+            serde_json::from_str(r#"{"action":"confirm","alert_id":3}"#).expect("valid json");
+        assert_eq!(a, ArbiterAction::Confirm { alert_id: 3 });
+        assert!(serde_json::from_str::<ArbiterAction>(r#"{"action":"explode"}"#).is_err());
+        assert!(serde_json::from_str::<ArbiterAction>(r#"{"action":"confirm"}"#).is_err());
+    }
+}

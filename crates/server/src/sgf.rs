@@ -1,0 +1,167 @@
+//! The live game record as SGF FF[4]: the legal moves, with the game's events (infractions,
+//! arbiter decisions, camera trouble) as comments on the move they concern.
+//! A small writer of its own; the project's `tengen-sgf` writer can replace it once it lands.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::model::{GameView, StoredEvent};
+use crate::store::GameRow;
+
+/// Escapes an SGF text value (`]`, `\` and `:` in composed values are backslash-escaped).
+pub fn escape_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == ']' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The UTC calendar date (YYYY-MM-DD) of a time in ms since the epoch.
+pub fn utc_date(ms: i64) -> String {
+    // Howard Hinnant's days-to-civil algorithm.
+    let days = ms.div_euclid(86_400_000);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+fn format_komi(komi: f64) -> String {
+    let text = format!("{komi:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// Writes the record of a game.
+pub fn write_sgf(game: &GameRow, table_name: &str, view: &GameView, events: &[StoredEvent]) -> String {
+    // Comments per node: 0 is the root, n is the node of move n.
+    let mut comments: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    let mut current = 0usize;
+    for stored in events {
+        let e = &stored.event;
+        if e.kind == "move" {
+            if let Some(n) = e.move_number {
+                current = usize::try_from(n).unwrap_or(current);
+            }
+            continue;
+        }
+        let node = e.move_number.map_or(current, |n| usize::try_from(n).unwrap_or(current));
+        let node = node.min(view.moves.len());
+        let mut line = String::new();
+        if let Some(article) = &e.article {
+            let _ = write!(line, "[{article}] ");
+        }
+        line.push_str(&e.summary);
+        comments.entry(node).or_default().push(line);
+    }
+    let mut out = String::from("(;GM[1]FF[4]CA[UTF-8]AP[Tengen:0.1]SZ[19]RU[Chinese]");
+    let _ = write!(out, "KM[{}]", format_komi(game.komi));
+    let _ = write!(out, "DT[{}]", utc_date(game.started_ms));
+    let _ = write!(out, "GN[{}]", escape_text(&format!("{table_name}, game {}", game.id)));
+    if let Some(black) = &game.black {
+        let _ = write!(out, "PB[{}]", escape_text(black));
+    }
+    if let Some(white) = &game.white {
+        let _ = write!(out, "PW[{}]", escape_text(white));
+    }
+    if let Some(result) = &view.result {
+        let _ = write!(out, "RE[{}]", escape_text(result));
+    }
+    if let Some(c) = comments.get(&0) {
+        let _ = write!(out, "C[{}]", escape_text(&c.join("\n")));
+    }
+    for (i, mv) in view.moves.iter().enumerate() {
+        let node = i + 1;
+        let _ = write!(out, "\n;{}[{}]", mv.colour.sgf_letter(), mv.point.as_deref().unwrap_or(""));
+        let mut text = comments.get(&node).cloned().unwrap_or_default();
+        if node == view.moves.len() && !view.dead.is_empty() {
+            text.push(format!("Dead stones: {}", view.dead.join(" ")));
+        }
+        if !text.is_empty() {
+            let _ = write!(out, "C[{}]", escape_text(&text.join("\n")));
+        }
+    }
+    out.push_str(")\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Colour, RecordMove, RefereeEvent, Severity};
+
+    #[test]
+    fn dates_and_escapes() {
+        assert_eq!(utc_date(0), "1970-01-01");
+        assert_eq!(utc_date(1_795_000_000_000), "2026-11-18");
+        assert_eq!(escape_text("a]b\\c"), "a\\]b\\\\c");
+        assert_eq!(format_komi(7.5), "7.5");
+        assert_eq!(format_komi(0.0), "0");
+    }
+
+    #[test]
+    fn events_become_comments_on_their_moves() {
+        let game = GameRow {
+            id: 3,
+            table: "1".into(),
+            komi: 7.5,
+            started_ms: 0,
+            black: Some("Ke]Jie".into()),
+            white: None,
+        };
+        let view = GameView {
+            legal: ".".repeat(361),
+            physical: ".".repeat(361),
+            moves: vec![
+                RecordMove { number: 1, colour: Colour::Black, point: Some("pd".into()) },
+                RecordMove { number: 2, colour: Colour::White, point: None },
+            ],
+            to_move: Colour::Black,
+            open_alerts: vec![],
+            warnings: [0, 0],
+            captures: [0, 0],
+            dead: vec![],
+            phase: "playing".into(),
+            result: Some("B+R".into()),
+        };
+        let ev = |kind: &str, n: Option<u32>, article: Option<&str>| StoredEvent {
+            id: 1,
+            table: "1".into(),
+            game: 3,
+            at_ms: 0,
+            evidence: false,
+            event: RefereeEvent {
+                kind: kind.into(),
+                article: article.map(Into::into),
+                severity: Severity::Alert,
+                alert_id: None,
+                move_number: n,
+                summary: format!("{kind} here"),
+                detail: serde_json::Value::Null,
+            },
+        };
+        let events = [
+            ev("camera_lost", None, None),
+            ev("move", Some(1), None),
+            ev("infraction_suspected", Some(1), Some("Art. 18.2")),
+        ];
+        let sgf = write_sgf(&game, "Table 1", &view, &events);
+        assert!(sgf.starts_with("(;GM[1]FF[4]"), "{sgf}");
+        assert!(sgf.contains("PB[Ke\\]Jie]"));
+        assert!(sgf.contains("RE[B+R]"));
+        assert!(sgf.contains("C[camera_lost here]"));
+        assert!(sgf.contains(";B[pd]C[[Art. 18.2\\] infraction_suspected here]"), "{sgf}");
+        assert!(sgf.contains(";W[]"));
+        assert!(sgf.trim_end().ends_with(')'));
+    }
+}

@@ -1,0 +1,464 @@
+//! Frame sources that the service pulls itself: an MJPEG-over-HTTP stream, an HTTP snapshot
+//! URL polled at an interval, and a folder of frames replayed at a fixed rate. (Cameras that
+//! push frames use `POST /api/tables/{id}/frames` instead.) Each source runs in its own task,
+//! reconnects with backoff, and hands frames to its table's one-frame slot.
+//!
+//! The HTTP client is hyper's own HTTP/1 client over a tokio `TcpStream`: hyper is already
+//! built for axum, so this adds no dependency weight. Plain `http://` only: cameras live on the
+//! venue's network, and a TLS stack would cost more to build than the whole service.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
+
+use crate::engine::Clock;
+use crate::imaging::check_frame;
+use crate::model::ArbiterAction;
+use crate::table::{Frame, TableHandle};
+
+/// Give up connecting after this long.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Give up on a response (headers, or a snapshot's whole body) after this long.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest wait between reconnection attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// Why a pull failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// The URL is not `http://host[:port]/path`.
+    #[error("unsupported camera URL {0:?} (use http://host:port/path)")]
+    BadUrl(String),
+    /// Network trouble.
+    #[error("network: {0}")]
+    Io(#[from] std::io::Error),
+    /// HTTP protocol trouble.
+    #[error("http: {0}")]
+    Http(String),
+    /// The camera answered with an error status.
+    #[error("camera answered HTTP {0}")]
+    Status(u16),
+    /// Too slow.
+    #[error("timed out")]
+    Timeout,
+    /// The stream is not the multipart stream expected.
+    #[error("not an MJPEG stream: {0}")]
+    NotMjpeg(String),
+    /// A part or body larger than the frame limit.
+    #[error("frame larger than {0} bytes")]
+    TooLarge(usize),
+}
+
+/// A parsed `http://` URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpUrl {
+    /// Host name or address.
+    pub host: String,
+    /// Port (80 by default).
+    pub port: u16,
+    /// Path and query, starting with `/`.
+    pub path: String,
+    /// `user:password` from the URL, sent as Basic authorization.
+    pub userinfo: Option<String>,
+}
+
+impl HttpUrl {
+    /// Parses `http://[user:pass@]host[:port][/path]`.
+    pub fn parse(url: &str) -> Result<Self, SourceError> {
+        let bad = || SourceError::BadUrl(url.to_owned());
+        let rest = url.strip_prefix("http://").ok_or_else(bad)?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], rest[i..].to_owned()),
+            None => (rest, "/".to_owned()),
+        };
+        let (userinfo, hostport) = match authority.rsplit_once('@') {
+            Some((u, h)) => (Some(u.to_owned()), h),
+            None => (None, authority),
+        };
+        let (host, port) = if let Some(bracketed) = hostport.strip_prefix('[') {
+            let (h, after) = bracketed.split_once(']').ok_or_else(bad)?;
+            let port = match after.strip_prefix(':') {
+                Some(p) => p.parse().map_err(|_| bad())?,
+                None => 80,
+            };
+            (h.to_owned(), port)
+        } else {
+            match hostport.rsplit_once(':') {
+                Some((h, p)) => (h.to_owned(), p.parse().map_err(|_| bad())?),
+                None => (hostport.to_owned(), 80),
+            }
+        };
+        if host.is_empty() {
+            return Err(bad());
+        }
+        Ok(Self { host, port, path, userinfo })
+    }
+}
+
+fn base64(input: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
+    for chunk in input.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Sends a GET and returns the response with a streaming body.
+pub async fn http_get(
+    url: &HttpUrl,
+) -> Result<hyper::Response<hyper::body::Incoming>, SourceError> {
+    let stream = tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        tokio::net::TcpStream::connect((url.host.as_str(), url.port)),
+    )
+    .await
+    .map_err(|_| SourceError::Timeout)??;
+    stream.set_nodelay(true)?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| SourceError::Http(e.to_string()))?;
+    tokio::spawn(async move {
+        // The connection driver ends with the response body or the peer.
+        let _ = connection.await;
+    });
+    let host_header =
+        if url.port == 80 { url.host.clone() } else { format!("{}:{}", url.host, url.port) };
+    let mut request = hyper::Request::get(url.path.as_str())
+        .header(hyper::header::HOST, host_header)
+        .header(hyper::header::USER_AGENT, "tengen-server");
+    if let Some(userinfo) = &url.userinfo {
+        request = request
+            .header(hyper::header::AUTHORIZATION, format!("Basic {}", base64(userinfo.as_bytes())));
+    }
+    let request = request.body(Empty::<Bytes>::new()).map_err(|e| SourceError::Http(e.to_string()))?;
+    let response = tokio::time::timeout(RESPONSE_TIMEOUT, sender.send_request(request))
+        .await
+        .map_err(|_| SourceError::Timeout)?
+        .map_err(|e| SourceError::Http(e.to_string()))?;
+    if !response.status().is_success() {
+        return Err(SourceError::Status(response.status().as_u16()));
+    }
+    Ok(response)
+}
+
+/// Hands a pulled frame to its table (refusing corrupt ones).
+fn deliver(table: &TableHandle, clock: &dyn Clock, bytes: Vec<u8>) {
+    match check_frame(&bytes) {
+        Ok((format, _, _)) => table.offer_frame(Frame {
+            bytes: Arc::new(bytes),
+            format,
+            received: Instant::now(),
+            at_ms: clock.now_ms(),
+        }),
+        Err(err) => {
+            table.metrics.frames_rejected.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tracing::debug!(table = %table.id, %err, "camera sent a bad frame");
+        }
+    }
+}
+
+/// Splits a multipart/x-mixed-replace byte stream into parts.
+#[derive(Debug)]
+pub struct MultipartSplitter {
+    delimiter: Vec<u8>,
+    buffer: Vec<u8>,
+    max_part: usize,
+}
+
+impl MultipartSplitter {
+    /// A splitter for this boundary (from the Content-Type header, without the leading `--`).
+    pub fn new(boundary: &str, max_part: usize) -> Self {
+        let boundary = boundary.trim_matches('"');
+        let boundary = boundary.strip_prefix("--").unwrap_or(boundary);
+        Self { delimiter: format!("--{boundary}").into_bytes(), buffer: Vec::new(), max_part }
+    }
+
+    /// Adds bytes and returns the complete parts' bodies found so far.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, SourceError> {
+        self.buffer.extend_from_slice(bytes);
+        let mut parts = Vec::new();
+        loop {
+            let Some(start) = find(&self.buffer, &self.delimiter) else {
+                // Keep only a tail that could still hold the start of a delimiter.
+                let keep = self.delimiter.len();
+                if self.buffer.len() > keep {
+                    self.buffer.drain(..self.buffer.len() - keep);
+                }
+                break;
+            };
+            let after_delimiter = start + self.delimiter.len();
+            let Some(header_len) = find(&self.buffer[after_delimiter..], b"\r\n\r\n") else {
+                if self.buffer.len() - after_delimiter > 8192 {
+                    return Err(SourceError::NotMjpeg("part headers too long".into()));
+                }
+                break;
+            };
+            let headers = String::from_utf8_lossy(&self.buffer[after_delimiter..after_delimiter + header_len]);
+            let content_length = headers.lines().find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.trim().eq_ignore_ascii_case("content-length").then(|| value.trim().parse::<usize>().ok())?
+            });
+            let body_start = after_delimiter + header_len + 4;
+            let body_end = match content_length {
+                Some(len) if len > self.max_part => return Err(SourceError::TooLarge(self.max_part)),
+                Some(len) => {
+                    if self.buffer.len() < body_start + len {
+                        break;
+                    }
+                    body_start + len
+                }
+                None => match find(&self.buffer[body_start..], &self.delimiter) {
+                    Some(next) => {
+                        let mut end = body_start + next;
+                        // The CRLF before the next delimiter belongs to the delimiter.
+                        if self.buffer[..end].ends_with(b"\r\n") {
+                            end -= 2;
+                        }
+                        end
+                    }
+                    None => {
+                        if self.buffer.len() - body_start > self.max_part {
+                            return Err(SourceError::TooLarge(self.max_part));
+                        }
+                        break;
+                    }
+                },
+            };
+            parts.push(self.buffer[body_start..body_end].to_vec());
+            self.buffer.drain(..body_end);
+        }
+        Ok(parts)
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() || haystack.len() < needle.len() {
+        return None;
+    }
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+async fn pull_mjpeg_once(
+    url: &HttpUrl,
+    table: &TableHandle,
+    clock: &dyn Clock,
+    max_frame: usize,
+) -> Result<(), SourceError> {
+    let response = http_get(url).await?;
+    let content_type = response
+        .headers()
+        .get(hyper::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    if !content_type.to_ascii_lowercase().starts_with("multipart/") {
+        return Err(SourceError::NotMjpeg(format!("content type {content_type:?}")));
+    }
+    let boundary = content_type
+        .split(';')
+        .find_map(|p| p.trim().strip_prefix("boundary="))
+        .ok_or_else(|| SourceError::NotMjpeg("no boundary".into()))?;
+    let mut splitter = MultipartSplitter::new(boundary, max_frame);
+    let mut body = response.into_body();
+    loop {
+        // A live stream that goes silent is as good as lost: reconnect.
+        let frame = tokio::time::timeout(RESPONSE_TIMEOUT, body.frame())
+            .await
+            .map_err(|_| SourceError::Timeout)?;
+        let Some(frame) = frame else { return Ok(()) };
+        let frame = frame.map_err(|e| SourceError::Http(e.to_string()))?;
+        if let Ok(data) = frame.into_data() {
+            for part in splitter.push(&data)? {
+                deliver(table, clock, part);
+            }
+        }
+    }
+}
+
+/// Pulls an MJPEG stream forever, reconnecting with backoff.
+pub async fn run_mjpeg(url: String, table: Arc<TableHandle>, clock: Arc<dyn Clock>, max_frame: usize) {
+    let parsed = match HttpUrl::parse(&url) {
+        Ok(u) => u,
+        Err(err) => {
+            tracing::error!(table = %table.id, %err, "camera disabled");
+            return;
+        }
+    };
+    let mut backoff = Duration::from_millis(250);
+    loop {
+        let started = Instant::now();
+        match pull_mjpeg_once(&parsed, &table, clock.as_ref(), max_frame).await {
+            Ok(()) => tracing::info!(table = %table.id, "MJPEG stream ended; reconnecting"),
+            Err(err) => tracing::warn!(table = %table.id, %err, "MJPEG stream failed; reconnecting"),
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            backoff = Duration::from_millis(250);
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+async fn pull_snapshot_once(url: &HttpUrl, max_frame: usize) -> Result<Vec<u8>, SourceError> {
+    let response = http_get(url).await?;
+    let mut body = response.into_body();
+    let mut bytes = Vec::new();
+    let read = async {
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| SourceError::Http(e.to_string()))?;
+            if let Ok(data) = frame.into_data() {
+                if bytes.len() + data.len() > max_frame {
+                    return Err(SourceError::TooLarge(max_frame));
+                }
+                bytes.extend_from_slice(&data);
+            }
+        }
+        Ok(())
+    };
+    tokio::time::timeout(RESPONSE_TIMEOUT, read).await.map_err(|_| SourceError::Timeout)??;
+    Ok(bytes)
+}
+
+/// Polls a snapshot URL forever at the interval (a failed pull waits with backoff).
+pub async fn run_snapshot(
+    url: String,
+    interval: Duration,
+    table: Arc<TableHandle>,
+    clock: Arc<dyn Clock>,
+    max_frame: usize,
+) {
+    let parsed = match HttpUrl::parse(&url) {
+        Ok(u) => u,
+        Err(err) => {
+            tracing::error!(table = %table.id, %err, "camera disabled");
+            return;
+        }
+    };
+    let mut ticker = tokio::time::interval(interval.max(Duration::from_millis(20)));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut failures = 0u32;
+    loop {
+        ticker.tick().await;
+        match pull_snapshot_once(&parsed, max_frame).await {
+            Ok(bytes) => {
+                failures = 0;
+                deliver(&table, clock.as_ref(), bytes);
+            }
+            Err(err) => {
+                failures += 1;
+                if failures == 1 || failures.rem_euclid(20) == 0 {
+                    tracing::warn!(table = %table.id, %err, failures, "snapshot failed");
+                }
+                let pause = Duration::from_millis(250) * 2u32.saturating_pow(failures.min(6));
+                tokio::time::sleep(pause.min(MAX_BACKOFF)).await;
+            }
+        }
+    }
+}
+
+/// The frame files of a folder (JPEG or PNG), sorted by name.
+pub fn folder_frames(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                matches!(e.to_ascii_lowercase().as_str(), "jpg" | "jpeg" | "png")
+            })
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Replays a folder of frames at `fps`; with `repeat`, starts a new game and plays it again.
+pub async fn run_folder(
+    path: PathBuf,
+    fps: f64,
+    repeat: bool,
+    table: Arc<TableHandle>,
+    clock: Arc<dyn Clock>,
+) {
+    let period = Duration::from_secs_f64(1.0 / fps.clamp(0.01, 60.0));
+    loop {
+        let files = match folder_frames(&path) {
+            Ok(files) if !files.is_empty() => files,
+            Ok(_) => {
+                tracing::error!(table = %table.id, path = %path.display(), "no frames in folder");
+                return;
+            }
+            Err(err) => {
+                tracing::error!(table = %table.id, path = %path.display(), %err, "cannot read folder");
+                return;
+            }
+        };
+        let mut ticker = tokio::time::interval(period);
+        for file in files {
+            ticker.tick().await;
+            match tokio::fs::read(&file).await {
+                Ok(bytes) => deliver(&table, clock.as_ref(), bytes),
+                Err(err) => tracing::warn!(file = %file.display(), %err, "cannot read frame"),
+            }
+        }
+        if !repeat {
+            return;
+        }
+        // Let the referee settle on the last position, then start over.
+        tokio::time::sleep(period * 6).await;
+        if let Err(err) = table.arbiter(ArbiterAction::NewGame { komi: None }).await {
+            tracing::warn!(table = %table.id, %err, "cannot start the next demo game");
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_urls_parse_with_ports_credentials_and_paths() {
+        let u = HttpUrl::parse("http://admin:pw@192.168.1.5:8081/video?x=1").expect("valid");
+        assert_eq!(u.host, "192.168.1.5");
+        assert_eq!(u.port, 8081);
+        assert_eq!(u.path, "/video?x=1");
+        assert_eq!(u.userinfo.as_deref(), Some("admin:pw"));
+        let u = HttpUrl::parse("http://cam").expect("valid");
+        assert_eq!((u.port, u.path.as_str()), (80, "/"));
+        assert!(HttpUrl::parse("https://cam/").is_err());
+        assert!(HttpUrl::parse("http://:80/").is_err());
+        assert!(HttpUrl::parse("http://cam:99999/").is_err());
+        assert_eq!(base64(b"admin:pw"), "YWRtaW46cHc=");
+        assert_eq!(base64(b"ab"), "YWI=");
+    }
+
+    #[test]
+    fn multipart_parts_are_split_with_and_without_content_length_across_chunks() {
+        let mut stream = Vec::new();
+        stream.extend_from_slice(b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: 4\r\n\r\nAAAA\r\n");
+        stream.extend_from_slice(b"--frame\r\nContent-Type: image/jpeg\r\n\r\nBBBBBB\r\n");
+        stream.extend_from_slice(b"--frame\r\nContent-Type: image/jpeg\r\n\r\nCC");
+        for chunk_size in [1, 3, 7, 1000] {
+            let mut splitter = MultipartSplitter::new("frame", 1 << 20);
+            let mut parts = Vec::new();
+            for chunk in stream.chunks(chunk_size) {
+                parts.extend(splitter.push(chunk).expect("valid stream"));
+            }
+            assert_eq!(parts, vec![b"AAAA".to_vec(), b"BBBBBB".to_vec()], "chunk {chunk_size}");
+        }
+        let mut splitter = MultipartSplitter::new("--frame", 3);
+        assert!(splitter.push(b"--frame\r\nContent-Length: 9\r\n\r\n").is_err());
+    }
+}

@@ -1,0 +1,638 @@
+//! The append-only game log in SQLite: every accepted observation, arbiter decision and event,
+//! evidence images, games and calibrations. One dedicated writer thread owns the write
+//! connection (so the async runtime never blocks on disk and writes never contend); reads use a
+//! second connection on the blocking pool. WAL mode lets reads run beside the writer.
+//!
+//! Durability: `synchronous=NORMAL` for the stream of frames and events. In WAL mode a commit
+//! is then in the operating system's hands before the call returns, so a killed process
+//! (`kill -9`, a panic) loses nothing; only a power cut can lose the last commits, never corrupt
+//! the file. Arbiter decisions are rarer and irreplaceable, so their transactions run with
+//! `synchronous=FULL` (an fsync at commit). An fsync per camera frame at a hundred tables would
+//! cost more than it protects.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use tokio::sync::oneshot;
+
+use crate::engine::Corners;
+use crate::model::{ArbiterAction, Observation, RefereeEvent, StoredEvent};
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite reported an error.
+    #[error("database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// A stored row could not be decoded (written by another version?).
+    #[error("corrupt row {seq}: {message}")]
+    Corrupt {
+        /// The log sequence number.
+        seq: i64,
+        /// What was wrong.
+        message: String,
+    },
+    /// The data folder could not be created.
+    #[error("cannot create {path}: {source}")]
+    Io {
+        /// The folder.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The writer thread has stopped.
+    #[error("the store's writer has stopped")]
+    Closed,
+}
+
+/// Before/after evidence images (JPEG) of an event.
+#[derive(Debug, Clone, Default)]
+pub struct Evidence {
+    /// The board before the change.
+    pub before: Option<Vec<u8>>,
+    /// The board after the change.
+    pub after: Option<Vec<u8>>,
+}
+
+/// One atomic append: what the referee was fed and what it said.
+#[derive(Debug, Clone)]
+pub struct LogBatch {
+    /// Table id.
+    pub table: String,
+    /// Game id.
+    pub game: i64,
+    /// When it happened (ms since the epoch).
+    pub at_ms: i64,
+    /// The observation fed to the referee, when it is to be logged.
+    pub observation: Option<Observation>,
+    /// The arbiter action applied, if any.
+    pub action: Option<ArbiterAction>,
+    /// What came out, with evidence images.
+    pub events: Vec<(RefereeEvent, Option<Evidence>)>,
+}
+
+/// A game row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GameRow {
+    /// Game id.
+    pub id: i64,
+    /// Table id.
+    pub table: String,
+    /// Komi in points.
+    pub komi: f64,
+    /// Start (ms since the epoch).
+    pub started_ms: i64,
+    /// Black player's name.
+    pub black: Option<String>,
+    /// White player's name.
+    pub white: Option<String>,
+}
+
+/// An input to a referee, as replayed after a restart.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplayInput {
+    /// An observation.
+    Observation(Observation),
+    /// An arbiter action.
+    Action(ArbiterAction),
+}
+
+/// The compact logged form of an observation.
+#[derive(Serialize, Deserialize)]
+struct LoggedObservation {
+    board: String,
+    #[serde(default)]
+    corners: Option<Corners>,
+    #[serde(default)]
+    confidence: f32,
+}
+
+type WriteJob = Box<dyn FnOnce(&mut Connection) + Send>;
+
+/// Handle to the store; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    writer: std::sync::mpsc::Sender<WriteJob>,
+    reader: Arc<Mutex<Connection>>,
+    path: PathBuf,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS games (
+    id INTEGER PRIMARY KEY,
+    table_id TEXT NOT NULL,
+    komi REAL NOT NULL,
+    started_ms INTEGER NOT NULL,
+    black TEXT,
+    white TEXT
+);
+CREATE INDEX IF NOT EXISTS games_table ON games(table_id, id);
+CREATE TABLE IF NOT EXISTS log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    table_id TEXT NOT NULL,
+    game_id INTEGER NOT NULL REFERENCES games(id),
+    at_ms INTEGER NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('observation', 'arbiter', 'event')),
+    body TEXT NOT NULL,
+    evidence INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS log_game ON log(game_id, seq);
+CREATE INDEX IF NOT EXISTS log_kind ON log(kind, seq);
+CREATE TABLE IF NOT EXISTS evidence (
+    event_seq INTEGER PRIMARY KEY REFERENCES log(seq),
+    before_jpeg BLOB,
+    after_jpeg BLOB
+);
+CREATE TABLE IF NOT EXISTS calibration (
+    table_id TEXT PRIMARY KEY,
+    corners TEXT NOT NULL,
+    updated_ms INTEGER NOT NULL
+);
+-- The log is append-only: refuse edits and deletions at the database level.
+CREATE TRIGGER IF NOT EXISTS log_no_update BEFORE UPDATE ON log
+    BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS log_no_delete BEFORE DELETE ON log
+    BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
+PRAGMA user_version = 1;
+";
+
+fn open_connection(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok(conn)
+}
+
+impl Store {
+    /// Opens (creating when needed) `tengen.sqlite` in `data_dir` and starts the writer thread.
+    pub fn open(data_dir: &Path) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(data_dir)
+            .map_err(|source| StoreError::Io { path: data_dir.to_owned(), source })?;
+        let path = data_dir.join("tengen.sqlite");
+        let mut write_conn = open_connection(&path)?;
+        write_conn.execute_batch(SCHEMA)?;
+        let reader = open_connection(&path)?;
+        let (writer, jobs) = std::sync::mpsc::channel::<WriteJob>();
+        std::thread::Builder::new()
+            .name("tengen-store-writer".into())
+            .spawn(move || {
+                // Runs until every Store handle is dropped.
+                while let Ok(job) = jobs.recv() {
+                    job(&mut write_conn);
+                }
+            })
+            .map_err(|source| StoreError::Io { path: path.clone(), source })?;
+        Ok(Self { writer, reader: Arc::new(Mutex::new(reader)), path })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    async fn write<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        let boxed: WriteJob = Box::new(move |conn| {
+            let _ = reply.send(job(conn));
+        });
+        self.writer.send(boxed).map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
+    }
+
+    async fn read<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let reader = Arc::clone(&self.reader);
+        tokio::task::spawn_blocking(move || {
+            let conn = reader.lock().map_err(|_| StoreError::Closed)?;
+            job(&conn)
+        })
+        .await
+        .map_err(|_| StoreError::Closed)?
+    }
+
+    /// Starts a new game at a table.
+    pub async fn create_game(
+        &self,
+        table: &str,
+        komi: f64,
+        started_ms: i64,
+    ) -> Result<GameRow, StoreError> {
+        let table = table.to_owned();
+        self.write(move |conn| {
+            conn.execute(
+                "INSERT INTO games (table_id, komi, started_ms) VALUES (?1, ?2, ?3)",
+                params![table, komi, started_ms],
+            )?;
+            Ok(GameRow {
+                id: conn.last_insert_rowid(),
+                table,
+                komi,
+                started_ms,
+                black: None,
+                white: None,
+            })
+        })
+        .await
+    }
+
+    /// Records the players' names of a game.
+    pub async fn set_players(
+        &self,
+        game: i64,
+        black: Option<String>,
+        white: Option<String>,
+    ) -> Result<(), StoreError> {
+        self.write(move |conn| {
+            conn.execute(
+                "UPDATE games SET black = COALESCE(?2, black), white = COALESCE(?3, white) WHERE id = ?1",
+                params![game, black, white],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Appends a batch atomically and returns the stored events with their ids.
+    pub async fn append(&self, batch: LogBatch) -> Result<Vec<StoredEvent>, StoreError> {
+        self.write(move |conn| append_batch(conn, batch)).await
+    }
+
+    /// Saves a table's calibration.
+    pub async fn set_calibration(
+        &self,
+        table: &str,
+        corners: Option<Corners>,
+        at_ms: i64,
+    ) -> Result<(), StoreError> {
+        let table = table.to_owned();
+        self.write(move |conn| {
+            match corners {
+                Some(c) => {
+                    let text = serde_json::to_string(&c).unwrap_or_default();
+                    conn.execute(
+                        "INSERT INTO calibration (table_id, corners, updated_ms) VALUES (?1, ?2, ?3)
+                         ON CONFLICT(table_id) DO UPDATE SET corners = ?2, updated_ms = ?3",
+                        params![table, text, at_ms],
+                    )?;
+                }
+                None => {
+                    conn.execute("DELETE FROM calibration WHERE table_id = ?1", params![table])?;
+                }
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// A table's saved calibration.
+    pub async fn calibration(&self, table: &str) -> Result<Option<Corners>, StoreError> {
+        let table = table.to_owned();
+        self.read(move |conn| {
+            let text: Option<String> = conn
+                .query_row(
+                    "SELECT corners FROM calibration WHERE table_id = ?1",
+                    params![table],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+        })
+        .await
+    }
+
+    /// The latest game of a table.
+    pub async fn current_game(&self, table: &str) -> Result<Option<GameRow>, StoreError> {
+        let table = table.to_owned();
+        self.read(move |conn| {
+            Ok(conn
+                .query_row(
+                    "SELECT id, table_id, komi, started_ms, black, white FROM games
+                     WHERE table_id = ?1 ORDER BY id DESC LIMIT 1",
+                    params![table],
+                    game_row,
+                )
+                .optional()?)
+        })
+        .await
+    }
+
+    /// One game.
+    pub async fn game(&self, id: i64) -> Result<Option<GameRow>, StoreError> {
+        self.read(move |conn| {
+            Ok(conn
+                .query_row(
+                    "SELECT id, table_id, komi, started_ms, black, white FROM games WHERE id = ?1",
+                    params![id],
+                    game_row,
+                )
+                .optional()?)
+        })
+        .await
+    }
+
+    /// All games of a table, newest first.
+    pub async fn games(&self, table: &str) -> Result<Vec<GameRow>, StoreError> {
+        let table = table.to_owned();
+        self.read(move |conn| {
+            let mut stmt = conn.prepare(
+                "SELECT id, table_id, komi, started_ms, black, white FROM games
+                 WHERE table_id = ?1 ORDER BY id DESC",
+            )?;
+            let rows = stmt.query_map(params![table], game_row)?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+        .await
+    }
+
+    /// Events with id greater than `after`, oldest first, optionally of one table or one game.
+    pub async fn events_after(
+        &self,
+        after: i64,
+        table: Option<String>,
+        game: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.read(move |conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT seq, table_id, game_id, at_ms, body, evidence FROM log
+                 WHERE kind = 'event' AND seq > ?1
+                   AND (?2 IS NULL OR table_id = ?2) AND (?3 IS NULL OR game_id = ?3)
+                 ORDER BY seq LIMIT ?4",
+            )?;
+            let rows = stmt.query_map(params![after, table, game, limit], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, bool>(5)?,
+                ))
+            })?;
+            let mut events = Vec::new();
+            for row in rows {
+                let (id, table, game, at_ms, body, evidence) = row?;
+                let event: RefereeEvent = serde_json::from_str(&body)
+                    .map_err(|e| StoreError::Corrupt { seq: id, message: e.to_string() })?;
+                events.push(StoredEvent { id, table, game, at_ms, evidence, event });
+            }
+            Ok(events)
+        })
+        .await
+    }
+
+    /// Everything the referee of a game was fed, in order, for replay after a restart.
+    pub async fn replay_inputs(&self, game: i64) -> Result<Vec<(i64, ReplayInput)>, StoreError> {
+        self.read(move |conn| {
+            let mut stmt = conn.prepare(
+                "SELECT seq, at_ms, kind, body FROM log
+                 WHERE game_id = ?1 AND kind IN ('observation', 'arbiter') ORDER BY seq",
+            )?;
+            let rows = stmt.query_map(params![game], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })?;
+            let mut inputs = Vec::new();
+            for row in rows {
+                let (seq, at_ms, kind, body) = row?;
+                let corrupt = |message: String| StoreError::Corrupt { seq, message };
+                let input = if kind == "observation" {
+                    let logged: LoggedObservation =
+                        serde_json::from_str(&body).map_err(|e| corrupt(e.to_string()))?;
+                    let points = Observation::points_from_str(&logged.board)
+                        .ok_or_else(|| corrupt("bad board string".into()))?;
+                    ReplayInput::Observation(Observation {
+                        points,
+                        corners: logged.corners,
+                        confidence: logged.confidence,
+                    })
+                } else {
+                    ReplayInput::Action(
+                        serde_json::from_str(&body).map_err(|e| corrupt(e.to_string()))?,
+                    )
+                };
+                inputs.push((at_ms, input));
+            }
+            Ok(inputs)
+        })
+        .await
+    }
+
+    /// An evidence image of an event: `before` or `after`.
+    pub async fn evidence(&self, event: i64, after: bool) -> Result<Option<Vec<u8>>, StoreError> {
+        self.read(move |conn| {
+            let column = if after { "after_jpeg" } else { "before_jpeg" };
+            let sql = format!("SELECT {column} FROM evidence WHERE event_seq = ?1");
+            let blob: Option<Option<Vec<u8>>> =
+                conn.query_row(&sql, params![event], |r| r.get(0)).optional()?;
+            Ok(blob.flatten())
+        })
+        .await
+    }
+
+    /// The highest event id (0 when there are none).
+    pub async fn last_event_id(&self) -> Result<i64, StoreError> {
+        self.read(|conn| {
+            Ok(conn.query_row(
+                "SELECT COALESCE(MAX(seq), 0) FROM log WHERE kind = 'event'",
+                [],
+                |r| r.get(0),
+            )?)
+        })
+        .await
+    }
+}
+
+fn game_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GameRow> {
+    Ok(GameRow {
+        id: r.get(0)?,
+        table: r.get(1)?,
+        komi: r.get(2)?,
+        started_ms: r.get(3)?,
+        black: r.get(4)?,
+        white: r.get(5)?,
+    })
+}
+
+fn append_batch(conn: &mut Connection, batch: LogBatch) -> Result<Vec<StoredEvent>, StoreError> {
+    // Arbiter decisions are worth an fsync each (see the module doc).
+    let durable = batch.action.is_some();
+    if durable {
+        conn.pragma_update(None, "synchronous", "FULL")?;
+    }
+    let result = append_in_transaction(conn, batch);
+    if durable {
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+    }
+    result
+}
+
+fn append_in_transaction(
+    conn: &mut Connection,
+    batch: LogBatch,
+) -> Result<Vec<StoredEvent>, StoreError> {
+    let tx = conn.transaction()?;
+    let LogBatch { table, game, at_ms, observation, action, events } = batch;
+    if let Some(obs) = observation {
+        let logged = LoggedObservation {
+            board: obs.board_string(),
+            corners: obs.corners,
+            confidence: obs.confidence,
+        };
+        let body = serde_json::to_string(&logged).unwrap_or_default();
+        tx.execute(
+            "INSERT INTO log (table_id, game_id, at_ms, kind, body) VALUES (?1, ?2, ?3, 'observation', ?4)",
+            params![table, game, at_ms, body],
+        )?;
+    }
+    if let Some(action) = action {
+        let body = serde_json::to_string(&action).unwrap_or_default();
+        tx.execute(
+            "INSERT INTO log (table_id, game_id, at_ms, kind, body) VALUES (?1, ?2, ?3, 'arbiter', ?4)",
+            params![table, game, at_ms, body],
+        )?;
+    }
+    let mut stored = Vec::with_capacity(events.len());
+    for (event, evidence) in events {
+        let body = serde_json::to_string(&event).unwrap_or_default();
+        let has_evidence = evidence.as_ref().is_some_and(|e| e.before.is_some() || e.after.is_some());
+        tx.execute(
+            "INSERT INTO log (table_id, game_id, at_ms, kind, body, evidence) VALUES (?1, ?2, ?3, 'event', ?4, ?5)",
+            params![table, game, at_ms, body, has_evidence],
+        )?;
+        let id = tx.last_insert_rowid();
+        if let Some(evidence) = evidence.filter(|_| has_evidence) {
+            tx.execute(
+                "INSERT INTO evidence (event_seq, before_jpeg, after_jpeg) VALUES (?1, ?2, ?3)",
+                params![id, evidence.before, evidence.after],
+            )?;
+        }
+        stored.push(StoredEvent {
+            id,
+            table: table.clone(),
+            game,
+            at_ms,
+            evidence: has_evidence,
+            event,
+        });
+    }
+    tx.commit()?;
+    Ok(stored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{PointReading, Severity, POINTS};
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("tengen-store-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn event(kind: &str) -> RefereeEvent {
+        RefereeEvent {
+            kind: kind.into(),
+            article: None,
+            severity: Severity::Info,
+            alert_id: None,
+            move_number: Some(1),
+            summary: kind.into(),
+            detail: serde_json::Value::Null,
+        }
+    }
+
+    #[tokio::test]
+    async fn appended_inputs_and_events_read_back_in_order_and_survive_reopening() {
+        let dir = temp_dir("roundtrip");
+        let store = Store::open(&dir).expect("open");
+        let game = store.create_game("t1", 7.5, 1000).await.expect("game");
+        let mut points = vec![PointReading::Empty; POINTS];
+        points[60] = PointReading::Black;
+        let obs = Observation { points, corners: None, confidence: 0.9 };
+        let stored = store
+            .append(LogBatch {
+                table: "t1".into(),
+                game: game.id,
+                at_ms: 2000,
+                observation: Some(obs.clone()),
+                action: None,
+                events: vec![
+                    (event("move"), None),
+                    (
+                        event("infraction_suspected"),
+                        Some(Evidence { before: Some(vec![1, 2]), after: Some(vec![3]) }),
+                    ),
+                ],
+            })
+            .await
+            .expect("append");
+        assert_eq!(stored.len(), 2);
+        assert!(stored[0].id < stored[1].id);
+        store
+            .append(LogBatch {
+                table: "t1".into(),
+                game: game.id,
+                at_ms: 3000,
+                observation: None,
+                action: Some(ArbiterAction::Confirm { alert_id: 1 }),
+                events: vec![],
+            })
+            .await
+            .expect("append action");
+        drop(store);
+
+        let store = Store::open(&dir).expect("reopen");
+        let events = store.events_after(0, Some("t1".into()), None, 100).await.expect("events");
+        assert_eq!(events.len(), 2);
+        assert_eq!(events[1].event.kind, "infraction_suspected");
+        assert!(events[1].evidence);
+        assert_eq!(store.evidence(events[1].id, true).await.expect("ev"), Some(vec![3]));
+        let inputs = store.replay_inputs(game.id).await.expect("inputs");
+        assert_eq!(inputs.len(), 2);
+        assert_eq!(inputs[0], (2000, ReplayInput::Observation(obs)));
+        assert_eq!(inputs[1].1, ReplayInput::Action(ArbiterAction::Confirm { alert_id: 1 }));
+        let after_first = store.events_after(events[0].id, None, None, 100).await.expect("cursor");
+        assert_eq!(after_first.len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn the_log_refuses_updates_and_deletes() {
+        let dir = temp_dir("append-only");
+        let store = Store::open(&dir).expect("open");
+        let game = store.create_game("t1", 7.5, 0).await.expect("game");
+        store
+            .append(LogBatch {
+                table: "t1".into(),
+                game: game.id,
+                at_ms: 1,
+                observation: None,
+                action: None,
+                events: vec![(event("move"), None)],
+            })
+            .await
+            .expect("append");
+        let outcome = store
+            .write(|conn| Ok(conn.execute("DELETE FROM log", [])?))
+            .await;
+        assert!(outcome.is_err());
+        assert_eq!(store.events_after(0, None, None, 10).await.expect("read").len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

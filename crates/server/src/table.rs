@@ -1,0 +1,684 @@
+//! One table's pipeline: a one-frame slot where the newest frame wins, and a task that reads
+//! frames (vision on the blocking pool, bounded by a shared semaphore), feeds the referee, logs
+//! inputs and events with evidence, and publishes them; plus the arbiter's commands and the
+//! camera lost/back watch. Tables share nothing but the store, the bus and the semaphore, so a
+//! slow or dead camera never stalls another table.
+
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::sync::{broadcast, mpsc, oneshot, Notify, Semaphore};
+
+use crate::auth::RateLimiter;
+use crate::config::TableConfig;
+use crate::engine::{Corners, Engines, FrameAnalyzer, RefereeError, RefereeFactory, TableReferee};
+use crate::imaging::{evidence_crop, FrameFormat};
+use crate::metrics::TableMetrics;
+use crate::model::{
+    ArbiterAction, Colour, GameView, Observation, RefereeEvent, Severity, StoredEvent,
+};
+use crate::store::{Evidence, GameRow, LogBatch, ReplayInput, Store, StoreError};
+
+/// One encoded camera frame.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// JPEG or PNG bytes.
+    pub bytes: Arc<Vec<u8>>,
+    /// Its encoding.
+    pub format: FrameFormat,
+    /// When it arrived (for latency).
+    pub received: Instant,
+    /// When it arrived (ms since the epoch, for the referee and the log).
+    pub at_ms: i64,
+}
+
+/// A slot holding at most one frame: a newer frame replaces an unprocessed one (and the
+/// replacement is counted as a drop), so a slow pipeline never queues frames without bound and
+/// always works on the newest picture.
+#[derive(Debug, Default)]
+pub struct FrameSlot {
+    latest: Mutex<Option<Frame>>,
+    ready: Notify,
+}
+
+impl FrameSlot {
+    /// Puts a frame in; true when it replaced one that was never processed.
+    pub fn put(&self, frame: Frame) -> bool {
+        let replaced = match self.latest.lock() {
+            Ok(mut slot) => slot.replace(frame).is_some(),
+            Err(_) => false,
+        };
+        self.ready.notify_one();
+        replaced
+    }
+
+    /// Waits for the next frame and takes it.
+    pub async fn take(&self) -> Frame {
+        loop {
+            if let Some(frame) = self.latest.lock().ok().and_then(|mut s| s.take()) {
+                return frame;
+            }
+            self.ready.notified().await;
+        }
+    }
+}
+
+/// The camera's state as the dashboard shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CameraStatus {
+    /// No frame yet.
+    Waiting,
+    /// Frames are arriving.
+    Live,
+    /// No frame for longer than the timeout.
+    Lost,
+}
+
+/// What a table shows right now (read by the API without touching the pipeline).
+#[derive(Debug, Clone)]
+pub struct LiveState {
+    /// The current game.
+    pub game: GameRow,
+    /// The referee's view.
+    pub view: GameView,
+    /// Camera state.
+    pub camera: CameraStatus,
+    /// The latest frame received.
+    pub last_frame: Option<Frame>,
+    /// The calibration in force.
+    pub calibration: Option<Corners>,
+    /// The latest vision error, cleared by a good frame.
+    pub last_error: Option<String>,
+    /// The latest observation's board string (physical board, this frame).
+    pub last_reading: Option<String>,
+}
+
+/// A table at a glance (the hall view and the SSE `table` messages).
+#[derive(Debug, Clone, Serialize)]
+pub struct TableSummary {
+    /// Table id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Current game id.
+    pub game: i64,
+    /// Moves in the record.
+    pub move_number: usize,
+    /// Whose turn.
+    pub to_move: Colour,
+    /// Legal board string.
+    pub legal: String,
+    /// Physical board string (last stable).
+    pub physical: String,
+    /// Unanswered alerts.
+    pub open_alerts: usize,
+    /// Warnings black, white.
+    pub warnings: [u32; 2],
+    /// Game phase.
+    pub phase: String,
+    /// Result, when known.
+    pub result: Option<String>,
+    /// Camera state.
+    pub camera: CameraStatus,
+    /// Where frames come from (`post`, `mjpeg`, `snapshot`, `folder`).
+    pub source: String,
+    /// Frames received so far.
+    pub frames: u64,
+    /// Frames dropped under overload.
+    pub dropped: u64,
+    /// Latest vision error.
+    pub last_error: Option<String>,
+}
+
+/// A message on the in-process bus.
+#[derive(Debug, Clone)]
+pub enum BusMessage {
+    /// A stored event.
+    Event(Box<StoredEvent>),
+    /// A table changed.
+    Table(Box<TableSummary>),
+}
+
+/// Why a command to a table failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    /// The referee refused.
+    #[error(transparent)]
+    Referee(#[from] RefereeError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The table's task has stopped.
+    #[error("the table's pipeline has stopped")]
+    Stopped,
+}
+
+enum Command {
+    Arbiter(ArbiterAction, oneshot::Sender<Result<Vec<StoredEvent>, TableError>>),
+    Calibrate(Option<Corners>, oneshot::Sender<Result<(), TableError>>),
+}
+
+/// The shared handle of a table.
+pub struct TableHandle {
+    /// Table id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Default komi for new games.
+    pub komi: f64,
+    /// Where frames come from.
+    pub source: String,
+    /// The table's own camera token, if any.
+    pub camera_token: Option<String>,
+    /// Counters.
+    pub metrics: TableMetrics,
+    slot: FrameSlot,
+    limiter: Mutex<RateLimiter>,
+    live: RwLock<LiveState>,
+    commands: mpsc::Sender<Command>,
+    referees: Arc<dyn RefereeFactory>,
+}
+
+impl TableHandle {
+    /// Offers a frame to the pipeline (never blocks; the newest frame wins).
+    pub fn offer_frame(&self, frame: Frame) {
+        self.metrics.frames_received.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Ok(mut live) = self.live.write() {
+            live.last_frame = Some(frame.clone());
+        }
+        if self.slot.put(frame) {
+            self.metrics.frames_dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// The referee factory of this table (to rebuild finished games' views).
+    pub fn referees(&self) -> Arc<dyn RefereeFactory> {
+        Arc::clone(&self.referees)
+    }
+
+    /// Takes a rate-limit token for a posted frame.
+    pub fn allow_post(&self) -> bool {
+        self.limiter.lock().map(|mut l| l.allow(Instant::now())).unwrap_or(false)
+    }
+
+    /// A copy of the live state.
+    pub fn live(&self) -> Option<LiveState> {
+        self.live.read().ok().map(|l| l.clone())
+    }
+
+    /// The table at a glance.
+    pub fn summary(&self) -> Option<TableSummary> {
+        let live = self.live.read().ok()?;
+        Some(self.summary_of(&live))
+    }
+
+    fn summary_of(&self, live: &LiveState) -> TableSummary {
+        use std::sync::atomic::Ordering::Relaxed;
+        TableSummary {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            game: live.game.id,
+            move_number: live.view.moves.len(),
+            to_move: live.view.to_move,
+            legal: live.view.legal.clone(),
+            physical: live.view.physical.clone(),
+            open_alerts: live.view.open_alerts.len(),
+            warnings: live.view.warnings,
+            phase: live.view.phase.clone(),
+            result: live.view.result.clone(),
+            camera: live.camera,
+            source: self.source.clone(),
+            frames: self.metrics.frames_received.load(Relaxed),
+            dropped: self.metrics.frames_dropped.load(Relaxed),
+            last_error: live.last_error.clone(),
+        }
+    }
+
+    /// Applies an arbiter action through the table's task (serialised with frames).
+    pub async fn arbiter(&self, action: ArbiterAction) -> Result<Vec<StoredEvent>, TableError> {
+        let (reply, answer) = oneshot::channel();
+        self.commands.send(Command::Arbiter(action, reply)).await.map_err(|_| TableError::Stopped)?;
+        answer.await.map_err(|_| TableError::Stopped)?
+    }
+
+    /// Sets or clears the calibration.
+    pub async fn calibrate(&self, corners: Option<Corners>) -> Result<(), TableError> {
+        let (reply, answer) = oneshot::channel();
+        self.commands
+            .send(Command::Calibrate(corners, reply))
+            .await
+            .map_err(|_| TableError::Stopped)?;
+        answer.await.map_err(|_| TableError::Stopped)?
+    }
+}
+
+/// What every table task shares.
+#[derive(Clone)]
+pub struct Shared {
+    /// The store.
+    pub store: Store,
+    /// The bus.
+    pub bus: broadcast::Sender<BusMessage>,
+    /// Vision, referee, clock.
+    pub engines: Engines,
+    /// Bounds how many frames are analysed at once, FIFO-fair across tables.
+    pub analysis_permits: Arc<Semaphore>,
+    /// No frame for this long: camera lost.
+    pub camera_timeout: Duration,
+    /// Posted frames per second allowed.
+    pub max_camera_fps: f64,
+}
+
+/// Restores a table from the store (replaying its current game into a fresh referee) and starts
+/// its task.
+pub async fn start_table(
+    config: &TableConfig,
+    shared: Shared,
+) -> Result<Arc<TableHandle>, StoreError> {
+    let store = &shared.store;
+    let now = shared.engines.clock.now_ms();
+    let game = match store.current_game(&config.id).await? {
+        Some(game) => game,
+        None => store.create_game(&config.id, config.komi, now).await?,
+    };
+    let mut referee = shared.engines.referees.new_game(game.komi);
+    let inputs = store.replay_inputs(game.id).await?;
+    let replayed = inputs.len();
+    let mut last_logged = None;
+    for (at_ms, input) in inputs {
+        match input {
+            ReplayInput::Observation(obs) => {
+                let _ = referee.observe(at_ms, &obs);
+                last_logged = Some(obs.board_string());
+            }
+            ReplayInput::Action(action) => {
+                if let Err(err) = referee.arbiter(at_ms, &action) {
+                    tracing::warn!(table = %config.id, %err, "logged arbiter action refused on replay");
+                }
+            }
+        }
+    }
+    if replayed > 0 {
+        tracing::info!(table = %config.id, game = game.id, replayed, "resumed game from the log");
+    }
+    let calibration = match store.calibration(&config.id).await? {
+        Some(c) => Some(c),
+        None => config.calibration.as_ref().map(|c| c.corners),
+    };
+    let analyzer = shared.engines.analyzers.create(&config.id, calibration);
+    let (commands, command_rx) = mpsc::channel(16);
+    let source = match &config.camera {
+        crate::config::CameraConfig::Post => "post",
+        crate::config::CameraConfig::Mjpeg { .. } => "mjpeg",
+        crate::config::CameraConfig::Snapshot { .. } => "snapshot",
+        crate::config::CameraConfig::Folder { .. } => "folder",
+    };
+    let burst = shared.max_camera_fps.max(1.0) * 2.0;
+    let handle = Arc::new(TableHandle {
+        id: config.id.clone(),
+        name: config.name.clone().unwrap_or_else(|| format!("Table {}", config.id)),
+        komi: config.komi,
+        source: source.into(),
+        camera_token: config.camera_token.clone(),
+        metrics: TableMetrics::default(),
+        slot: FrameSlot::default(),
+        limiter: Mutex::new(RateLimiter::new(shared.max_camera_fps, burst)),
+        live: RwLock::new(LiveState {
+            game: game.clone(),
+            view: referee.view(),
+            camera: CameraStatus::Waiting,
+            last_frame: None,
+            calibration,
+            last_error: None,
+            last_reading: None,
+        }),
+        commands,
+        referees: Arc::clone(&shared.engines.referees),
+    });
+    let task = TableTask {
+        handle: Arc::clone(&handle),
+        shared,
+        analyzer: Some(analyzer),
+        referee,
+        game,
+        last_logged,
+        stable_frame: None,
+        camera: CameraStatus::Waiting,
+        last_frame_at: None,
+    };
+    tokio::spawn(task.run(command_rx));
+    Ok(handle)
+}
+
+struct TableTask {
+    handle: Arc<TableHandle>,
+    shared: Shared,
+    analyzer: Option<Box<dyn FrameAnalyzer>>,
+    referee: Box<dyn TableReferee>,
+    game: GameRow,
+    /// Board string of the last logged observation (unchanged readings are not logged).
+    last_logged: Option<String>,
+    /// The frame and corners at the last change the referee accepted: the "before" evidence.
+    stable_frame: Option<(Frame, Option<Corners>)>,
+    camera: CameraStatus,
+    last_frame_at: Option<Instant>,
+}
+
+impl TableTask {
+    async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
+        let handle = Arc::clone(&self.handle);
+        loop {
+            let deadline = match (self.camera, self.last_frame_at) {
+                (CameraStatus::Live, Some(at)) => Some(at + self.shared.camera_timeout),
+                _ => None,
+            };
+            let lost = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d.into()).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                frame = handle.slot.take() => self.process_frame(frame).await,
+                command = commands.recv() => match command {
+                    Some(Command::Arbiter(action, reply)) => {
+                        let _ = reply.send(self.apply_action(action).await);
+                    }
+                    Some(Command::Calibrate(corners, reply)) => {
+                        let _ = reply.send(self.calibrate(corners).await);
+                    }
+                    None => break,
+                },
+                () = lost => self.camera_changed(CameraStatus::Lost).await,
+            }
+        }
+    }
+
+    async fn camera_changed(&mut self, status: CameraStatus) {
+        let previous = self.camera;
+        self.camera = status;
+        if let Ok(mut live) = self.handle.live.write() {
+            live.camera = status;
+        }
+        let event = match (previous, status) {
+            (CameraStatus::Live, CameraStatus::Lost) => RefereeEvent {
+                kind: "camera_lost".into(),
+                article: None,
+                severity: Severity::Notice,
+                alert_id: None,
+                move_number: None,
+                summary: format!(
+                    "No frame from the camera for {} s",
+                    self.shared.camera_timeout.as_secs()
+                ),
+                detail: serde_json::Value::Null,
+            },
+            (CameraStatus::Lost, CameraStatus::Live) => RefereeEvent {
+                kind: "camera_back".into(),
+                article: None,
+                severity: Severity::Notice,
+                alert_id: None,
+                move_number: None,
+                summary: "The camera is sending frames again".into(),
+                detail: serde_json::Value::Null,
+            },
+            _ => {
+                self.publish_table();
+                return;
+            }
+        };
+        // A failed write is logged and shown on the table; the camera state is still right.
+        let _ = self.log_and_publish(None, None, vec![(event, None)]).await;
+    }
+
+    async fn process_frame(&mut self, frame: Frame) {
+        self.last_frame_at = Some(Instant::now());
+        if self.camera != CameraStatus::Live {
+            self.camera_changed(CameraStatus::Live).await;
+        }
+        let Ok(_permit) = self.shared.analysis_permits.clone().acquire_owned().await else {
+            return;
+        };
+        let mut analyzer = match self.analyzer.take() {
+            Some(a) => a,
+            None => {
+                let calibration = self.handle.live().and_then(|l| l.calibration);
+                self.shared.engines.analyzers.create(&self.handle.id, calibration)
+            }
+        };
+        let bytes = Arc::clone(&frame.bytes);
+        let outcome = tokio::task::spawn_blocking(move || {
+            let result = analyzer.analyze(&bytes);
+            (analyzer, result)
+        })
+        .await;
+        drop(_permit);
+        use std::sync::atomic::Ordering::Relaxed;
+        let handle = Arc::clone(&self.handle);
+        let metrics = &handle.metrics;
+        metrics.frames_analysed.fetch_add(1, Relaxed);
+        let observation = match outcome {
+            Ok((analyzer, result)) => {
+                self.analyzer = Some(analyzer);
+                match result {
+                    Ok(obs) => obs,
+                    Err(err) => {
+                        metrics.analysis_errors.fetch_add(1, Relaxed);
+                        if let Ok(mut live) = self.handle.live.write() {
+                            live.last_error = Some(err.to_string());
+                        }
+                        metrics.record_latency(frame.received.elapsed().as_secs_f64());
+                        return;
+                    }
+                }
+            }
+            Err(join) => {
+                // The vision panicked: count it, drop the analyzer, a fresh one is made next frame.
+                metrics.analysis_errors.fetch_add(1, Relaxed);
+                tracing::error!(table = %self.handle.id, "vision panicked: {join}");
+                return;
+            }
+        };
+        let events = self.referee.observe(frame.at_ms, &observation);
+        let board = observation.board_string();
+        let changed = self.last_logged.as_deref() != Some(board.as_str());
+        if let Ok(mut live) = self.handle.live.write() {
+            live.last_error = None;
+            live.last_reading = Some(board.clone());
+        }
+        if changed || !events.is_empty() {
+            // Log what the referee must see again on replay: every change of reading, and every
+            // observation that produced events (see `store` for why this reproduces the state).
+            let needs_evidence = events.iter().any(|e| e.severity == Severity::Alert);
+            let evidence = if needs_evidence {
+                let before = self.stable_frame.clone();
+                let after = (frame.clone(), observation.corners);
+                tokio::task::spawn_blocking(move || Evidence {
+                    before: before.and_then(|(f, c)| evidence_crop(&f.bytes, c.as_ref())),
+                    after: evidence_crop(&after.0.bytes, after.1.as_ref()),
+                })
+                .await
+                .ok()
+            } else {
+                None
+            };
+            let produced = !events.is_empty();
+            let with_evidence = events
+                .into_iter()
+                .map(|e| {
+                    let ev = (e.severity == Severity::Alert).then(|| evidence.clone()).flatten();
+                    (e, ev)
+                })
+                .collect();
+            let at_ms = frame.at_ms;
+            let logged = self
+                .log_and_publish_at(at_ms, Some(observation.clone()), None, with_evidence)
+                .await;
+            // When the write failed, the next frame logs its reading again.
+            if logged.is_ok() {
+                self.last_logged = Some(board);
+            }
+            if produced {
+                self.stable_frame = Some((frame.clone(), observation.corners));
+            }
+        }
+        if self.stable_frame.is_none() {
+            self.stable_frame = Some((frame.clone(), observation.corners));
+        }
+        metrics.record_latency(frame.received.elapsed().as_secs_f64());
+    }
+
+    async fn apply_action(&mut self, action: ArbiterAction) -> Result<Vec<StoredEvent>, TableError> {
+        let now = self.shared.engines.clock.now_ms();
+        if let ArbiterAction::NewGame { komi } = &action {
+            let komi = komi.unwrap_or(self.handle.komi);
+            let game = self.shared.store.create_game(&self.handle.id, komi, now).await?;
+            self.referee = self.shared.engines.referees.new_game(komi);
+            self.game = game.clone();
+            self.last_logged = None;
+            self.stable_frame = None;
+            if let Ok(mut live) = self.handle.live.write() {
+                live.game = game;
+            }
+            let event = RefereeEvent {
+                kind: "game_started".into(),
+                article: None,
+                severity: Severity::Info,
+                alert_id: None,
+                move_number: None,
+                summary: format!("New game, komi {komi}"),
+                detail: serde_json::json!({ "komi": komi }),
+            };
+            return Ok(self.log_and_publish(None, Some(action), vec![(event, None)]).await?);
+        }
+        if let ArbiterAction::SetColours { black, white, .. } = &action {
+            if black.is_some() || white.is_some() {
+                self.shared.store.set_players(self.game.id, black.clone(), white.clone()).await?;
+                self.game.black = black.clone().or(self.game.black.take());
+                self.game.white = white.clone().or(self.game.white.take());
+                if let Ok(mut live) = self.handle.live.write() {
+                    live.game = self.game.clone();
+                }
+            }
+        }
+        let mut events = self.referee.arbiter(now, &action)?;
+        events.insert(
+            0,
+            RefereeEvent {
+                kind: "arbiter".into(),
+                article: None,
+                severity: Severity::Info,
+                alert_id: match &action {
+                    ArbiterAction::Confirm { alert_id } | ArbiterAction::Dismiss { alert_id } => {
+                        Some(*alert_id)
+                    }
+                    _ => None,
+                },
+                move_number: None,
+                summary: format!("Arbiter: {}", action.name().replace('_', " ")),
+                detail: serde_json::to_value(&action).unwrap_or_default(),
+            },
+        );
+        let events = events.into_iter().map(|e| (e, None)).collect();
+        Ok(self.log_and_publish(None, Some(action), events).await?)
+    }
+
+    async fn calibrate(&mut self, corners: Option<Corners>) -> Result<(), TableError> {
+        let now = self.shared.engines.clock.now_ms();
+        self.shared.store.set_calibration(&self.handle.id, corners, now).await?;
+        if let Some(analyzer) = self.analyzer.as_mut() {
+            analyzer.set_calibration(corners);
+        }
+        if let Ok(mut live) = self.handle.live.write() {
+            live.calibration = corners;
+        }
+        Ok(())
+    }
+
+    async fn log_and_publish(
+        &mut self,
+        observation: Option<Observation>,
+        action: Option<ArbiterAction>,
+        events: Vec<(RefereeEvent, Option<Evidence>)>,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let now = self.shared.engines.clock.now_ms();
+        self.log_and_publish_at(now, observation, action, events).await
+    }
+
+    async fn log_and_publish_at(
+        &mut self,
+        at_ms: i64,
+        observation: Option<Observation>,
+        action: Option<ArbiterAction>,
+        events: Vec<(RefereeEvent, Option<Evidence>)>,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let batch = LogBatch {
+            table: self.handle.id.clone(),
+            game: self.game.id,
+            at_ms,
+            observation,
+            action,
+            events,
+        };
+        let stored = match self.shared.store.append(batch).await {
+            Ok(stored) => stored,
+            Err(err) => {
+                tracing::error!(table = %self.handle.id, %err, "cannot write the log");
+                if let Ok(mut live) = self.handle.live.write() {
+                    live.last_error = Some(format!("store: {err}"));
+                }
+                return Err(err);
+            }
+        };
+        use std::sync::atomic::Ordering::Relaxed;
+        for event in &stored {
+            self.handle.metrics.events.fetch_add(1, Relaxed);
+            if event.event.severity == Severity::Alert {
+                self.handle.metrics.alerts.fetch_add(1, Relaxed);
+            }
+            let _ = self.shared.bus.send(BusMessage::Event(Box::new(event.clone())));
+        }
+        self.publish_table();
+        Ok(stored)
+    }
+
+    fn publish_table(&self) {
+        let view = self.referee.view();
+        let summary = match self.handle.live.write() {
+            Ok(mut live) => {
+                live.view = view;
+                live.camera = self.camera;
+                self.handle.summary_of(&live)
+            }
+            Err(_) => return,
+        };
+        let _ = self.shared.bus.send(BusMessage::Table(Box::new(summary)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(n: u8) -> Frame {
+        Frame {
+            bytes: Arc::new(vec![n]),
+            format: FrameFormat::Jpeg,
+            received: Instant::now(),
+            at_ms: i64::from(n),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_slot_keeps_only_the_newest_frame_and_reports_drops() {
+        let slot = FrameSlot::default();
+        assert!(!slot.put(frame(1)));
+        assert!(slot.put(frame(2)));
+        assert!(slot.put(frame(3)));
+        assert_eq!(slot.take().await.bytes[0], 3);
+        let waiter = tokio::time::timeout(Duration::from_millis(50), slot.take()).await;
+        assert!(waiter.is_err(), "an empty slot waits");
+    }
+}

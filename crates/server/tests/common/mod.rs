@@ -1,0 +1,318 @@
+//! Test doubles and helpers shared by the server's integration tests.
+//!
+//! The doubles are deliberately simple and deterministic so the tests exercise the service
+//! (transport, pipeline, store, replay, API) rather than vision or rules:
+//! - `PixelBoardAnalyzer` reads a 19×19 PNG where each pixel is a point (black, white, grey
+//!   empty, red occluded) — a "camera" whose frames are exact.
+//! - `SimpleReferee` accepts one stone of the colour to move as a move; any stone that vanishes
+//!   from the record raises a suspected infraction (Art. 17.5) that the arbiter answers.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tengen_server::engine::{
+    AnalyzeError, AnalyzerFactory, Corners, Engines, FrameAnalyzer, RefereeError, RefereeFactory,
+    SystemClock, TableReferee,
+};
+use tengen_server::model::{
+    sgf_coord, ArbiterAction, Colour, GameView, Observation, OpenAlert, PointReading, RecordMove,
+    RefereeEvent, Severity, POINTS,
+};
+
+pub struct PixelBoardAnalyzer;
+
+impl FrameAnalyzer for PixelBoardAnalyzer {
+    fn analyze(&mut self, encoded: &[u8]) -> Result<Observation, AnalyzeError> {
+        let img = image::load_from_memory(encoded)
+            .map_err(|e| AnalyzeError::Decode(e.to_string()))?
+            .to_rgb8();
+        if img.dimensions() != (19, 19) {
+            return Err(AnalyzeError::BoardNotFound(format!("{:?}", img.dimensions())));
+        }
+        let points = img
+            .pixels()
+            .map(|p| match p.0 {
+                [0, 0, 0] => PointReading::Black,
+                [255, 255, 255] => PointReading::White,
+                [255, 0, 0] => PointReading::Occluded,
+                _ => PointReading::Empty,
+            })
+            .collect();
+        Ok(Observation { points, corners: Some([[0.0, 0.0], [18.0, 0.0], [18.0, 18.0], [0.0, 18.0]]), confidence: 1.0 })
+    }
+    fn set_calibration(&mut self, _corners: Option<Corners>) {}
+}
+
+pub struct PixelBoards;
+impl AnalyzerFactory for PixelBoards {
+    fn create(&self, _table: &str, _calibration: Option<Corners>) -> Box<dyn FrameAnalyzer> {
+        Box::new(PixelBoardAnalyzer)
+    }
+}
+
+/// A deterministic referee double (see the module doc).
+pub struct SimpleReferee {
+    legal: Vec<char>,
+    physical: Vec<char>,
+    moves: Vec<RecordMove>,
+    alerts: Vec<OpenAlert>,
+    next_alert: u64,
+    warnings: [u32; 2],
+    phase: String,
+    result: Option<String>,
+}
+
+impl SimpleReferee {
+    pub fn new() -> Self {
+        Self {
+            legal: vec!['.'; POINTS],
+            physical: vec!['.'; POINTS],
+            moves: vec![],
+            alerts: vec![],
+            next_alert: 1,
+            warnings: [0, 0],
+            phase: "playing".into(),
+            result: None,
+        }
+    }
+    fn to_move(&self) -> Colour {
+        if self.moves.len() % 2 == 0 { Colour::Black } else { Colour::White }
+    }
+    fn event(kind: &str, severity: Severity, summary: String) -> RefereeEvent {
+        RefereeEvent {
+            kind: kind.into(),
+            article: None,
+            severity,
+            alert_id: None,
+            move_number: None,
+            summary,
+            detail: serde_json::Value::Null,
+        }
+    }
+}
+
+impl TableReferee for SimpleReferee {
+    fn observe(&mut self, _at_ms: i64, obs: &Observation) -> Vec<RefereeEvent> {
+        if obs.points.iter().any(|p| *p == PointReading::Occluded) {
+            return vec![];
+        }
+        let seen: Vec<char> = obs.board_string().chars().collect();
+        if seen == self.physical {
+            return vec![];
+        }
+        self.physical = seen.clone();
+        let mut events = vec![];
+        let colour = self.to_move();
+        let mine = if colour == Colour::Black { 'B' } else { 'W' };
+        let added: Vec<usize> = (0..POINTS).filter(|&i| self.legal[i] == '.' && seen[i] != '.').collect();
+        let vanished: Vec<usize> = (0..POINTS).filter(|&i| self.legal[i] != '.' && seen[i] == '.').collect();
+        if added.len() == 1 && seen[added[0]] == mine && self.phase == "playing" {
+            let i = added[0];
+            self.legal[i] = mine;
+            let number = u32::try_from(self.moves.len() + 1).unwrap();
+            let point = sgf_coord(i % 19, i / 19);
+            self.moves.push(RecordMove { number, colour, point: Some(point.clone()) });
+            let mut e = Self::event("move", Severity::Info, format!("{colour:?} {point}"));
+            e.move_number = Some(number);
+            events.push(e);
+        }
+        if !vanished.is_empty() {
+            let id = self.next_alert;
+            self.next_alert += 1;
+            let points: Vec<String> = vanished.iter().map(|&i| sgf_coord(i % 19, i / 19)).collect();
+            self.alerts.push(OpenAlert {
+                alert_id: id,
+                kind: "moved_stone".into(),
+                article: Some("Art. 17.5".into()),
+                summary: format!("stones gone from the board: {}", points.join(" ")),
+                points: points.clone(),
+            });
+            let mut e = Self::event("infraction_suspected", Severity::Alert, format!("stones gone: {}", points.join(" ")));
+            e.alert_id = Some(id);
+            e.article = Some("Art. 17.5".into());
+            e.move_number = u32::try_from(self.moves.len()).ok();
+            events.push(e);
+        }
+        events
+    }
+
+    fn arbiter(&mut self, _at_ms: i64, action: &ArbiterAction) -> Result<Vec<RefereeEvent>, RefereeError> {
+        match action {
+            ArbiterAction::Confirm { alert_id } | ArbiterAction::Dismiss { alert_id } => {
+                let pos = self
+                    .alerts
+                    .iter()
+                    .position(|a| a.alert_id == *alert_id)
+                    .ok_or_else(|| RefereeError::NotFound(format!("no open alert {alert_id}")))?;
+                let alert = self.alerts.remove(pos);
+                let confirmed = matches!(action, ArbiterAction::Confirm { .. });
+                if confirmed {
+                    let side = usize::from(self.to_move() != Colour::Black);
+                    self.warnings[side] += 1;
+                }
+                let kind = if confirmed { "infraction_confirmed" } else { "infraction_dismissed" };
+                let mut e = Self::event(kind, Severity::Info, alert.summary);
+                e.alert_id = Some(alert.alert_id);
+                Ok(vec![e])
+            }
+            ArbiterAction::Pass { colour } => {
+                if *colour != self.to_move() {
+                    return Err(RefereeError::Conflict("not that side's turn".into()));
+                }
+                let number = u32::try_from(self.moves.len() + 1).unwrap();
+                self.moves.push(RecordMove { number, colour: *colour, point: None });
+                Ok(vec![Self::event("pass", Severity::Info, format!("{colour:?} passes"))])
+            }
+            ArbiterAction::EndGame { .. } => {
+                self.phase = "ended".into();
+                Ok(vec![Self::event("game_end", Severity::Info, "game ended".into())])
+            }
+            ArbiterAction::SetResult { result } => {
+                self.result = Some(result.clone());
+                Ok(vec![Self::event("result", Severity::Info, result.clone())])
+            }
+            _ => Err(RefereeError::Invalid("not supported by the test referee".into())),
+        }
+    }
+
+    fn view(&self) -> GameView {
+        GameView {
+            legal: self.legal.iter().collect(),
+            physical: self.physical.iter().collect(),
+            moves: self.moves.clone(),
+            to_move: self.to_move(),
+            open_alerts: self.alerts.clone(),
+            warnings: self.warnings,
+            captures: [0, 0],
+            dead: vec![],
+            phase: self.phase.clone(),
+            result: self.result.clone(),
+        }
+    }
+}
+
+pub struct SimpleReferees;
+impl RefereeFactory for SimpleReferees {
+    fn new_game(&self, _komi: f64) -> Box<dyn TableReferee> {
+        Box::new(SimpleReferee::new())
+    }
+}
+
+pub fn test_engines() -> Engines {
+    Engines {
+        analyzers: Arc::new(PixelBoards),
+        referees: Arc::new(SimpleReferees),
+        clock: Arc::new(SystemClock),
+    }
+}
+
+/// A 19×19 PNG "frame": `stones` are (col, row, 'B'|'W'|'?').
+pub fn board_png(stones: &[(u32, u32, char)]) -> Vec<u8> {
+    let mut img = image::RgbImage::from_pixel(19, 19, image::Rgb([128, 128, 128]));
+    for &(c, r, s) in stones {
+        let colour = match s {
+            'B' => [0, 0, 0],
+            'W' => [255, 255, 255],
+            _ => [255, 0, 0],
+        };
+        img.put_pixel(c, r, image::Rgb(colour));
+    }
+    let mut out = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
+    out
+}
+
+/// A fresh temporary folder.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let dir = std::env::temp_dir().join(format!("tengen-{name}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub const ARBITER: &str = "arbiter-token-for-tests";
+pub const CAMERA: &str = "camera-token-for-tests";
+
+pub fn test_config(data_dir: PathBuf, tables: &[&str]) -> tengen_server::Config {
+    let mut config = tengen_server::Config::default();
+    config.listen = "127.0.0.1:0".into();
+    config.data_dir = data_dir;
+    config.arbiter_token = Some(ARBITER.into());
+    config.camera_token = Some(CAMERA.into());
+    config.max_camera_fps = 1000.0;
+    config.tables = tables
+        .iter()
+        .map(|id| tengen_server::TableConfig {
+            id: (*id).into(),
+            name: Some(format!("Table {id}")),
+            komi: 7.5,
+            camera_token: None,
+            camera: tengen_server::CameraConfig::Post,
+            calibration: None,
+        })
+        .collect();
+    config
+}
+
+/// Minimal HTTP/1.1 client over a TcpStream for tests against a real listener.
+pub async fn http(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String, Vec<u8>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
+    let mut response = Vec::new();
+    tokio::time::timeout(std::time::Duration::from_secs(10), stream.read_to_end(&mut response))
+        .await
+        .expect("response in time")
+        .unwrap();
+    let split = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&response[..split]).to_string();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let mut body = response[split + 4..].to_vec();
+    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        body = dechunk(&body);
+    }
+    (status, head, body)
+}
+
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(line_end) = data.windows(2).position(|w| w == b"\r\n") else { return out };
+        let size = usize::from_str_radix(std::str::from_utf8(&data[..line_end]).unwrap().trim(), 16).unwrap_or(0);
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&data[line_end + 2..line_end + 2 + size]);
+        data = &data[line_end + 4 + size..];
+    }
+}
+
+/// Polls `check` every 20 ms for up to `secs`.
+pub async fn wait_until<F, Fut>(secs: u64, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while tokio::time::Instant::now() < deadline {
+        if check().await {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    false
+}
