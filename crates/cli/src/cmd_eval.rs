@@ -1,12 +1,471 @@
-//! `tengen eval` (not yet built: owned by the helper working on it).
+//! `tengen eval`: measure the vision against ground truth, folder by folder — on labelled photos
+//! (`eval photos DIR`) and on frames rendered by tengen-synth (`eval rendered`) — and write a
+//! Markdown + JSON report.
 
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use serde::Serialize;
+use tengen_vision::evaluate::{corner_error_cells, parse_grid, reading_grid, score, Calibration, Confusion};
+use tengen_vision::image_io::decode_rgb;
+use tengen_vision::reading::read_board_detailed;
+use tengen_vision::{locate, GridGeometry, LensDistortion, LocateOptions, PointState, ReaderConfig};
 
 /// Arguments of `tengen eval`.
 #[derive(clap::Args)]
-pub struct EvalArgs {}
+pub struct EvalArgs {
+    #[command(subcommand)]
+    target: EvalTarget,
+}
+
+#[derive(clap::Subcommand)]
+enum EvalTarget {
+    /// Score every image under DIR that has a `.grid.txt` (points) or `.corners.json` (corners).
+    Photos {
+        /// Folder of photos (searched recursively).
+        dir: PathBuf,
+        /// Write `eval-photos.md` and `eval-photos.json` into this folder.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Render frames across presets, colour casts and hands and score them against exact truth.
+    Rendered {
+        /// Frames per preset.
+        #[arg(long, default_value_t = 4)]
+        per_preset: u64,
+        /// Write `eval-rendered.md` and `eval-rendered.json` into this folder.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+/// Photos whose labels are known to be wrong (the labels move stones the photos show unchanged).
+const EXCLUDED: [&str; 2] = ["t2/skip/t2_053.jpg", "t2/skip/t2_054.jpg"];
+
+/// Confidence bin edges for the reliability table.
+const CONFIDENCE_BINS: [f64; 6] = [0.0, 0.5, 0.9, 0.99, 0.999, 0.9999];
+
+/// Scores of one folder (or condition).
+#[derive(Debug, Default, Serialize)]
+struct FolderScore {
+    images: usize,
+    located: usize,
+    graded_boards: usize,
+    exact_boards: usize,
+    confusion: Confusion,
+    corner_frames: usize,
+    corner_error_sum: f64,
+    corner_error_max: f64,
+    occluded_flagged: usize,
+    /// Frames with a hand in the truth (rendered only) and how many of them were flagged.
+    hand_frames: usize,
+    hand_frames_flagged: usize,
+    clean_frames_flagged: usize,
+    calibration: Calibration,
+    decode_ms: Vec<f64>,
+    locate_ms: Vec<f64>,
+    read_ms: Vec<f64>,
+    failures: Vec<String>,
+}
+
+impl FolderScore {
+    fn new() -> Self {
+        Self { calibration: Calibration::new(&CONFIDENCE_BINS), ..Self::default() }
+    }
+}
 
 /// Runs `tengen eval`.
-pub fn run(_args: EvalArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`tengen eval` is not built yet")
+pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
+    match args.target {
+        EvalTarget::Photos { dir, out } => eval_photos(&dir, out.as_deref()),
+        EvalTarget::Rendered { per_preset, out } => eval_rendered(per_preset, out.as_deref()),
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let path = entry?.path();
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| ["jpg", "jpeg", "png"].contains(&e.to_ascii_lowercase().as_str()))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn sidecar(image: &Path, suffix: &str) -> PathBuf {
+    let mut s = image.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1000.0
+}
+
+fn eval_photos(dir: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let mut files = Vec::new();
+    walk(dir, &mut files)?;
+    files.sort();
+    let config = ReaderConfig::default();
+    let mut folders: BTreeMap<String, FolderScore> = BTreeMap::new();
+    let mut excluded = Vec::new();
+    for path in files {
+        let rel = path.strip_prefix(dir).unwrap_or(&path).to_string_lossy().replace('\\', "/");
+        if EXCLUDED.iter().any(|e| rel.ends_with(e)) {
+            excluded.push(rel);
+            continue;
+        }
+        let grid_path = sidecar(&path, ".grid.txt");
+        let corners_path = sidecar(&path, ".corners.json");
+        let truth = if grid_path.exists() {
+            Some(parse_grid(&std::fs::read_to_string(&grid_path)?).with_context(|| format!("parsing {}", grid_path.display()))?)
+        } else {
+            None
+        };
+        let true_corners = if corners_path.exists() { Some(read_corners(&corners_path)?) } else { None };
+        if truth.is_none() && true_corners.is_none() {
+            continue;
+        }
+        let folder = Path::new(&rel).parent().map(|p| p.to_string_lossy().to_string()).unwrap_or_default();
+        let score_of = folders.entry(folder).or_insert_with(FolderScore::new);
+        score_of.images += 1;
+        let t = Instant::now();
+        let frame = match std::fs::read(&path).map_err(anyhow::Error::from).and_then(|b| Ok(decode_rgb(&b)?)) {
+            Ok(f) => f,
+            Err(e) => {
+                score_of.failures.push(format!("{rel}: unreadable image: {e}"));
+                continue;
+            }
+        };
+        score_of.decode_ms.push(ms(t));
+        let t = Instant::now();
+        let located = match locate(&frame.rgb, &LocateOptions::default()) {
+            Ok(l) => l,
+            Err(e) => {
+                score_of.failures.push(format!("{rel}: board not located: {e}"));
+                if let Some(truth) = truth {
+                    // Unlocated boards count: every point unknown.
+                    score_of.graded_boards += 1;
+                    let unknown = [[PointState::Unknown; 19]; 19];
+                    score_of.confusion.merge(&score(&unknown, &truth, false).confusion);
+                }
+                continue;
+            }
+        };
+        score_of.locate_ms.push(ms(t));
+        score_of.located += 1;
+        let t = Instant::now();
+        let details = read_board_detailed(&frame.rgb, &located.geometry, &config);
+        score_of.read_ms.push(ms(t));
+        if details.reading.occluded {
+            score_of.occluded_flagged += 1;
+            score_of.failures.push(format!("{rel}: flagged occluded ({} points)", details.reading.occluded_points.len()));
+        }
+        if let Some(c) = true_corners {
+            let e = corner_error_cells(&located.geometry.corners(), &c);
+            score_of.corner_frames += 1;
+            score_of.corner_error_sum += e;
+            score_of.corner_error_max = score_of.corner_error_max.max(e);
+            if e > 0.5 {
+                score_of.failures.push(format!("{rel}: corner error {e:.2} cells"));
+            }
+        }
+        if let Some(truth) = truth {
+            let read = reading_grid(&details.reading);
+            // A photo has no canonical "up": score the best of the 8 board symmetries.
+            let s = score(&read, &truth, true);
+            score_of.graded_boards += 1;
+            score_of.exact_boards += usize::from(s.exact);
+            score_of.confusion.merge(&s.confusion);
+            let truth_seen = inverse(s.symmetry).apply(&truth);
+            for r in 0..19 {
+                for c in 0..19 {
+                    let p = details.reading.points[r][c];
+                    if p.best_guess != PointState::Unknown {
+                        score_of.calibration.add(f64::from(p.confidence), p.best_guess == truth_seen[r][c]);
+                    }
+                }
+            }
+            if !s.exact {
+                score_of.failures.push(format!(
+                    "{rel}: {} wrong, {} unknown{}",
+                    s.confusion.wrong(),
+                    s.confusion.unknown(),
+                    if s.symmetry == tengen_vision::evaluate::Symmetry::IDENTITY { String::new() } else { format!(" (scored under {:?})", s.symmetry) }
+                ));
+            }
+        }
+    }
+    let title = format!("Vision on labelled photos: `tengen eval photos {}`", dir.display());
+    let notes = vec![
+        "Points are scored as the best of the 8 board symmetries: a photo has no canonical \"up\".".to_string(),
+        format!("Excluded (mislabelled): {}.", if excluded.is_empty() { "none found".to_string() } else { excluded.join(", ") }),
+        "A board that is not located counts as 361 unknown points.".to_string(),
+        "Occlusion: photos carry no hand labels, so the report lists which frames were flagged.".to_string(),
+    ];
+    finish(&title, &notes, &folders, out, "eval-photos")
+}
+
+fn inverse(s: tengen_vision::evaluate::Symmetry) -> tengen_vision::evaluate::Symmetry {
+    let probe = {
+        let mut g = [[PointState::Empty; 19]; 19];
+        g[0][1] = PointState::Black;
+        g[2][5] = PointState::White;
+        g
+    };
+    tengen_vision::evaluate::Symmetry::all()
+        .into_iter()
+        .find(|c| c.apply(&s.apply(&probe)) == probe)
+        .unwrap_or(tengen_vision::evaluate::Symmetry::IDENTITY)
+}
+
+fn read_corners(path: &Path) -> anyhow::Result<[[f64; 2]; 4]> {
+    #[derive(serde::Deserialize)]
+    struct CornersFile {
+        corners_px: [[f64; 2]; 4],
+    }
+    let text = std::fs::read_to_string(path)?;
+    let parsed: CornersFile = serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    Ok(parsed.corners_px)
+}
+
+fn eval_rendered(per_preset: u64, out: Option<&Path>) -> anyhow::Result<ExitCode> {
+    use tengen_synth::{render, ColourCast, Hand, Position, Scene, Side, Stone, PRESETS};
+    let config = ReaderConfig::default();
+    let mut folders: BTreeMap<String, FolderScore> = BTreeMap::new();
+    let casts = [ColourCast::Neutral, ColourCast::Blue, ColourCast::Green, ColourCast::Yellow];
+    for (pi, preset) in PRESETS.iter().enumerate() {
+        for variant in 0..per_preset {
+            let seed = 1000 + pi as u64 * 100 + variant;
+            let Some(mut scene) = Scene::preset(preset) else { continue };
+            scene = scene.with_seed(seed);
+            scene.light.cast = casts[(variant as usize + pi) % casts.len()];
+            if scene.light.cast != ColourCast::Neutral {
+                scene.light.cast_strength = scene.light.cast_strength.max(0.5);
+            }
+            // Every third frame has a hand reaching in from a side.
+            let with_hand = variant % 3 == 2;
+            if with_hand {
+                let side = [Side::South, Side::East, Side::North, Side::West][(variant as usize / 3) % 4];
+                scene = scene.with_hand(Hand::reaching(side, 4.0 + (seed % 11) as f64, 0.3 + 0.1 * (variant % 4) as f64));
+            }
+            let mut rng = tengen_synth::noise::Rng::new(seed);
+            let mut position = Position::empty();
+            for k in 0..(30 + 20 * (variant % 5)) {
+                let c = (rng.unit() * 19.0) as usize % 19;
+                let r = (rng.unit() * 19.0) as usize % 19;
+                position.set(c, r, if k % 2 == 0 { Stone::Black } else { Stone::White });
+            }
+            let frame = render(&position, &scene)?;
+            let truth_info = &frame.truth;
+            let score_of = folders.entry(format!("{preset}{}", if with_hand { " + hand" } else { "" })).or_insert_with(FolderScore::new);
+            score_of.images += 1;
+            let t = Instant::now();
+            let located = locate(&frame.image, &LocateOptions::default());
+            score_of.locate_ms.push(ms(t));
+            // Reading is scored through the exact geometry so it measures the reader alone;
+            // location is scored by its corner error.
+            let geometry = GridGeometry {
+                homography: truth_info.homography,
+                lens: LensDistortion { k1: truth_info.lens.k1, centre: truth_info.lens.centre, scale: truth_info.lens.scale },
+            };
+            match located {
+                Ok(l) => {
+                    score_of.located += 1;
+                    let e = corner_error_cells(&l.geometry.corners(), &truth_info.corners);
+                    score_of.corner_frames += 1;
+                    score_of.corner_error_sum += e;
+                    score_of.corner_error_max = score_of.corner_error_max.max(e);
+                }
+                Err(e) => score_of.failures.push(format!("seed {seed}: not located: {e}")),
+            }
+            let t = Instant::now();
+            let details = read_board_detailed(&frame.image, &geometry, &config);
+            score_of.read_ms.push(ms(t));
+            let truth = parse_grid(&truth_info.grid.join("\n"))?;
+            let mut read = reading_grid(&details.reading);
+            // Points truly hidden by the hand or outside the frame may be anything; `?` there
+            // is right, a definite reading there is scored.
+            for r in 0..19 {
+                for c in 0..19 {
+                    let i = r * 19 + c;
+                    if (truth_info.occluded[i] || !truth_info.in_frame[i]) && read[r][c] == PointState::Unknown {
+                        read[r][c] = truth[r][c];
+                    }
+                }
+            }
+            let s = score(&read, &truth, false);
+            score_of.graded_boards += 1;
+            score_of.exact_boards += usize::from(s.exact);
+            score_of.confusion.merge(&s.confusion);
+            for r in 0..19 {
+                for c in 0..19 {
+                    let p = details.reading.points[r][c];
+                    if p.best_guess != PointState::Unknown && !truth_info.occluded[r * 19 + c] {
+                        score_of.calibration.add(f64::from(p.confidence), p.best_guess == truth[r][c]);
+                    }
+                }
+            }
+            if details.reading.occluded {
+                score_of.occluded_flagged += 1;
+            }
+            if truth_info.hand_over_board {
+                score_of.hand_frames += 1;
+                score_of.hand_frames_flagged += usize::from(details.reading.occluded);
+            } else {
+                score_of.clean_frames_flagged += usize::from(details.reading.occluded);
+            }
+            if !s.exact {
+                score_of.failures.push(format!(
+                    "seed {seed} cast {:?}: {} wrong, {} unknown",
+                    scene.light.cast,
+                    s.confusion.wrong(),
+                    s.confusion.unknown()
+                ));
+            }
+        }
+    }
+    let title = format!("Vision on rendered frames: `tengen eval rendered --per-preset {per_preset}`");
+    let notes = vec![
+        "Reading is scored through the renderer's exact geometry (it measures the reader alone); location by its corner error.".to_string(),
+        "Points the truth marks hidden by a hand count as right when read `?`; a definite reading there is scored.".to_string(),
+    ];
+    finish(&title, &notes, &folders, out, "eval-rendered")
+}
+
+fn pct(n: u64, d: u64) -> String {
+    if d == 0 {
+        "–".into()
+    } else {
+        format!("{:.3} %", 100.0 * n as f64 / d as f64)
+    }
+}
+
+fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s[s.len() / 2]
+}
+
+fn finish(title: &str, notes: &[String], folders: &BTreeMap<String, FolderScore>, out: Option<&Path>, stem: &str) -> anyhow::Result<ExitCode> {
+    let mut md = String::new();
+    let _ = writeln!(md, "# {title}\n");
+    for n in notes {
+        let _ = writeln!(md, "- {n}");
+    }
+    let _ = writeln!(
+        md,
+        "\n| folder | images | located | per-point accuracy | wrong | unknown | exact boards | corner error (cells, mean / max) | flagged occluded | hand frames flagged | clean frames flagged | decode / locate / read ms (median) |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut total = FolderScore::new();
+    for (name, f) in folders {
+        row(&mut md, name, f);
+        total.images += f.images;
+        total.located += f.located;
+        total.graded_boards += f.graded_boards;
+        total.exact_boards += f.exact_boards;
+        total.confusion.merge(&f.confusion);
+        total.corner_frames += f.corner_frames;
+        total.corner_error_sum += f.corner_error_sum;
+        total.corner_error_max = total.corner_error_max.max(f.corner_error_max);
+        total.occluded_flagged += f.occluded_flagged;
+        total.hand_frames += f.hand_frames;
+        total.hand_frames_flagged += f.hand_frames_flagged;
+        total.clean_frames_flagged += f.clean_frames_flagged;
+        total.calibration.merge(&f.calibration);
+        total.decode_ms.extend(&f.decode_ms);
+        total.locate_ms.extend(&f.locate_ms);
+        total.read_ms.extend(&f.read_ms);
+    }
+    row(&mut md, "**all**", &total);
+    let _ = writeln!(md, "\n## Confusion (rows truth, columns read)\n");
+    let _ = writeln!(md, "| folder | truth | read . | read X | read O | read ? |\n|---|---|---|---|---|---|");
+    for (name, f) in folders.iter().chain(std::iter::once((&"**all**".to_string(), &total))) {
+        for (k, label) in ["empty", "black", "white"].iter().enumerate() {
+            let c = f.confusion.0[k];
+            let _ = writeln!(md, "| {name} | {label} | {} | {} | {} | {} |", c[0], c[1], c[2], c[3]);
+        }
+    }
+    let _ = writeln!(md, "\n## Confidence calibration (best guess of every readable point, all folders)\n");
+    let _ = writeln!(md, "| stated confidence ≥ | points | mean stated | observed accuracy |\n|---|---|---|---|");
+    let cal = &total.calibration;
+    for k in 0..cal.edges.len() {
+        if cal.count[k] > 0 {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {:.4} | {} |",
+                cal.edges[k],
+                cal.count[k],
+                cal.confidence_sum[k] / cal.count[k] as f64,
+                pct(cal.correct[k], cal.count[k])
+            );
+        }
+    }
+    let _ = writeln!(md, "\n## Imperfect frames and why\n");
+    for (name, f) in folders {
+        for line in &f.failures {
+            let _ = writeln!(md, "- {name}: {line}");
+        }
+    }
+    print!("{md}");
+    if let Some(dir) = out {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.join(format!("{stem}.md")), &md)?;
+        #[derive(Serialize)]
+        struct Report<'a> {
+            title: &'a str,
+            notes: &'a [String],
+            folders: &'a BTreeMap<String, FolderScore>,
+            total: &'a FolderScore,
+        }
+        let json = serde_json::to_string_pretty(&Report { title, notes, folders, total: &total })?;
+        std::fs::write(dir.join(format!("{stem}.json")), json)?;
+        eprintln!("wrote {}/{stem}.md and .json", dir.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn row(md: &mut String, name: &str, f: &FolderScore) {
+    let c = &f.confusion;
+    let corner = if f.corner_frames > 0 {
+        format!("{:.3} / {:.3} ({} frames)", f.corner_error_sum / f.corner_frames as f64, f.corner_error_max, f.corner_frames)
+    } else {
+        "–".into()
+    };
+    let hands = if f.hand_frames > 0 { format!("{}/{}", f.hand_frames_flagged, f.hand_frames) } else { "–".into() };
+    let clean = if f.hand_frames > 0 || f.clean_frames_flagged > 0 {
+        format!("{}/{}", f.clean_frames_flagged, f.images - f.hand_frames)
+    } else {
+        "–".into()
+    };
+    let _ = writeln!(
+        md,
+        "| {name} | {} | {} | {} ({}/{}) | {} | {} | {} | {corner} | {} | {hands} | {clean} | {:.1} / {:.1} / {:.1} |",
+        f.images,
+        f.located,
+        pct(c.correct(), c.total()),
+        c.correct(),
+        c.total(),
+        c.wrong(),
+        c.unknown(),
+        if f.graded_boards > 0 { format!("{}/{} ({})", f.exact_boards, f.graded_boards, pct(f.exact_boards as u64, f.graded_boards as u64)) } else { "–".into() },
+        f.occluded_flagged,
+        median(&f.decode_ms),
+        median(&f.locate_ms),
+        median(&f.read_ms),
+    );
 }
