@@ -67,7 +67,7 @@ fn gaussian_blur(colour: &mut [[f32; 3]], w: usize, h: usize, sigma: f32) {
 /// Adds sensor noise (stronger in the shadows' relative terms, like a real sensor's mix of read
 /// and shot noise) and quantises with a soft shoulder so glare does not clip hard.
 pub(crate) fn to_image(colour: &[[f32; 3]], w: u32, h: u32, scene: &Scene) -> RgbImage {
-    let mut rng = Rng::derive(scene.seed, 99);
+    let mut rng = Rng::derive(scene.seed, 99 ^ scene.frame_seed.wrapping_mul(0x9E37_79B9));
     let sigma = scene.noise_sigma.max(0.0) / 255.0;
     let mut image = RgbImage::new(w, h);
     for (px, c) in image.pixels_mut().zip(colour.iter()) {

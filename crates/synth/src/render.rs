@@ -14,6 +14,9 @@ use crate::SynthError;
 /// Largest accepted image side, to refuse absurd requests before allocating.
 pub const MAX_SIDE: u32 = 8192;
 
+/// Most threads one render uses.
+const MAX_THREADS: usize = 8;
+
 /// A rendered frame with its exact ground truth.
 #[derive(Debug, Clone)]
 pub struct Rendered {
@@ -277,6 +280,13 @@ impl<'a> World<'a> {
     /// Nearest stone on the board hit by the ray: (t, stone index).
     fn hit_stones(&self, origin: V3, dir: V3) -> Option<(f64, usize)> {
         if dir[2] >= 0.0 || self.stones.is_empty() {
+            return None;
+        }
+        // Rays that meet the stone layer nowhere near the grid cannot hit a stone.
+        let t_mid = (self.stone_half - origin[2]) / dir[2];
+        let mid = add(origin, scale(dir, t_mid));
+        let reach = 2.0 * board_mm::SPACING_X;
+        if mid[0].abs() > 9.0 * board_mm::SPACING_X + reach || mid[1].abs() > 9.0 * board_mm::SPACING_Y + reach {
             return None;
         }
         let top = 2.0 * self.stone_half;
@@ -614,41 +624,75 @@ pub fn render(position: &Position, scene: &Scene) -> Result<Rendered, SynthError
     let (wu, hu) = (w as usize, h as usize);
     let mut colour = vec![[0f32; 3]; wu * hu];
     let mut ids = vec![0 as ObjectId; wu * hu];
-    let mut hand_pixels = 0usize;
-    let mut hand_over_board = false;
-    for y in 0..hu {
-        for x in 0..wu {
-            let (c, id, over) = world.shade([x as f64 + 0.5, y as f64 + 0.5], 1.0);
-            colour[y * wu + x] = c;
-            ids[y * wu + x] = id;
-            if id >= ID_HAND {
-                hand_pixels += 1;
-                hand_over_board |= over;
-            }
-        }
-    }
+    // Rows are independent: split them over the cores (results do not depend on the split).
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_THREADS);
+    let rows_per = hu.div_ceil(threads).max(1);
+    let (hand_pixels, hand_over_board) = std::thread::scope(|s| {
+        let world = &world;
+        let handles: Vec<_> = colour
+            .chunks_mut(rows_per * wu)
+            .zip(ids.chunks_mut(rows_per * wu))
+            .enumerate()
+            .map(|(k, (colour, ids))| {
+                s.spawn(move || {
+                    let (mut pixels, mut over_board) = (0usize, false);
+                    for (i, (c, id)) in colour.iter_mut().zip(ids.iter_mut()).enumerate() {
+                        let (x, y) = (i % wu, k * rows_per + i / wu);
+                        let (sample, object, over) = world.shade([x as f64 + 0.5, y as f64 + 0.5], 1.0);
+                        *c = sample;
+                        *id = object;
+                        if object >= ID_HAND {
+                            pixels += 1;
+                            over_board |= over;
+                        }
+                    }
+                    (pixels, over_board)
+                })
+            })
+            .collect();
+        handles.into_iter().fold((0, false), |(p, o), h| {
+            let (hp, ho) = h.join().unwrap_or((0, false));
+            (p + hp, o | ho)
+        })
+    });
     if scene.antialias {
         // Re-render object edges with a rotated-grid 4-sample pattern.
         const OFFSETS: [[f64; 2]; 4] = [[0.375, 0.125], [0.875, 0.375], [0.625, 0.875], [0.125, 0.625]];
-        let mut fixed = Vec::new();
-        for y in 0..hu {
-            for x in 0..wu {
-                let id = ids[y * wu + x];
-                let differs = (x + 1 < wu && ids[y * wu + x + 1] != id)
-                    || (x > 0 && ids[y * wu + x - 1] != id)
-                    || (y + 1 < hu && ids[(y + 1) * wu + x] != id)
-                    || (y > 0 && ids[(y - 1) * wu + x] != id);
-                if differs {
-                    let mut sum = [0f32; 3];
-                    for o in OFFSETS {
-                        let (c, _, _) = world.shade([x as f64 + o[0], y as f64 + o[1]], 0.5);
-                        sum = [sum[0] + c[0], sum[1] + c[1], sum[2] + c[2]];
-                    }
-                    fixed.push((y * wu + x, sum.map(|s| s / 4.0)));
-                }
-            }
-        }
-        for (i, c) in fixed {
+        let ids = &ids;
+        let world = &world;
+        let edges: Vec<usize> = (0..wu * hu)
+            .filter(|&i| {
+                let (x, y, id) = (i % wu, i / wu, ids[i]);
+                (x + 1 < wu && ids[i + 1] != id)
+                    || (x > 0 && ids[i - 1] != id)
+                    || (y + 1 < hu && ids[i + wu] != id)
+                    || (y > 0 && ids[i - wu] != id)
+            })
+            .collect();
+        let fixed: Vec<[f32; 3]> = std::thread::scope(|s| {
+            let handles: Vec<_> = edges
+                .chunks(edges.len().div_ceil(threads).max(1))
+                .map(|chunk| {
+                    s.spawn(move || {
+                        chunk
+                            .iter()
+                            .map(|&i| {
+                                let (x, y) = ((i % wu) as f64, (i / wu) as f64);
+                                let mut sum = [0f32; 3];
+                                for o in OFFSETS {
+                                    let (c, _, _) = world.shade([x + o[0], y + o[1]], 0.5);
+                                    sum = [sum[0] + c[0], sum[1] + c[1], sum[2] + c[2]];
+                                }
+                                sum.map(|v| v / 4.0)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+        });
+        // A panicked worker would leave `fixed` short; keep its pixels single-sampled then.
+        for (i, c) in edges.into_iter().zip(fixed) {
             colour[i] = c;
         }
     }

@@ -37,8 +37,11 @@ pub struct Scene {
     pub jpeg_quality: u8,
     /// Edge anti-aliasing: re-render pixels on object edges with 4 samples.
     pub antialias: bool,
-    /// Seed for every random choice (wood, stone jitter, stripes, noise).
+    /// Seed for the scene's random choices (wood, stone jitter, stripes); fixed for a camera.
     pub seed: u64,
+    /// Seed for what changes from frame to frame of one camera (sensor noise), so a sequence
+    /// keeps its board and stones while each frame gets fresh noise.
+    pub frame_seed: u64,
 }
 
 impl Default for Scene {
@@ -57,6 +60,7 @@ impl Default for Scene {
             jpeg_quality: 88,
             antialias: true,
             seed: 1,
+            frame_seed: 0,
         }
     }
 }
