@@ -7,8 +7,19 @@ use tengen_vision::image_io::decode_rgb;
 use tengen_vision::locate::{from_corners, locate, refine_gray, LocateOptions};
 use tengen_vision::{GridGeometry, LensDistortion, PointState, ReaderConfig};
 
-use crate::engine::{AnalyzeError, AnalyzerFactory, Corners, FrameAnalyzer};
-use crate::model::{Observation, PointReading, POINTS, SIZE};
+use std::sync::Arc;
+
+use tengen_referee as referee;
+use tengen_rules::Color;
+
+use crate::engine::{
+    AnalyzeError, AnalyzerFactory, Corners, Engines, FrameAnalyzer, RefereeError, RefereeFactory,
+    SystemClock, TableReferee,
+};
+use crate::model::{
+    ArbiterAction, Colour, GameView, Observation, OpenAlert, PointReading, RecordMove,
+    RefereeEvent, Severity, POINTS, SIZE,
+};
 
 /// Reads frames with `tengen-vision`: decode, locate the board (fixed calibration, else track
 /// the previous frame's grid, else search), read the 361 points with occlusion.
@@ -72,7 +83,12 @@ impl FrameAnalyzer for VisionAnalyzer {
         }
         #[allow(clippy::cast_precision_loss)]
         let confidence = confidence / POINTS as f32;
-        Ok(Observation { points, corners: Some(geometry.corners()), confidence })
+        Ok(Observation {
+            points,
+            corners: Some(geometry.corners()),
+            confidence,
+            occluded: reading.occluded,
+        })
     }
 
     fn set_calibration(&mut self, corners: Option<Corners>) {
@@ -91,3 +107,227 @@ impl AnalyzerFactory for VisionAnalyzers {
     }
 }
 
+
+/// Referees games with `tengen-referee` (stabiliser, two boards, infractions, rulings).
+pub struct RefereeAdapter {
+    referee: referee::Referee,
+    /// A result set by the arbiter by hand (overrides the counted one).
+    result_override: Option<String>,
+}
+
+fn colour_of(c: Color) -> Colour {
+    match c {
+        Color::Black => Colour::Black,
+        Color::White => Colour::White,
+    }
+}
+
+fn color_of(c: Colour) -> Color {
+    match c {
+        Colour::Black => Color::Black,
+        Colour::White => Color::White,
+    }
+}
+
+/// Seconds since the epoch, the referee's time base.
+#[allow(clippy::cast_precision_loss)]
+fn seconds(at_ms: i64) -> f64 {
+    at_ms as f64 / 1000.0
+}
+
+/// The referee's rows (`.XO`, top first) as a service board string (`.BW`).
+fn board_of(rows: &[String]) -> String {
+    rows.iter()
+        .flat_map(|r| r.chars())
+        .map(|c| match c {
+            'X' => 'B',
+            'O' => 'W',
+            '.' => '.',
+            _ => '?',
+        })
+        .collect()
+}
+
+/// Converts a referee event for the log and the dashboard; the event itself is kept in `detail`.
+pub fn convert_event(event: &referee::Event) -> RefereeEvent {
+    use referee::{EventKind, Status};
+    let severity = match (event.status, event.kind) {
+        (Status::Suspected, _) => Severity::Alert,
+        (
+            _,
+            EventKind::Occluded | EventKind::BoardMoved | EventKind::UnclearPoint | EventKind::Resync,
+        ) => Severity::Notice,
+        _ => Severity::Info,
+    };
+    let kind = match event.status {
+        Status::Suspected | Status::Info => event.kind.name().to_owned(),
+        Status::Confirmed => format!("{}_confirmed", event.kind.name()),
+        Status::Dismissed => format!("{}_dismissed", event.kind.name()),
+    };
+    RefereeEvent {
+        kind,
+        article: event.article.as_ref().map(|a| format!("Art. {a}")),
+        severity,
+        alert_id: event.infraction,
+        move_number: event.move_number,
+        summary: event.message.en.clone(),
+        detail: serde_json::to_value(event).unwrap_or_default(),
+    }
+}
+
+impl RefereeAdapter {
+    /// A referee for one game.
+    pub fn new(table: &str, game: i64, komi: f64) -> Self {
+        let config = referee::RefereeConfig {
+            table: table.to_owned(),
+            game: game.to_string(),
+            komi_points: komi,
+            ..referee::RefereeConfig::default()
+        };
+        Self { referee: referee::Referee::new(config), result_override: None }
+    }
+
+    fn to_referee_observation(at_ms: i64, obs: &Observation) -> referee::Observation {
+        let mut points = [[referee::PointObservation::default(); referee::SIZE]; referee::SIZE];
+        for (i, reading) in obs.points.iter().enumerate().take(POINTS) {
+            let (row, col) = (i / SIZE, i % SIZE);
+            points[row][col] = referee::PointObservation {
+                reading: match reading {
+                    PointReading::Empty => referee::Reading::Empty,
+                    PointReading::Black => referee::Reading::Black,
+                    PointReading::White => referee::Reading::White,
+                    PointReading::Occluded => referee::Reading::Unknown,
+                },
+                confidence: if *reading == PointReading::Occluded { 0.0 } else { obs.confidence },
+            };
+        }
+        referee::Observation { t: seconds(at_ms), points, occluded: obs.occluded, frame_ref: None }
+    }
+}
+
+impl TableReferee for RefereeAdapter {
+    fn observe(&mut self, at_ms: i64, observation: &Observation) -> Vec<RefereeEvent> {
+        let obs = Self::to_referee_observation(at_ms, observation);
+        self.referee.observe(&obs).iter().map(convert_event).collect()
+    }
+
+    fn arbiter(
+        &mut self,
+        at_ms: i64,
+        action: &ArbiterAction,
+    ) -> Result<Vec<RefereeEvent>, RefereeError> {
+        use referee::ArbiterAction as A;
+        let mapped = match action {
+            ArbiterAction::Confirm { alert_id } => A::Confirm { infraction: *alert_id },
+            ArbiterAction::Dismiss { alert_id } => A::Dismiss { infraction: *alert_id },
+            ArbiterAction::Pass { colour } => A::Pass { side: color_of(*colour) },
+            ArbiterAction::EndGame { resigned } => A::EndGame { resigned: resigned.map(color_of) },
+            ArbiterAction::MarkDead { points } => A::MarkDead { points: points.clone() },
+            ArbiterAction::Count => A::Count,
+            ArbiterAction::AdoptPhysical => A::AdoptPhysical,
+            ArbiterAction::SetToMove { colour } => A::SetToMove { side: color_of(*colour) },
+            ArbiterAction::SetResult { result } => {
+                self.result_override = Some(result.clone());
+                return Ok(vec![RefereeEvent {
+                    kind: "result".into(),
+                    article: Some("Art. 9".into()),
+                    severity: Severity::Info,
+                    alert_id: None,
+                    move_number: None,
+                    summary: format!("Result set by the arbiter: {result}"),
+                    detail: serde_json::json!({ "result": result, "by": "arbiter" }),
+                }]);
+            }
+            ArbiterAction::SetColours { swapped: false, .. } => return Ok(vec![]),
+            ArbiterAction::SetColours { swapped: true, .. } => {
+                return Err(RefereeError::Invalid(
+                    "the referee detects wrong colours itself (Art. 17.1): answer its wrong_colours alert".into(),
+                ))
+            }
+            ArbiterAction::CorrectRecord { .. } => {
+                return Err(RefereeError::Invalid(
+                    "correct the record by restoring the board and using adopt_physical".into(),
+                ))
+            }
+            ArbiterAction::NewGame { .. } => {
+                return Err(RefereeError::Invalid("new games are started by the service".into()))
+            }
+        };
+        match self.referee.arbiter(seconds(at_ms), &mapped) {
+            Ok(events) => Ok(events.iter().map(convert_event).collect()),
+            Err(err @ referee::ArbiterError::UnknownInfraction(_)) => {
+                Err(RefereeError::NotFound(err.to_string()))
+            }
+            Err(err @ (referee::ArbiterError::AlreadyDecided(_) | referee::ArbiterError::WrongPhase(_))) => {
+                Err(RefereeError::Conflict(err.to_string()))
+            }
+            Err(err @ referee::ArbiterError::BadPoint(_)) => Err(RefereeError::Invalid(err.to_string())),
+        }
+    }
+
+    fn view(&self) -> GameView {
+        let snapshot = self.referee.state();
+        let moves = snapshot
+            .moves
+            .iter()
+            .filter(|entry| !entry.struck)
+            .filter_map(|entry| {
+                let point = match &entry.action {
+                    referee::RecordAction::Place { point } => Some(point.to_sgf()),
+                    referee::RecordAction::Pass | referee::RecordAction::Void { .. } => None,
+                    referee::RecordAction::Setup { .. } | referee::RecordAction::Turn => return None,
+                };
+                Some(RecordMove { number: entry.number, colour: colour_of(entry.side), point })
+            })
+            .collect();
+        let open_alerts = snapshot
+            .open_infractions
+            .iter()
+            .map(|i| OpenAlert {
+                alert_id: i.id,
+                kind: i.event.kind.name().to_owned(),
+                article: i.event.article.as_ref().map(|a| format!("Art. {a}")),
+                summary: i.event.message.en.clone(),
+                points: i.event.points.iter().map(|p| p.sgf.clone()).collect(),
+            })
+            .collect();
+        let phase = serde_json::to_value(snapshot.phase)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "playing".into());
+        GameView {
+            legal: board_of(&snapshot.legal),
+            physical: board_of(&snapshot.physical),
+            moves,
+            to_move: colour_of(snapshot.to_move),
+            open_alerts,
+            warnings: snapshot.warnings,
+            captures: snapshot.captures,
+            dead: snapshot.dead.iter().map(|p| p.sgf.clone()).collect(),
+            phase,
+            result: self
+                .result_override
+                .clone()
+                .or_else(|| snapshot.result.map(|r| format!("{} ({}, {})", r.points, r.exact, r.customary))),
+        }
+    }
+}
+
+/// Makes [`RefereeAdapter`]s.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RefereeAdapters;
+
+impl RefereeFactory for RefereeAdapters {
+    fn new_game(&self, table: &str, game: i64, komi: f64) -> Box<dyn TableReferee> {
+        Box::new(RefereeAdapter::new(table, game, komi))
+    }
+}
+
+/// The production engines: `tengen-vision` and `tengen-referee` with the system clock.
+pub fn standard_engines() -> Engines {
+    Engines {
+        analyzers: Arc::new(VisionAnalyzers),
+        referees: Arc::new(RefereeAdapters),
+        clock: Arc::new(SystemClock),
+    }
+}

@@ -71,8 +71,8 @@ pub trait TableReferee: Send {
 
 /// Makes one referee per game.
 pub trait RefereeFactory: Send + Sync {
-    /// A referee for a new game with this komi (in points, e.g. 7.5).
-    fn new_game(&self, komi: f64) -> Box<dyn TableReferee>;
+    /// A referee for a new game (store id `game`) at `table` with this komi (points, e.g. 7.5).
+    fn new_game(&self, table: &str, game: i64, komi: f64) -> Box<dyn TableReferee>;
 }
 
 /// The cores the service runs: how frames are read and how games are refereed.

@@ -170,7 +170,7 @@ pub async fn replay_view(
     let Some(table) = table else {
         return Err(store::StoreError::Corrupt { seq: 0, message: "game of an unknown table".into() });
     };
-    let mut referee = table.referees().new_game(game.komi);
+    let mut referee = table.referees().new_game(&game.table, game.id, game.komi);
     for (at_ms, input) in inputs {
         match input {
             store::ReplayInput::Observation(obs) => {

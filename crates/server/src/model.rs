@@ -89,6 +89,9 @@ pub struct Observation {
     pub corners: Option<[[f64; 2]; 4]>,
     /// Overall confidence of the reading in 0..=1.
     pub confidence: f32,
+    /// Whether something (a hand, an arm) covers part of the board in this frame.
+    #[serde(default)]
+    pub occluded: bool,
 }
 
 impl Observation {
@@ -279,6 +282,16 @@ pub enum ArbiterAction {
         /// The right point (SGF or human), or `None` for a pass.
         point: Option<String>,
     },
+    /// Count the game by area with the marked dead stones and publish the result (Art. 9).
+    Count,
+    /// Take the physical board as the legal position (the camera missed moves, or a ruling
+    /// restored a position): the way to correct the record from the board.
+    AdoptPhysical,
+    /// Set whose turn it is.
+    SetToMove {
+        /// The side to move.
+        colour: Colour,
+    },
     /// Start a new game at this table (the old one stays in the store).
     NewGame {
         /// Komi in points; the table's default when absent.
@@ -299,6 +312,9 @@ impl ArbiterAction {
             Self::MarkDead { .. } => "mark_dead",
             Self::SetResult { .. } => "set_result",
             Self::CorrectRecord { .. } => "correct_record",
+            Self::Count => "count",
+            Self::AdoptPhysical => "adopt_physical",
+            Self::SetToMove { .. } => "set_to_move",
             Self::NewGame { .. } => "new_game",
         }
     }

@@ -392,6 +392,13 @@ pub async fn run_folder(
     clock: Arc<dyn Clock>,
 ) {
     let period = Duration::from_secs_f64(1.0 / fps.clamp(0.01, 60.0));
+    // A looping replay restarted mid-game (the service restarted) begins a fresh game, so the
+    // first frames are not mistaken for a scattered board.
+    if repeat && table.summary().is_some_and(|s| s.move_number > 0) {
+        if let Err(err) = table.arbiter(ArbiterAction::NewGame { komi: None }).await {
+            tracing::warn!(table = %table.id, %err, "cannot start a fresh replay game");
+        }
+    }
     loop {
         let files = match folder_frames(&path) {
             Ok(files) if !files.is_empty() => files,

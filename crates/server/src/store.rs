@@ -107,6 +107,8 @@ struct LoggedObservation {
     corners: Option<Corners>,
     #[serde(default)]
     confidence: f32,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    occluded: bool,
 }
 
 type WriteJob = Box<dyn FnOnce(&mut Connection) + Send>;
@@ -419,6 +421,7 @@ impl Store {
                         points,
                         corners: logged.corners,
                         confidence: logged.confidence,
+                        occluded: logged.occluded,
                     })
                 } else {
                     ReplayInput::Action(
@@ -492,6 +495,7 @@ fn append_in_transaction(
             board: obs.board_string(),
             corners: obs.corners,
             confidence: obs.confidence,
+            occluded: obs.occluded,
         };
         let body = serde_json::to_string(&logged).unwrap_or_default();
         tx.execute(
@@ -564,7 +568,7 @@ mod tests {
         let game = store.create_game("t1", 7.5, 1000).await.expect("game");
         let mut points = vec![PointReading::Empty; POINTS];
         points[60] = PointReading::Black;
-        let obs = Observation { points, corners: None, confidence: 0.9 };
+        let obs = Observation { points, corners: None, confidence: 0.9, occluded: true };
         let stored = store
             .append(LogBatch {
                 table: "t1".into(),

@@ -283,7 +283,7 @@ pub async fn start_table(
         Some(game) => game,
         None => store.create_game(&config.id, config.komi, now).await?,
     };
-    let mut referee = shared.engines.referees.new_game(game.komi);
+    let mut referee = shared.engines.referees.new_game(&config.id, game.id, game.komi);
     let inputs = store.replay_inputs(game.id).await?;
     let replayed = inputs.len();
     let mut last_logged = None;
@@ -535,7 +535,7 @@ impl TableTask {
         if let ArbiterAction::NewGame { komi } = &action {
             let komi = komi.unwrap_or(self.handle.komi);
             let game = self.shared.store.create_game(&self.handle.id, komi, now).await?;
-            self.referee = self.shared.engines.referees.new_game(komi);
+            self.referee = self.shared.engines.referees.new_game(&self.handle.id, game.id, komi);
             self.game = game.clone();
             self.last_logged = None;
             self.stable_frame = None;

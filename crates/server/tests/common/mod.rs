@@ -40,7 +40,8 @@ impl FrameAnalyzer for PixelBoardAnalyzer {
                 _ => PointReading::Empty,
             })
             .collect();
-        Ok(Observation { points, corners: Some([[0.0, 0.0], [18.0, 0.0], [18.0, 18.0], [0.0, 18.0]]), confidence: 1.0 })
+        let occluded = points.contains(&PointReading::Occluded);
+        Ok(Observation { points, corners: Some([[0.0, 0.0], [18.0, 0.0], [18.0, 18.0], [0.0, 18.0]]), confidence: 1.0, occluded })
     }
     fn set_calibration(&mut self, _corners: Option<Corners>) {}
 }
@@ -195,7 +196,7 @@ impl TableReferee for SimpleReferee {
 
 pub struct SimpleReferees;
 impl RefereeFactory for SimpleReferees {
-    fn new_game(&self, _komi: f64) -> Box<dyn TableReferee> {
+    fn new_game(&self, _table: &str, _game: i64, _komi: f64) -> Box<dyn TableReferee> {
         Box::new(SimpleReferee::new())
     }
 }
