@@ -18,6 +18,12 @@ const MAX_PEAKS: usize = 160;
 const VP_ANGLE_TOLERANCE: f64 = 0.02;
 /// Pixels whose orientation is this uncertain (crossings, blobs, noise) do not vote.
 const MIN_COHERENCE: f32 = 0.3;
+/// Faintest Weber contrast taken as line evidence (faint lines of blurred frames reach 0.03).
+const MIN_LINE_STRENGTH: f32 = 0.02;
+/// A straightness sample counts as present at this fraction of the pixel's own strength.
+const STRAIGHT_FRACTION: f32 = 0.35;
+/// Straightness samples (of 8) that must be present.
+const STRAIGHT_MIN_PRESENT: usize = 6;
 /// Angle clusters considered as line families (pairs among them are tried).
 const MAX_ANGLE_PEAKS: usize = 4;
 /// Bins of the rectified 1-D evidence histograms.
@@ -69,10 +75,16 @@ pub(crate) fn guess(resp: &LineResponse) -> Result<Vec<LatticeGuess>, LatticeFai
     let (w, h) = (resp.strength.width, resp.strength.height);
     let threshold = strength_threshold(resp);
     let pixels = thin_line_pixels(resp, threshold);
+    if std::env::var_os("TENGEN_DEBUG").is_some() {
+        eprintln!("threshold {threshold:.3}, {} line pixels", pixels.len());
+    }
     if pixels.len() < 200 {
         return Err(LatticeFailure::TooFewLines);
     }
     let lines = hough_lines(&pixels, w, h);
+    if std::env::var_os("TENGEN_DEBUG").is_some() {
+        eprintln!("{} Hough lines", lines.len());
+    }
     if lines.len() < 8 {
         return Err(LatticeFailure::TooFewLines);
     }
@@ -101,7 +113,31 @@ pub(crate) fn guess(resp: &LineResponse) -> Result<Vec<LatticeGuess>, LatticeFai
         return Err(last_failure);
     }
     guesses.sort_by(|a, b| b.contrast.total_cmp(&a.contrast));
-    Ok(guesses)
+    // Different angle clusters often yield the same lattice; keep one of each.
+    let mut distinct: Vec<LatticeGuess> = Vec::new();
+    for g in guesses {
+        if !distinct.iter().any(|d| same_lattice(&d.homography, &g.homography)) {
+            distinct.push(g);
+        }
+    }
+    Ok(distinct)
+}
+
+/// True when two lattices put their four corners within a third of a cell of each other.
+fn same_lattice(a: &Matrix3<f64>, b: &Matrix3<f64>) -> bool {
+    let last = (BOARD_LINES - 1) as f64;
+    let project = |h: &Matrix3<f64>, c: f64, r: f64| {
+        let v = h * Vector3::new(c, r, 1.0);
+        [v.x / v.z, v.y / v.z]
+    };
+    let cell = {
+        let (p, q) = (project(a, 9.0, 9.0), project(a, 10.0, 9.0));
+        ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2)).sqrt()
+    };
+    [(0.0, 0.0), (last, 0.0), (last, last), (0.0, last)].iter().all(|&(c, r)| {
+        let (p, q) = (project(a, c, r), project(b, c, r));
+        ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2)).sqrt() < cell / 3.0
+    })
 }
 
 /// A line pixel: position, strength and normal angle.
@@ -135,7 +171,7 @@ fn strength_threshold(resp: &LineResponse) -> f32 {
         level -= 1;
     }
     let _ = count;
-    (level as f32 / 255.0).max(0.04)
+    (level as f32 / 255.0).max(MIN_LINE_STRENGTH)
 }
 
 /// Pixels above the threshold that are the maximum across their line (one pixel wide lines).
@@ -158,10 +194,33 @@ fn thin_line_pixels(resp: &LineResponse, threshold: f32) -> Vec<LinePixel> {
             if v < s.get(xi + dx, yi + dy) || v < s.get(xi - dx, yi - dy) {
                 continue;
             }
+            if !is_straight(s, x as f32, y as f32, a, v) {
+                continue;
+            }
             out.push(LinePixel { x: x as f32, y: y as f32, strength: v, normal: a });
         }
     }
     out
+}
+
+/// Straightness test that tells grid lines from the curved rims and shadows of stones: the
+/// response must continue along the pixel's own direction, within ±1 pixel, at most of the
+/// distances 3, 5, 7, 9 on both sides (an arc of a stone's radius leaves that band by 7 px).
+fn is_straight(s: &super::response::Plane, x: f32, y: f32, normal: f32, v: f32) -> bool {
+    let (nx, ny) = (normal.cos(), normal.sin());
+    let (tx, ty) = (-ny, nx);
+    let mut present = 0;
+    for t in [-9.0f32, -7.0, -5.0, -3.0, 3.0, 5.0, 7.0, 9.0] {
+        let (px, py) = (x + tx * t, y + ty * t);
+        let mut best = 0.0f32;
+        for o in [-1.0f32, 0.0, 1.0] {
+            best = best.max(s.sample(f64::from(px + nx * o), f64::from(py + ny * o)));
+        }
+        if best >= STRAIGHT_FRACTION * v {
+            present += 1;
+        }
+    }
+    present >= STRAIGHT_MIN_PRESENT
 }
 
 fn hough_lines(pixels: &[LinePixel], w: usize, h: usize) -> Vec<HoughLine> {

@@ -22,6 +22,10 @@ use refine::Working;
 
 /// Longest side of the working image; larger frames are box-downscaled by an integer factor.
 pub const WORKING_MAX_SIDE: u32 = 1000;
+/// Lattice hypotheses refined per level before giving up on it.
+const MAX_HYPOTHESES: usize = 2;
+/// A refined grid with this many agreeing intersections ends the search early.
+const CONFIDENT_INLIERS: usize = 120;
 /// Fewest intersections that must agree with the fitted grid to accept a board.
 const MIN_INLIERS: usize = 40;
 /// Largest accepted RMS residual of the fit, in cells.
@@ -110,26 +114,63 @@ pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located,
     if let Some(corners) = options.corners {
         return from_corners(corners, base_lens);
     }
-    let work = working(gray);
-    let guesses = lattice::guess(&work.resp).map_err(|f| LocateError::NoBoard(f.describe().to_string()))?;
+    let debug = std::env::var_os("TENGEN_DEBUG").is_some();
+    let clock = std::time::Instant::now();
+    let fine_factor = working_factor(width, height);
+    let fine = working_at(gray, fine_factor);
+    if debug {
+        eprintln!("working image: {:.1} ms", clock.elapsed().as_secs_f64() * 1e3);
+    }
     let mut best: Option<Located> = None;
     let mut last_error = LocateError::NoBoard("no lattice hypothesis".into());
-    for guess in guesses.iter().take(2) {
-        let initial = GridGeometry {
-            homography: refine::to_rows(&work_to_full(&work, &guess.homography)),
-            lens: LensDistortion { k1: 0.0, ..base_lens },
+    // Hypotheses from the working image, then (for blurred or faint grids, whose lines are too
+    // wide for the fine filter) from a half-size copy; always refined on the finest level.
+    let mut coarse: Option<Working> = None;
+    for level in 0..2 {
+        let source = if level == 0 {
+            &fine
+        } else {
+            coarse.insert(working_at(gray, fine_factor * 2))
         };
-        let initial = GridGeometry { lens: options.lens.unwrap_or(initial.lens), ..initial };
-        match refine_from(&work, &initial, options.lens.is_none()) {
-            Ok(located) => {
-                let better = best.as_ref().is_none_or(|b| {
-                    located.quality.inlier_intersections > b.quality.inlier_intersections
-                });
-                if better {
-                    best = Some(located);
-                }
+        let guesses = match lattice::guess(&source.resp) {
+            Ok(g) => g,
+            Err(f) => {
+                last_error = LocateError::NoBoard(f.describe().to_string());
+                continue;
             }
-            Err(e) => last_error = e,
+        };
+        if debug {
+            eprintln!("level {level} lattice: {:.1} ms, {} hypotheses", clock.elapsed().as_secs_f64() * 1e3, guesses.len());
+        }
+        for guess in guesses.iter().take(MAX_HYPOTHESES) {
+            let initial = GridGeometry {
+                homography: refine::to_rows(&work_to_full(source, &guess.homography)),
+                lens: options.lens.unwrap_or(LensDistortion { k1: 0.0, ..base_lens }),
+            };
+            let mut outcome = refine_from(&fine, &initial, options.lens.is_none());
+            if outcome.is_err() && level == 1 {
+                outcome = refine_from(source, &initial, options.lens.is_none());
+            }
+            if debug {
+                eprintln!("refined: {:.1} ms, {:?}", clock.elapsed().as_secs_f64() * 1e3, outcome.as_ref().map(|l| l.quality.inlier_intersections));
+            }
+            match outcome {
+                Ok(located) => {
+                    let better = best.as_ref().is_none_or(|b| {
+                        located.quality.inlier_intersections > b.quality.inlier_intersections
+                    });
+                    if better {
+                        best = Some(located);
+                    }
+                }
+                Err(e) => last_error = e,
+            }
+            if best.as_ref().is_some_and(|b| b.quality.inlier_intersections >= CONFIDENT_INLIERS) {
+                break;
+            }
+        }
+        if best.is_some() {
+            break;
         }
     }
     best.ok_or(last_error)
@@ -144,7 +185,14 @@ pub fn refine_gray(gray: &GrayImage, previous: &GridGeometry) -> Result<Located,
 
 pub(crate) fn working(gray: &GrayImage) -> Working {
     let (w, h) = gray.dimensions();
-    let factor = w.max(h).div_ceil(WORKING_MAX_SIDE).max(1) as usize;
+    working_at(gray, working_factor(w, h))
+}
+
+fn working_factor(width: u32, height: u32) -> usize {
+    width.max(height).div_ceil(WORKING_MAX_SIDE).max(1) as usize
+}
+
+fn working_at(gray: &GrayImage, factor: usize) -> Working {
     let plane = response::working_plane(gray, factor);
     Working { resp: response::line_response(&plane), factor }
 }

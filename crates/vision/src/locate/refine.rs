@@ -11,7 +11,7 @@ use crate::homography::{self, PointPair};
 use crate::{GridGeometry, LensDistortion, BOARD_LINES};
 
 /// Mean line strength an arm needs to count as a seen line.
-const ARM_MIN_STRENGTH: f32 = 0.035;
+const ARM_MIN_STRENGTH: f32 = 0.02;
 /// Arm length on each side of an intersection, in cells (stops short of a neighbour's stone).
 const ARM_HALF_LENGTH_CELLS: f64 = 0.42;
 /// RANSAC inlier distance, in cells.
@@ -313,7 +313,7 @@ pub(crate) fn estimate_lens(found: &[FoundIntersection], base: LensDistortion, c
     let k1 = (a + b) / 2.0;
     let (with, without) = (rms(k1), rms(0.0));
     // Adopt only a clear improvement that matters at the scale of a cell.
-    if with < 0.8 * without && without - with > 0.02 * cell_px && k1.abs() > 0.005 {
+    if with < 0.75 * without && without - with > 0.005 * cell_px && k1.abs() > 0.005 {
         Some(LensDistortion { k1, ..base })
     } else {
         None
