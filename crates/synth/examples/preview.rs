@@ -1,4 +1,4 @@
-//! Renders one frame per preset into a folder (default /tmp/tengen-preview) and prints timings:
+//! Renders one frame per preset and a few random scenes into a folder (default /tmp/tengen-preview) and prints timings:
 //! `cargo run -p tengen-synth --example preview [-- OUT_DIR]`.
 
 use std::time::Instant;
@@ -21,6 +21,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::fs::write(format!("{out}/{name}.truth.json"), frame.truth.to_json())?;
         frame.image.save(format!("{out}/{name}.png"))?;
         println!("{name}: {}x{} in {:.1} ms", scene.width, scene.height, took.as_secs_f64() * 1e3);
+    }
+    for seed in 0..6u64 {
+        let scene = Scene::random(seed).with_size(960, 540);
+        let position = Position::random(seed, 40 + 30 * seed as usize);
+        let frame = render(&position, &scene)?;
+        std::fs::write(format!("{out}/random{seed}.jpg"), frame.jpeg())?;
+        frame.image.save(format!("{out}/random{seed}.png"))?;
+        println!("random{seed}: {} stones, hand {}", position.stone_count(), frame.truth.hand_present);
     }
     Ok(())
 }

@@ -120,6 +120,75 @@ impl Position {
         self.points.iter().flatten().filter(|s| **s != Stone::Empty).count()
     }
 
+    /// A game-like random position with about `stones` stones (alternating colours, clustered
+    /// near earlier stones and the corners as in real games, no chain left without liberties),
+    /// drawn from `seed`.
+    pub fn random(seed: u64, stones: usize) -> Position {
+        let mut rng = crate::noise::Rng::derive(seed, 0x9051);
+        let mut position = Position::empty();
+        let mut placed: Vec<(usize, usize)> = Vec::new();
+        let target = stones.min(BOARD_LINES * BOARD_LINES * 3 / 5);
+        let mut attempts = 0;
+        while placed.len() < target && attempts < target * 50 + 100 {
+            attempts += 1;
+            let (col, row) = if placed.is_empty() || rng.unit() < 0.2 {
+                // Openings: third and fourth lines are favoured.
+                let line = |rng: &mut crate::noise::Rng| {
+                    let v = [2usize, 3, 3, 4, 5, 8, 9, 12, 14, 15, 15, 16][(rng.unit() * 12.0) as usize % 12];
+                    v.min(BOARD_LINES - 1)
+                };
+                (line(&mut rng), line(&mut rng))
+            } else {
+                let (c, r) = placed[(rng.unit() * placed.len() as f64) as usize % placed.len()];
+                let dc = (rng.normal() * 1.6).round() as i64;
+                let dr = (rng.normal() * 1.6).round() as i64;
+                let (c, r) = (c as i64 + dc, r as i64 + dr);
+                if c < 0 || r < 0 || c >= BOARD_LINES as i64 || r >= BOARD_LINES as i64 {
+                    continue;
+                }
+                (c as usize, r as usize)
+            };
+            if position.get(col, row) != Stone::Empty {
+                continue;
+            }
+            let stone = if placed.len() % 2 == 0 { Stone::Black } else { Stone::White };
+            position.set(col, row, stone);
+            if position.every_chain_breathes_near(col, row) {
+                placed.push((col, row));
+            } else {
+                position.set(col, row, Stone::Empty);
+            }
+        }
+        position
+    }
+
+    /// Whether the chains through (col, row) and its neighbours all have a liberty.
+    fn every_chain_breathes_near(&self, col: usize, row: usize) -> bool {
+        let mut starts = vec![(col, row)];
+        starts.extend(neighbours(col, row));
+        starts.into_iter().filter(|&(c, r)| self.get(c, r) != Stone::Empty).all(|(c, r)| self.has_liberty(c, r))
+    }
+
+    fn has_liberty(&self, col: usize, row: usize) -> bool {
+        let colour = self.get(col, row);
+        let mut seen = vec![false; BOARD_LINES * BOARD_LINES];
+        let mut stack = vec![(col, row)];
+        seen[row * BOARD_LINES + col] = true;
+        while let Some((c, r)) = stack.pop() {
+            for (nc, nr) in neighbours(c, r) {
+                match self.get(nc, nr) {
+                    Stone::Empty => return true,
+                    s if s == colour && !seen[nr * BOARD_LINES + nc] => {
+                        seen[nr * BOARD_LINES + nc] = true;
+                        stack.push((nc, nr));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        false
+    }
+
     /// The position turned `quarter_turns` × 90° clockwise (as seen from above).
     pub fn rotated(&self, quarter_turns: u8) -> Position {
         let mut out = self.clone();
@@ -134,6 +203,14 @@ impl Position {
         }
         out
     }
+}
+
+fn neighbours(col: usize, row: usize) -> impl Iterator<Item = (usize, usize)> {
+    let (c, r) = (col as i64, row as i64);
+    [(c - 1, r), (c + 1, r), (c, r - 1), (c, r + 1)]
+        .into_iter()
+        .filter(|&(c, r)| c >= 0 && r >= 0 && c < BOARD_LINES as i64 && r < BOARD_LINES as i64)
+        .map(|(c, r)| (c as usize, r as usize))
 }
 
 /// Parses a human coordinate such as `"Q16"` into (column, row) with row 0 at the top.
@@ -191,6 +268,20 @@ mod tests {
         let mut bad = rows.clone();
         bad[4] = "..........?........".into();
         assert!(Position::from_rows(&bad).is_err());
+    }
+
+    #[test]
+    fn random_positions_are_deterministic_and_breathe() {
+        let p = Position::random(9, 150);
+        assert_eq!(p, Position::random(9, 150));
+        assert!((140..=150).contains(&p.stone_count()), "{}", p.stone_count());
+        for row in 0..19 {
+            for col in 0..19 {
+                if p.get(col, row) != Stone::Empty {
+                    assert!(p.has_liberty(col, row), "chain at {col},{row} has no liberty");
+                }
+            }
+        }
     }
 
     #[test]

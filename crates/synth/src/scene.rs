@@ -150,6 +150,77 @@ impl Scene {
         Some(scene)
     }
 
+    /// A varied, realistic scene drawn from `seed`: camera from overhead to 40° with any
+    /// rotation, lens, light colour and strength, glare, jitter, blur, noise, JPEG quality, board
+    /// and table colours, and a hand in about a third of the scenes. For benchmarks over many
+    /// conditions; the image size is kept at the default (use [`Scene::with_size`]).
+    pub fn random(seed: u64) -> Scene {
+        let mut rng = crate::noise::Rng::derive(seed, 0x5CE4E);
+        let pick = |rng: &mut crate::noise::Rng, n: usize| ((rng.unit() * n as f64) as usize).min(n - 1);
+        let casts = [ColourCast::Neutral, ColourCast::Neutral, ColourCast::Blue, ColourCast::Green, ColourCast::Yellow];
+        let woods = [[222, 176, 108], [206, 158, 96], [232, 196, 140], [196, 140, 84], [214, 170, 118]];
+        let tables = [[96, 88, 80], [60, 58, 56], [150, 140, 128], [110, 72, 46], [40, 62, 48], [190, 188, 182]];
+        // Mostly upright cameras with a small roll; sometimes any rotation.
+        let roll = if rng.unit() < 0.75 { rng.range(-12.0, 12.0) } else { rng.range(-180.0, 180.0) };
+        // Off-centre, but the whole board stays in the frame.
+        let fill = rng.range(0.6, 0.93);
+        let slack = (1.0 - fill) / 2.0 * 0.85;
+        let mut scene = Scene {
+            camera: CameraPose {
+                tilt_deg: rng.range(0.0, 40.0),
+                azimuth_deg: rng.range(-25.0, 25.0),
+                roll_deg: roll,
+                fov_deg: rng.range(50.0, 75.0),
+                board_fill: fill,
+                offset: [rng.range(-slack, slack), rng.range(-slack, slack)],
+            },
+            lens_k1: rng.range(-0.16, 0.0),
+            light: Lighting {
+                cast: casts[pick(&mut rng, casts.len())],
+                cast_strength: rng.range(0.3, 1.0) as f32,
+                brightness: rng.range(0.6, 1.2) as f32,
+                lamp_mm: [rng.range(-600.0, 600.0), rng.range(-700.0, 300.0), rng.range(1100.0, 2200.0)],
+                glare: rng.range(0.0, 1.0) as f32,
+                gradient: rng.range(0.0, 0.35) as f32,
+                gradient_angle_deg: rng.range(0.0, 360.0) as f32,
+                vignette: rng.range(0.0, 0.35) as f32,
+                ambient: rng.range(0.3, 0.6) as f32,
+            },
+            stones: StoneStyle {
+                jitter_mm: rng.range(0.3, 2.8),
+                diameter_mm: rng.range(21.5, 22.4),
+                thickness_mm: rng.range(7.5, 10.0),
+                shell_stripes: rng.range(0.0, 1.0),
+            },
+            board: BoardStyle {
+                wood_rgb: woods[pick(&mut rng, woods.len())],
+                grain: rng.range(0.3, 1.4) as f32,
+                line_width_mm: rng.range(0.8, 1.3),
+                thickness_mm: rng.range(15.0, 60.0),
+                table_rgb: tables[pick(&mut rng, tables.len())],
+            },
+            hands: Vec::new(),
+            blur_sigma: rng.range(0.0, 1.3) as f32,
+            noise_sigma: rng.range(0.5, 6.0) as f32,
+            jpeg_quality: rng.range(60.0, 95.0) as u8,
+            seed,
+            ..Scene::default()
+        };
+        if rng.unit() < 0.35 {
+            let sides = [Side::South, Side::North, Side::East, Side::West];
+            let side = sides[pick(&mut rng, 4)];
+            let mut hand = Hand::reaching(side, rng.range(1.0, 17.0), rng.range(0.05, 0.8));
+            hand.skin_rgb = SKIN_TONES[pick(&mut rng, SKIN_TONES.len())];
+            hand.sleeve_rgb = [rng.range(20.0, 200.0) as u8, rng.range(20.0, 200.0) as u8, rng.range(20.0, 200.0) as u8];
+            hand.lift_mm = rng.range(14.0, 60.0);
+            if rng.unit() < 0.5 {
+                hand.holding = Some(if rng.unit() < 0.5 { Stone::Black } else { Stone::White });
+            }
+            scene.hands.push(hand);
+        }
+        scene
+    }
+
     /// This scene at another image size.
     pub fn with_size(mut self, width: u32, height: u32) -> Self {
         self.width = width;
@@ -429,6 +500,11 @@ mod tests {
             assert_eq!(back, scene, "{name}");
         }
         assert!(Scene::preset("nonsense").is_none());
+        // Random scenes are deterministic and varied.
+        assert_eq!(Scene::random(5), Scene::random(5));
+        assert_ne!(Scene::random(5), Scene::random(6));
+        let hands = (0..100).filter(|&s| !Scene::random(s).hands.is_empty()).count();
+        assert!((15..60).contains(&hands), "{hands} of 100 random scenes have a hand");
         // Missing fields take defaults.
         let partial: Scene = serde_json::from_str(r#"{"width": 320, "height": 240}"#).unwrap_or_default();
         assert_eq!((partial.width, partial.height, partial.seed), (320, 240, 1));

@@ -100,7 +100,7 @@ pub fn frames(start: &Position, actions: &[Action], timing: Timing, looks: &dyn 
                         board.set(c, r, Stone::Empty);
                     }
                     let held = (holding != Stone::Empty).then_some(holding);
-                    push(&mut time, timing.hand_step_s, &board, vec![hand(*side, c as f64, r as f64, 0.85, 50.0, held)], "hand rising with captured stones".to_string());
+                    push(&mut time, timing.hand_step_s, &board, vec![hand(*side, c as f64, r as f64, 0.85, 50.0, held)], "hand rising with the lifted stone(s)".to_string());
                 }
                 push(&mut time, timing.hand_step_s, &board, vec![], "hand gone".to_string());
                 push(&mut time, timing.settle_s, &board, vec![], "settled".to_string());

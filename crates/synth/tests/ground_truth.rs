@@ -194,3 +194,30 @@ fn jpeg_encoding_decodes_back() {
     let Ok(decoded) = decoded else { panic!("jpeg does not decode") };
     assert_eq!(decoded.dimensions(), frame.image.dimensions());
 }
+
+#[test]
+fn random_scenes_keep_black_darker_than_white() {
+    for seed in 0..6u64 {
+        let scene = Scene::random(seed).with_size(480, 360);
+        let position = Position::random(seed, 60);
+        let frame = render_ok(&position, &scene);
+        let t = &frame.truth;
+        assert_eq!(t.grid, position.rotated(t.quarter_turns).to_rows());
+        let (mut black, mut white) = (Vec::new(), Vec::new());
+        for i in 0..361 {
+            let (Some(top), false) = (t.stone_tops[i], t.occluded[i]) else { continue };
+            let y = median_luma(&frame.image, top);
+            if !y.is_finite() {
+                continue;
+            }
+            match t.grid[i / 19].as_bytes()[i % 19] {
+                b'X' => black.push(y),
+                b'O' => white.push(y),
+                _ => {}
+            }
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        assert!(black.len() > 10 && white.len() > 10, "seed {seed}: {} black, {} white visible", black.len(), white.len());
+        assert!(mean(&black) + 60.0 < mean(&white), "seed {seed}: black {} white {}", mean(&black), mean(&white));
+    }
+}
