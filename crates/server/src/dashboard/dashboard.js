@@ -9,14 +9,15 @@ const I18N = {
     legend_extra: "on the board, not in the record", legend_missing: "in the record, not on the board",
     legend_dead: "marked dead", pass_black: "Black passes", pass_white: "White passes",
     mark_dead: "Mark dead stones", mark_dead_done: "Done marking", end_game: "End game",
-    set_result: "Set result", swap_colours: "Swap colours", correct: "Correct a move",
+    set_result: "Set result", swap_colours: "Swap colours", correct: "Correct record from board",
     new_game: "New game", download_sgf: "Download SGF", alerts: "Alerts", camera: "Camera",
     moves: "Moves", events: "Events", no_alerts: "No open alerts.", confirm: "Confirm",
     dismiss: "Dismiss", before: "Before", after: "After", move: "Move", to_move: "to move",
     black: "Black", white: "White", cam_live: "camera live", cam_lost: "CAMERA LOST",
     cam_waiting: "no frame yet", readonly: "read-only (enter the arbiter token to act)",
     arbiter: "arbiter", warnings: "warnings", result: "Result", phase_playing: "playing",
-    phase_ended: "ended", phase_scored: "scored", new_alert: "New infraction at",
+    phase_ended: "ended", phase_scored: "scored", phase_waiting: "waiting for the board", phase_finished: "finished", count: "Count",
+    sure_adopt: "Take the board as it is now as the legal position (correcting the record)?", new_alert: "New infraction at",
     ask_result: "Result (e.g. B+3.5, W+R, Draw):", ask_correct_n: "Move number to correct:",
     ask_correct_p: "Right point (e.g. Q16, or empty for a pass):", sure_end: "End this game?",
     sure_new: "Start a new game at this table?", done: "Done", failed: "Failed",
@@ -28,14 +29,15 @@ const I18N = {
     legend_extra: "棋盘上有、棋谱中无", legend_missing: "棋谱中有、棋盘上无",
     legend_dead: "已标为死子", pass_black: "黑方虚着", pass_white: "白方虚着",
     mark_dead: "标记死子", mark_dead_done: "完成标记", end_game: "终局",
-    set_result: "录入结果", swap_colours: "交换执子", correct: "更正着手",
+    set_result: "录入结果", swap_colours: "交换执子", correct: "按棋盘更正棋谱",
     new_game: "新对局", download_sgf: "下载 SGF 棋谱", alerts: "警示", camera: "摄像头",
     moves: "着手", events: "事件", no_alerts: "没有待处理的警示。", confirm: "确认犯规",
     dismiss: "驳回", before: "之前", after: "之后", move: "第", to_move: "行棋",
     black: "黑", white: "白", cam_live: "摄像头正常", cam_lost: "摄像头失联",
     cam_waiting: "尚无画面", readonly: "只读（输入裁判口令后可操作）",
     arbiter: "裁判", warnings: "警告", result: "结果", phase_playing: "对局中",
-    phase_ended: "已终局", phase_scored: "已计点", new_alert: "新的犯规嫌疑：",
+    phase_ended: "已终局", phase_scored: "已计点", phase_waiting: "等待棋盘", phase_finished: "已结束", count: "数子",
+    sure_adopt: "以棋盘现状为合法局面（更正棋谱）？", new_alert: "新的犯规嫌疑：",
     ask_result: "结果（如 B+3.5、W+R、和棋）：", ask_correct_n: "要更正的手数：",
     ask_correct_p: "正确位置（如 Q16，空白表示虚着）：", sure_end: "确定终局？",
     sure_new: "在此棋桌开始新对局？", done: "完成", failed: "失败",
@@ -257,12 +259,24 @@ function renderTable() {
       div.className = "alert"; div.dataset.alert = a.alert_id;
       const evidence = ev && ev.evidence
         ? `<div class="evidence"><figure><img src="/api/events/${ev.id}/before.jpg" alt=""><figcaption>${t("before")}</figcaption></figure><figure><img src="/api/events/${ev.id}/after.jpg" alt=""><figcaption>${t("after")}</figcaption></figure></div>` : "";
-      div.innerHTML = `<div class="title">${a.article ? a.article + " · " : ""}${escapeHtml(a.summary)}</div>${evidence}<div class="points">${(a.points || []).map(human).join(" ")}</div><div class="buttons write"><button class="confirm" data-confirm="${a.alert_id}">${t("confirm")}</button><button class="dismiss" data-dismiss="${a.alert_id}">${t("dismiss")}</button></div>`;
+      const rule = ruling(ev);
+      div.innerHTML = `<div class="title">${a.article ? a.article + " · " : ""}${escapeHtml(ev ? text(ev) : a.summary)}</div>${rule ? `<div class="ruling">${escapeHtml(rule)}</div>` : ""}${evidence}<div class="points">${(a.points || []).map(human).join(" ")}</div><div class="buttons write"><button class="confirm" data-confirm="${a.alert_id}">${t("confirm")}</button><button class="dismiss" data-dismiss="${a.alert_id}">${t("dismiss")}</button></div>`;
       alerts.appendChild(div);
     }
   }
   $("#events").innerHTML = state.events.slice(-200).reverse().map((e) =>
-    `<li class="${e.severity}">#${e.id} ${new Date(e.at_ms).toLocaleTimeString()} ${e.article ? e.article + " · " : ""}${escapeHtml(e.summary)}</li>`).join("");
+    `<li class="${e.severity}">#${e.id} ${new Date(e.at_ms).toLocaleTimeString()} ${e.article ? e.article + " · " : ""}${escapeHtml(text(e))}</li>`).join("");
+}
+
+// The referee's own text in the chosen language when it gave one (events carry en and zh).
+function text(e) {
+  const m = e && e.detail && e.detail.message;
+  return (m && m[state.lang]) || (e && e.summary) || "";
+}
+
+function ruling(e) {
+  const r = e && e.detail && e.detail.ruling;
+  return (r && r[state.lang]) || "";
 }
 
 function escapeHtml(s) {
@@ -321,7 +335,7 @@ function announce(event) {
   const table = state.tables.get(event.table);
   const title = `${t("new_alert")} ${table ? table.name : event.table}`;
   if ("Notification" in window && Notification.permission === "granted") {
-    try { new Notification(title, { body: (event.article ? event.article + " · " : "") + event.summary, tag: "tengen-" + event.id }); } catch (_) { /* some browsers need a service worker */ }
+    try { new Notification(title, { body: (event.article ? event.article + " · " : "") + text(event), tag: "tengen-" + event.id }); } catch (_) { /* some browsers need a service worker */ }
   }
   toast(title);
 }
@@ -401,10 +415,8 @@ function setup() {
     if (a === "new" && confirm(t("sure_new"))) act({ action: "new_game" });
     if (a === "colours") act({ action: "set_colours", swapped: true });
     if (a === "result") { const r = prompt(t("ask_result")); if (r) act({ action: "set_result", result: r }); }
-    if (a === "correct") {
-      const n = Number(prompt(t("ask_correct_n")));
-      if (n > 0) { const p = prompt(t("ask_correct_p")); if (p !== null) act({ action: "correct_record", move_number: n, point: p.trim() || null }); }
-    }
+    if (a === "correct" && confirm(t("sure_adopt"))) act({ action: "adopt_physical" });
+    if (a === "count") act({ action: "count" });
     if (a === "mark-dead") {
       if (!state.markingDead) { state.markingDead = true; state.deadSelection.clear(); e.target.textContent = t("mark_dead_done"); e.target.classList.add("active"); toast(t("tap_dead")); }
       else {

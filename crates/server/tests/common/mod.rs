@@ -31,7 +31,7 @@ impl FrameAnalyzer for PixelBoardAnalyzer {
         if img.dimensions() != (19, 19) {
             return Err(AnalyzeError::BoardNotFound(format!("{:?}", img.dimensions())));
         }
-        let points = img
+        let points: Vec<PointReading> = img
             .pixels()
             .map(|p| match p.0 {
                 [0, 0, 0] => PointReading::Black,
@@ -274,11 +274,27 @@ pub async fn http(
     request.push_str("\r\n");
     stream.write_all(request.as_bytes()).await.unwrap();
     stream.write_all(body).await.unwrap();
+    // Read to the end of the body: Content-Length when given (some servers keep the
+    // connection open), else until the peer closes.
     let mut response = Vec::new();
-    tokio::time::timeout(std::time::Duration::from_secs(10), stream.read_to_end(&mut response))
-        .await
-        .expect("response in time")
-        .unwrap();
+    let read = async {
+        let mut buf = [0u8; 8192];
+        loop {
+            let n = stream.read(&mut buf).await.unwrap();
+            if n == 0 {
+                return;
+            }
+            response.extend_from_slice(&buf[..n]);
+            if let Some(split) = response.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&response[..split]).to_ascii_lowercase();
+                let length = head.lines().find_map(|l| l.strip_prefix("content-length:").and_then(|v| v.trim().parse::<usize>().ok()));
+                if length.is_some_and(|len| response.len() >= split + 4 + len) {
+                    return;
+                }
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), read).await.expect("response in time");
     let split = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
     let head = String::from_utf8_lossy(&response[..split]).to_string();
     let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
