@@ -74,8 +74,11 @@ fn main() -> Result<(), Box<dyn Error>> {
                 clean_flagged += usize::from(details.reading.occluded);
             }
             let occl_truth = t.occluded.iter().filter(|o| **o).count();
+            let hidden_wrong = (0..361)
+                .filter(|&i| t.occluded[i] && read[i / 19][i % 19] != PointState::Unknown && read[i / 19][i % 19] != truth[i / 19][i % 19])
+                .count();
             println!(
-                "{preset} v{variant} cast {:?} hand {} flagged {} (truth occl {occl_truth}, read occl {}) wrong {} unk {}",
+                "{preset} v{variant} cast {:?} hand {} flagged {} (truth occl {occl_truth}, read occl {}) wrong {} unk {} hidden-wrong {hidden_wrong}",
                 scene.light.cast, t.hand_over_board, details.reading.occluded, details.reading.occluded_points.len(),
                 s.confusion.wrong(), s.confusion.unknown()
             );
@@ -88,6 +91,16 @@ fn main() -> Result<(), Box<dyn Error>> {
                             "   r{r:2} c{c:2} true {} read {} bright {:.2} tail {:.2} neutral {:.2} gr {:.2} cdist {:.2} lines {:.3} spread {:.2} post [{:.2} {:.2} {:.2}]",
                             truth[r][c].symbol(), read[r][c].symbol(), f.brightness, f.dark_tail, f.neutral, f.green_red, f.colour_distance, f.lines, f.spread, p[0], p[1], p[2]
                         );
+                    }
+                }
+            }
+            if std::env::var("DUMPW").is_ok() && with_hand {
+                for r in 0..19 {
+                    for c in 0..19 {
+                        if read[r][c] == PointState::White {
+                            let f = details.features[r][c];
+                            println!("W occl {} true {} bright {:.2} neutral {:.2} gr {:.2} lines {:.2} cdist {:.2} conf {:.4}", t.occluded[r * 19 + c], truth[r][c].symbol(), f.brightness, f.neutral, f.green_red, f.lines, f.colour_distance, details.reading.points[r][c].confidence);
+                        }
                     }
                 }
             }

@@ -88,6 +88,8 @@ pub struct Classified {
     pub posteriors: Posteriors,
     /// Points whose colour fits none of the classes (not a stone, not board), `[row][col]`.
     pub outlier: Vec<[bool; BOARD_LINES]>,
+    /// How far (in standard deviations) a point's colour lies from its best class, `[row][col]`.
+    pub misfit: Vec<[f32; BOARD_LINES]>,
 }
 
 /// Classifies every point of one frame. `temperature` ≥ 1 softens the posteriors (calibration).
@@ -127,13 +129,16 @@ pub fn classify(features: &[[PointFeatures; BOARD_LINES]], temperature: f64) -> 
     }
     let mut out = vec![[[1.0 / 3.0; 3]; BOARD_LINES]; BOARD_LINES];
     let mut outlier = vec![[false; BOARD_LINES]; BOARD_LINES];
+    let mut misfit = vec![[0.0f32; BOARD_LINES]; BOARD_LINES];
     for (r, c, x) in &points {
         let p = posterior(x, &means, &sds, &weights, temperature);
         let best = (0..3).fold(0, |b, k| if p[k] > p[b] { k } else { b });
-        outlier[*r][*c] = COLOUR.iter().any(|&d| ((x[d] - means[best][d]) / sds[best][d]).abs() > OUTLIER_Z);
+        let z = COLOUR.iter().map(|&d| ((x[d] - means[best][d]) / sds[best][d]).abs()).fold(0.0, f64::max);
+        outlier[*r][*c] = z > OUTLIER_Z;
+        misfit[*r][*c] = z as f32;
         out[*r][*c] = p;
     }
-    Classified { posteriors: out, outlier }
+    Classified { posteriors: out, outlier, misfit }
 }
 
 /// Keeps the re-estimated classes physically ordered: black darker than empty, white greyer

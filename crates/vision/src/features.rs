@@ -242,6 +242,8 @@ pub struct PointFeatures {
     pub weakest_arm: f32,
     /// Spread of disc luminance relative to board luminance (texture: edges, lines, grain).
     pub spread: f32,
+    /// Median luminance of the disc in 0–255 (absolute: tells blown-out glare).
+    pub luma: f32,
     /// False when part of the point falls outside the image.
     pub valid: bool,
 }
@@ -313,6 +315,7 @@ pub fn measure_points(
                 lines: lines.0,
                 weakest_arm: weakest_arm(board, col, row, board_l),
                 spread: (q90 - q10) / board_l,
+                luma: med,
                 valid,
             };
         }

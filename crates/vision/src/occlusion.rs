@@ -21,11 +21,32 @@ pub struct OcclusionConfig {
     pub min_edge_cells: usize,
     /// A cell with at least this fraction of its grid-line edges visible is not covered.
     pub min_lattice: f32,
+    /// Around an occluder, a point whose colour lies further than this (standard deviations)
+    /// from its class is taken as covered too.
+    pub grow_misfit: f32,
+    /// Around an occluder, a point read with less confidence than this is taken as covered too.
+    pub grow_confidence: f64,
+    /// A point closer than this to the board colour (in bare-board tolerances) ...
+    pub covered_colour_distance: f32,
+    /// ... whose grid-line contrast is below this is covered by something board-coloured.
+    pub covered_max_lines: f32,
+    /// Connected covered points from which they count as an occluder.
+    pub min_covered_points: usize,
 }
 
 impl Default for OcclusionConfig {
     fn default() -> Self {
-        Self { foreign_distance: 2.0, min_cells: 4, min_edge_cells: 2, min_lattice: 0.5 }
+        Self {
+            foreign_distance: 2.0,
+            min_cells: 4,
+            min_edge_cells: 2,
+            min_lattice: 0.5,
+            grow_misfit: 2.0,
+            grow_confidence: 0.999,
+            covered_colour_distance: 0.8,
+            covered_max_lines: 0.03,
+            min_covered_points: 3,
+        }
     }
 }
 
@@ -41,7 +62,7 @@ pub struct OcclusionMask {
 }
 
 /// Luminance (0–255) from which a cell much brighter than the board counts as a lamp's glare.
-const GLARE_LUMA: f32 = 200.0;
+pub const GLARE_LUMA: f32 = 200.0;
 /// How much brighter than the board a glare patch is, at least.
 const GLARE_GAIN: f32 = 1.2;
 

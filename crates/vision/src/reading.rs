@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::classify::{classify, StoneClass};
 use crate::features::{measure_points, BoardColour, PointFeatures};
 use crate::geometry::{GridGeometry, BOARD_LINES};
-use crate::occlusion::{detect, OcclusionConfig};
+use crate::occlusion::{detect, OcclusionConfig, OcclusionMask, GLARE_LUMA};
 use crate::rectify::{CameraFoot, RectifiedBoard};
 
 /// What is on one intersection.
@@ -144,7 +144,12 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     let features = measure_points(&board, &colour, camera.as_ref(), config.stone_height);
     let classified = classify(&features, config.temperature);
     let posteriors = classified.posteriors;
-    let mask = detect(&colour, &config.occlusion);
+    let mut mask = detect(&colour, &config.occlusion);
+    let covered = board_coloured_without_lines(&features, &config.occlusion);
+    seed_from_covered_points(&mut mask, &covered, &config.occlusion);
+    if mask.occluded {
+        grow_occlusion(&mut mask.points, &posteriors, &classified.misfit, &config.occlusion);
+    }
     let unknown = PointReading { state: PointState::Unknown, confidence: 0.0, best_guess: PointState::Unknown };
     let mut points = [[unknown; BOARD_LINES]; BOARD_LINES];
     let mut occluded_points = Vec::new();
@@ -165,12 +170,90 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
                 StoneClass::White => PointState::White,
             };
             let confidence = prob as f32;
-            let state = if confidence >= config.min_confidence && !classified.outlier[row][col] { guess } else { PointState::Unknown };
+            let doubtful = classified.outlier[row][col] || covered[row][col];
+            let state = if confidence >= config.min_confidence && !doubtful { guess } else { PointState::Unknown };
             points[row][col] = PointReading { state, confidence, best_guess: guess };
         }
     }
     let reading = BoardReading { points, occluded: mask.occluded, occluded_points };
     ReadingDetails { reading, features, posteriors, colour }
+}
+
+/// Points that have the board's colour but not its grid lines: no stone looks like that (stones
+/// are grey, wood is not), so something wood- or skin-coloured lies over them — a hand, mostly.
+/// Blown-out glare also hides lines on a board-coloured patch, hence the luminance limit.
+fn board_coloured_without_lines(features: &[[PointFeatures; BOARD_LINES]], config: &OcclusionConfig) -> Vec<[bool; BOARD_LINES]> {
+    features
+        .iter()
+        .map(|row| {
+            let mut out = [false; BOARD_LINES];
+            for (o, f) in out.iter_mut().zip(row) {
+                *o = f.valid
+                    && f.colour_distance < config.covered_colour_distance
+                    && f.lines < config.covered_max_lines
+                    && f.luma < GLARE_LUMA;
+            }
+            out
+        })
+        .collect()
+}
+
+/// A connected group of covered points (see [`board_coloured_without_lines`]) large enough to
+/// be a hand rather than a stray smudge joins the occluded set.
+fn seed_from_covered_points(mask: &mut OcclusionMask, covered: &[[bool; BOARD_LINES]], config: &OcclusionConfig) {
+    let mut seen = [[false; BOARD_LINES]; BOARD_LINES];
+    for r0 in 0..BOARD_LINES {
+        for c0 in 0..BOARD_LINES {
+            if !covered[r0][c0] || seen[r0][c0] {
+                continue;
+            }
+            let mut group = vec![(r0, c0)];
+            seen[r0][c0] = true;
+            let mut k = 0;
+            while k < group.len() {
+                let (r, c) = group[k];
+                k += 1;
+                for (nr, nc) in [(r.wrapping_sub(1), c), (r + 1, c), (r, c.wrapping_sub(1)), (r, c + 1)] {
+                    if nr < BOARD_LINES && nc < BOARD_LINES && covered[nr][nc] && !seen[nr][nc] {
+                        seen[nr][nc] = true;
+                        group.push((nr, nc));
+                    }
+                }
+            }
+            if group.len() >= config.min_covered_points {
+                mask.occluded = true;
+                for (r, c) in group {
+                    mask.points[r][c] = true;
+                }
+            }
+        }
+    }
+}
+
+/// Extends the occluded points into neighbours that do not read cleanly: a hand's fingers, its
+/// shadow and the sleeve's edge make nearby points doubtful (colour unlike any class, or an
+/// uncertain class) without hiding the cell centres that the mask is built from.
+fn grow_occlusion(
+    points: &mut [[bool; BOARD_LINES]; BOARD_LINES],
+    posteriors: &[[[f64; 3]; BOARD_LINES]],
+    misfit: &[[f32; BOARD_LINES]],
+    config: &OcclusionConfig,
+) {
+    let mut queue: Vec<(usize, usize)> =
+        (0..BOARD_LINES).flat_map(|r| (0..BOARD_LINES).map(move |c| (r, c))).filter(|&(r, c)| points[r][c]).collect();
+    while let Some((r, c)) = queue.pop() {
+        let neighbours = [(r.wrapping_sub(1), c), (r + 1, c), (r, c.wrapping_sub(1)), (r, c + 1)];
+        for (nr, nc) in neighbours {
+            if nr >= BOARD_LINES || nc >= BOARD_LINES || points[nr][nc] {
+                continue;
+            }
+            let best = posteriors[nr][nc].iter().copied().fold(0.0, f64::max);
+            if misfit[nr][nc] > config.grow_misfit || best < config.grow_confidence {
+                points[nr][nc] = true;
+                queue.push((nr, nc));
+            }
+        }
+    }
 }
 
 /// Per-point features only (for studying the classifier).

@@ -1,0 +1,77 @@
+//! Speed of reading a board against a bare JPEG decode of the same 1920×1080 frame, measured in
+//! the same run: decode + rectify + read 361 points + occlusion, with the geometry known (as when
+//! the board is tracked from frame to frame). Prints medians and the ratio; target ≤ 1.5×.
+//! Run: `cargo bench -p tengen-vision --bench read`.
+
+use std::time::{Duration, Instant};
+
+use tengen_synth::{render, Hand, Position, Scene, Side, Stone};
+use tengen_vision::image_io::decode_rgb;
+use tengen_vision::{read_board, GridGeometry, LensDistortion, ReaderConfig};
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let mut position = Position::empty();
+    let mut rng = tengen_synth::noise::Rng::new(42);
+    for k in 0..120 {
+        let (c, r) = ((rng.unit() * 19.0) as usize % 19, (rng.unit() * 19.0) as usize % 19);
+        position.set(c, r, if k % 2 == 0 { Stone::Black } else { Stone::White });
+    }
+    let mut results = Vec::new();
+    for (label, scene) in [
+        ("phone 1920×1080", Scene::preset("phone").unwrap_or_default()),
+        ("oblique 1920×1080 + hand", Scene::preset("oblique").unwrap_or_default().with_hand(Hand::reaching(Side::South, 9.0, 0.4))),
+    ] {
+        let scene = scene.with_size(1920, 1080).with_seed(7);
+        let frame = match render(&position, &scene) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("render failed: {e}");
+                return;
+            }
+        };
+        let jpeg = frame.jpeg();
+        let t = &frame.truth;
+        let geometry = GridGeometry {
+            homography: t.homography,
+            lens: LensDistortion { k1: t.lens.k1, centre: t.lens.centre, scale: t.lens.scale },
+        };
+        let config = ReaderConfig::default();
+        let rounds = 25;
+        let (mut bare, mut full, mut read_only) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..3 {
+            // Warm-up.
+            let _ = decode_rgb(&jpeg).map(|f| read_board(&f.rgb, &geometry, &config));
+        }
+        for _ in 0..rounds {
+            let t0 = Instant::now();
+            let decoded = decode_rgb(&jpeg);
+            bare.push(t0.elapsed());
+            std::hint::black_box(&decoded);
+
+            let t0 = Instant::now();
+            let reading = decode_rgb(&jpeg).map(|f| {
+                let t1 = Instant::now();
+                let r = read_board(&f.rgb, &geometry, &config);
+                read_only.push(t1.elapsed());
+                r
+            });
+            full.push(t0.elapsed());
+            std::hint::black_box(&reading);
+        }
+        let (b, f, r) = (median(bare), median(full), median(read_only));
+        let ratio = f.as_secs_f64() / b.as_secs_f64();
+        println!(
+            "{label}: bare decode {:.2} ms | decode + rectify + read + occlusion {:.2} ms (read alone {:.2} ms) | ratio {:.2}× (target ≤ 1.5×)",
+            b.as_secs_f64() * 1e3,
+            f.as_secs_f64() * 1e3,
+            r.as_secs_f64() * 1e3,
+            ratio
+        );
+        results.push(ratio);
+    }
+}

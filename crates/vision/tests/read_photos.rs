@@ -1,0 +1,81 @@
+//! The whole pipeline — decode with EXIF orientation, automatic location, reading — on real
+//! labelled photos from `../shared/datasets/photos` (skipped with a printed line when absent).
+//! Scored as the best of the 8 board symmetries: a photo has no canonical "up".
+
+use std::path::{Path, PathBuf};
+
+use tengen_vision::evaluate::{parse_grid, reading_grid, score, Confusion};
+use tengen_vision::image_io::decode_rgb;
+use tengen_vision::{locate, read_board, LocateOptions, ReaderConfig};
+
+fn photos() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/photos");
+    dir.is_dir().then_some(dir)
+}
+
+fn labelled(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "jpg") && PathBuf::from(format!("{}.grid.txt", p.display())).exists() {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// (located boards, exact boards, confusion) over a folder.
+fn evaluate(folder: &Path) -> (usize, usize, usize, Confusion) {
+    let mut total = Confusion::default();
+    let (mut images, mut located, mut exact) = (0, 0, 0);
+    for path in labelled(folder) {
+        let name = path.display().to_string();
+        if name.ends_with("t2_053.jpg") || name.ends_with("t2_054.jpg") {
+            continue; // mislabelled in the source
+        }
+        images += 1;
+        let truth = parse_grid(&std::fs::read_to_string(format!("{name}.grid.txt")).expect("label readable")).expect("label parses");
+        let frame = decode_rgb(&std::fs::read(&path).expect("photo readable")).expect("photo decodes");
+        let Ok(found) = locate(&frame.rgb, &LocateOptions::default()) else {
+            println!("{name}: not located");
+            continue;
+        };
+        located += 1;
+        let reading = read_board(&frame.rgb, &found.geometry, &ReaderConfig::default());
+        let s = score(&reading_grid(&reading), &truth, true);
+        total.merge(&s.confusion);
+        exact += usize::from(s.exact);
+        if !s.exact {
+            println!("{name}: {} wrong, {} unknown", s.confusion.wrong(), s.confusion.unknown());
+        }
+    }
+    (images, located, exact, total)
+}
+
+#[test]
+fn webcam_sequences_and_gomrade_singles_are_read() {
+    let Some(dir) = photos() else {
+        println!("../shared/datasets/photos absent: skipping the real-photo test");
+        return;
+    };
+    for (folder, min_accuracy) in [("imago-tests/t2", 0.995), ("imago-tests/t3", 0.99), ("gomrade-singles", 0.98)] {
+        let (images, located, exact, c) = evaluate(&dir.join(folder));
+        let accuracy = c.correct() as f64 / c.total().max(1) as f64;
+        println!(
+            "{folder}: {located}/{images} located, {exact} exact, points {}/{} ({:.3} %), {} wrong, {} unknown",
+            c.correct(),
+            c.total(),
+            accuracy * 100.0,
+            c.wrong(),
+            c.unknown()
+        );
+        assert!(located * 10 >= images * 9, "{folder}: only {located}/{images} boards located");
+        assert!(accuracy >= min_accuracy, "{folder}: per-point accuracy {accuracy:.4} below {min_accuracy}");
+    }
+}

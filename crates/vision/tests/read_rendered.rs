@@ -1,0 +1,172 @@
+//! The reader on rendered frames with exact ground truth (tengen-synth): light levels, colour
+//! casts, glare, oblique parallax and hands — through the renderer's exact geometry, so these
+//! measure reading and occlusion alone.
+
+use tengen_synth::{render, ColourCast, Hand, Position, Scene, Side, Stone};
+use tengen_vision::evaluate::{parse_grid, reading_grid};
+use tengen_vision::reading::read_board_detailed;
+use tengen_vision::{GridGeometry, LensDistortion, PointState, ReaderConfig};
+
+struct Outcome {
+    right: usize,
+    wrong: usize,
+    unknown_visible: usize,
+    occluded_flag: bool,
+    hand_over_board: bool,
+    confident_wrong: usize,
+    hidden_wrong: usize,
+}
+
+fn position(seed: u64, stones: usize) -> Position {
+    let mut rng = tengen_synth::noise::Rng::new(seed);
+    let mut p = Position::empty();
+    for k in 0..stones {
+        let (c, r) = ((rng.unit() * 19.0) as usize % 19, (rng.unit() * 19.0) as usize % 19);
+        p.set(c, r, if k % 2 == 0 { Stone::Black } else { Stone::White });
+    }
+    p
+}
+
+fn run(scene: Scene, stones: usize) -> Outcome {
+    let scene_seed = scene.seed;
+    let frame = render(&position(scene.seed, stones), &scene).expect("scene renders");
+    let t = &frame.truth;
+    let geometry = GridGeometry {
+        homography: t.homography,
+        lens: LensDistortion { k1: t.lens.k1, centre: t.lens.centre, scale: t.lens.scale },
+    };
+    let details = read_board_detailed(&frame.image, &geometry, &ReaderConfig::default());
+    if let Ok(dir) = std::env::var("TENGEN_DRAW_DIR") {
+        let mut img = frame.image.clone();
+        tengen_vision::reading::draw_reading(&mut img, &geometry, &details.reading);
+        let _ = img.save(format!("{dir}/rendered_{}.png", scene_seed));
+    }
+    let truth = parse_grid(&t.grid.join("\n")).expect("truth grid parses");
+    let read = reading_grid(&details.reading);
+    let mut o = Outcome {
+        right: 0,
+        wrong: 0,
+        unknown_visible: 0,
+        occluded_flag: details.reading.occluded,
+        hand_over_board: t.hand_over_board,
+        confident_wrong: 0,
+        hidden_wrong: 0,
+    };
+    for r in 0..19 {
+        for c in 0..19 {
+            let hidden = t.occluded[r * 19 + c] || !t.in_frame[r * 19 + c];
+            match read[r][c] {
+                PointState::Unknown if !hidden => o.unknown_visible += 1,
+                PointState::Unknown => {}
+                s if s == truth[r][c] => o.right += 1,
+                _ if hidden => o.hidden_wrong += 1,
+                _ => {
+                    o.wrong += 1;
+                    if details.reading.points[r][c].confidence >= 0.99 {
+                        o.confident_wrong += 1;
+                    }
+                }
+            }
+        }
+    }
+    o
+}
+
+fn scene(preset: &str, seed: u64, cast: ColourCast) -> Scene {
+    let mut s = Scene::preset(preset).expect("preset exists").with_seed(seed).with_size(800, 600);
+    s.light.cast = cast;
+    if cast != ColourCast::Neutral {
+        s.light.cast_strength = s.light.cast_strength.max(0.5);
+    }
+    s
+}
+
+#[test]
+fn clean_overhead_board_is_read_exactly() {
+    let o = run(scene("clean", 3, ColourCast::Neutral), 80);
+    assert_eq!((o.wrong, o.unknown_visible), (0, 0));
+    assert!(!o.occluded_flag);
+}
+
+#[test]
+fn colour_casts_glare_dim_light_and_oblique_views_are_read() {
+    let cases = [
+        scene("webcam", 11, ColourCast::Blue),
+        scene("webcam", 12, ColourCast::Green),
+        scene("oblique", 13, ColourCast::Yellow),
+        scene("oblique", 14, ColourCast::Neutral),
+        scene("dim", 15, ColourCast::Yellow),
+        scene("harsh", 16, ColourCast::Blue),
+        scene("phone", 17, ColourCast::Neutral),
+    ];
+    let (mut right, mut wrong, mut unknown, mut confident_wrong) = (0, 0, 0, 0);
+    for (k, s) in cases.into_iter().enumerate() {
+        let o = run(s, 60 + 20 * k);
+        assert!(!o.occluded_flag, "case {k}: no hand, yet flagged occluded");
+        right += o.right;
+        wrong += o.wrong;
+        unknown += o.unknown_visible;
+        confident_wrong += o.confident_wrong;
+    }
+    let total = right + wrong + unknown;
+    println!("rendered conditions: {right}/{total} right, {wrong} wrong, {unknown} unknown, {confident_wrong} wrong at ≥ 0.99");
+    assert!(wrong * 1000 <= total * 2, "more than 0.2 % of points read wrong: {wrong}/{total}");
+    assert!(unknown * 100 <= total, "more than 1 % of visible points unknown: {unknown}/{total}");
+    assert!(confident_wrong <= 1, "{confident_wrong} points wrong at confidence ≥ 0.99");
+}
+
+#[test]
+fn hands_over_the_board_are_flagged_and_hidden_points_never_misread_confidently() {
+    let sides = [Side::South, Side::East, Side::North, Side::West];
+    let mut hidden_wrong = 0;
+    for (k, side) in sides.into_iter().enumerate() {
+        let s = scene(["webcam", "overhead", "oblique", "dim"][k], 30 + k as u64, ColourCast::Neutral)
+            .with_hand(Hand::reaching(side, 5.0 + 3.0 * k as f64, 0.45));
+        let o = run(s, 70);
+        assert!(o.hand_over_board, "case {k}: the renderer put no hand over the board");
+        assert!(o.occluded_flag, "case {k}: a hand over the board was not flagged");
+        println!("case {k}: {} right, {} visible wrong, {} hidden wrong, {} visible unknown", o.right, o.wrong, o.hidden_wrong, o.unknown_visible);
+        hidden_wrong += o.hidden_wrong;
+        assert!(o.wrong <= 3, "case {k}: {} visible points read wrong beside the hand", o.wrong);
+        assert!(o.confident_wrong == 0, "case {k}: {} visible points wrong at confidence ≥ 0.99", o.confident_wrong);
+    }
+    // Measured weakness: the edge of a fingertip over a point can still read as a white stone
+    // (0–3 points per hand); more than 6 over the four hands is a regression.
+    assert!(hidden_wrong <= 6, "{hidden_wrong} points under the hands read as a definite wrong state");
+}
+
+#[test]
+fn geometry_outside_the_image_reads_unknown_without_panicking() {
+    let image = image::RgbImage::from_pixel(1, 1, image::Rgb([200, 160, 100]));
+    let far = GridGeometry {
+        homography: [[10.0, 0.0, 5000.0], [0.0, 10.0, 5000.0], [0.0, 0.0, 1.0]],
+        lens: LensDistortion::none(1, 1),
+    };
+    let reading = tengen_vision::read_board(&image, &far, &ReaderConfig::default());
+    assert!(reading.points.iter().flatten().all(|p| p.state == PointState::Unknown));
+    assert!(!reading.occluded);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+    /// Any geometry — degenerate, mirrored, far off, tiny — on any small image yields a reading
+    /// of 361 points with confidences in 0..=1, never a panic.
+    #[test]
+    fn any_geometry_on_any_small_image_is_safe(
+        h in proptest::collection::vec(-300.0f64..300.0, 9),
+        k1 in -0.3f64..0.3,
+        w in 1u32..64,
+        hgt in 1u32..64,
+        shade in 0u8..=255,
+    ) {
+        let image = image::RgbImage::from_fn(w, hgt, |x, y| image::Rgb([shade, (x * 7) as u8, (y * 13) as u8]));
+        let geometry = GridGeometry {
+            homography: [[h[0], h[1], h[2]], [h[3], h[4], h[5]], [h[6] / 300.0, h[7] / 300.0, h[8]]],
+            lens: LensDistortion { k1, ..LensDistortion::none(w, hgt) },
+        };
+        let reading = tengen_vision::read_board(&image, &geometry, &ReaderConfig::default());
+        for p in reading.points.iter().flatten() {
+            proptest::prop_assert!((0.0..=1.0).contains(&p.confidence));
+        }
+    }
+}
