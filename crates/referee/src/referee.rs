@@ -644,6 +644,17 @@ impl Referee {
             if self.to_move_uncertain {
                 self.game.set_to_move(step.side);
                 self.to_move_uncertain = false;
+                // The estimate of missed moves counts stones; captured ones hide moves. The side
+                // now moving fixes the parity: the first mover of the game plays odd moves.
+                let next = self.move_number() + 1;
+                let expected = if next % 2 == 1 { self.start_to_move } else { self.start_to_move.opponent() };
+                if expected != step.side {
+                    self.number_offset += 1;
+                    if let Some(RecordEntry { action: RecordAction::Setup { missed, .. }, number, .. }) = self.record.last_mut() {
+                        *missed += 1;
+                        *number += 1;
+                    }
+                }
             }
             let out_of_turn = step.side != self.game.to_move();
             let first_on_empty = self.start_board == empty_board() && !self.record.iter().any(|e| !e.struck);
