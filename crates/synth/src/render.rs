@@ -4,7 +4,7 @@
 use image::RgbImage;
 
 use crate::camera::{add, board_mm, board_to_world, dot, norm, scale, sub, Camera, V3};
-use crate::hand::{capsule_normal, ray_capsule, ray_segment_distance, srgb, HandGeometry};
+use crate::hand::{capsule_normal, capsule_param, ray_capsule, ray_segment_distance, srgb, HandGeometry};
 use crate::noise::{Noise1, Noise2, Rng};
 use crate::position::{Position, Stone, BOARD_LINES};
 use crate::scene::Scene;
@@ -69,6 +69,8 @@ struct PartBoxes {
     image: Box2,
     /// Where its shadow can fall on the board or table (world x, y in mm).
     shadow: Box2,
+    /// Where it blocks the sky (light from the room above): straight below it, widened.
+    sky: Box2,
 }
 
 impl PartBoxes {
@@ -76,8 +78,10 @@ impl PartBoxes {
         const STEPS: usize = 16;
         let mut image = Box2::EMPTY;
         let mut shadow = Box2::EMPTY;
+        let mut sky = Box2::EMPTY;
         for i in 0..=STEPS {
             let p = add(a, scale(sub(b, a), i as f64 / STEPS as f64));
+            sky.grow([p[0], p[1]], radius + SKY_PENUMBRA_MM + SKY_SOFTNESS * (p[2] + thickness).max(0.0) + 5.0);
             let depth = dot(sub(p, camera.position), camera.forward);
             if depth <= radius + 1.0 {
                 image = Box2::EVERYTHING;
@@ -103,9 +107,14 @@ impl PartBoxes {
                 shadow.grow(q, margin);
             }
         }
-        PartBoxes { image, shadow }
+        PartBoxes { image, shadow, sky }
     }
 }
+
+/// Sky occlusion under hands: the room's diffuse light is blocked softly below a hand.
+const SKY_PENUMBRA_MM: f64 = 4.0;
+const SKY_SOFTNESS: f64 = 0.8;
+const SKY_STRENGTH: f64 = 0.6;
 
 /// A stone placed in the world.
 #[derive(Debug, Clone)]
@@ -369,6 +378,22 @@ impl<'a> World<'a> {
         light
     }
 
+    /// Share of the room's diffuse light reaching surface point `p` past the hands (1 = all).
+    fn hand_sky(&self, p: V3) -> f64 {
+        let mut light = 1.0;
+        for (h, hand) in self.hands.iter().enumerate() {
+            for (c, cap) in hand.capsules.iter().enumerate() {
+                if !self.hand_boxes[h][c].sky.contains([p[0], p[1]]) {
+                    continue;
+                }
+                let (dist, s) = ray_segment_distance(p, [0.0, 0.0, 1.0], cap);
+                let penumbra = SKY_PENUMBRA_MM + SKY_SOFTNESS * s;
+                light *= 1.0 - SKY_STRENGTH * smoothstep(cap.radius + penumbra, cap.radius - penumbra, dist);
+            }
+        }
+        light
+    }
+
     /// Darkening of the board around the stones: contact shadow and cast shadow.
     fn stone_shadow(&self, p: V3, to_lamp: V3) -> (f64, f64) {
         let col = (p[0] / board_mm::SPACING_X + 9.0).round() as i64;
@@ -525,9 +550,24 @@ impl<'a> World<'a> {
                     let folds = 0.85 + 0.15 * self.cloth.at((p[0] * 0.02) as f32 + 70.0, (p[2] * 0.03 + p[1] * 0.02) as f32);
                     albedo = albedo.map(|a| a * weave * folds);
                 }
+                let mut shine = if cap.sleeve { 0.0 } else { 0.07 };
+                if !cap.sleeve {
+                    // Skin tone varies a little over the hand; knuckles and tips are redder.
+                    let blotch = self.cloth.at((p[0] * 0.08) as f32 + 11.0, (p[1] * 0.08 + p[2] * 0.08) as f32);
+                    albedo = [albedo[0] * (0.95 + 0.08 * blotch), albedo[1] * (0.95 + 0.05 * blotch), albedo[2] * (0.95 + 0.05 * blotch)];
+                }
+                if cap.nail {
+                    // A nail: the last third of a fingertip segment, on the back of the finger.
+                    let along = capsule_param(p, cap);
+                    let back = dot(n, [0.0, 0.0, 1.0]);
+                    let nail = smoothstep(0.6, 0.72, along) * smoothstep(0.25, 0.45, back);
+                    let nail_colour = [albedo[0] * 1.08 + 0.05, albedo[1] * 1.02 + 0.08, albedo[2] * 1.02 + 0.1];
+                    albedo = mix3(albedo, nail_colour.map(|c| c.min(1.0)), nail as f32);
+                    shine += 0.25 * nail;
+                }
                 let diffuse = ambient * up + direct_gain * wrap * shadow;
                 let half = norm(add(to_lamp, view));
-                let spec = if cap.sleeve { 0.0 } else { 0.07 * dot(n, half).max(0.0).powi(18) };
+                let spec = shine * dot(n, half).max(0.0).powi(if cap.nail { 40 } else { 18 });
                 let colour = albedo.map(|a| (a as f64 * diffuse + spec) as f32);
                 (colour, ID_HAND + h as u32, over_board)
             }
@@ -536,8 +576,9 @@ impl<'a> World<'a> {
                 let footprint = footprint_scale * t_best / self.camera.focal / (-dir[2]).max(0.2).sqrt();
                 let albedo = self.board_albedo(p, footprint.max(0.05));
                 let (direct, ao) = self.stone_shadow(p, to_lamp);
-                let hands = if self.hands.is_empty() { 1.0 } else { self.hand_shadow(p, to_lamp, true) };
-                let diffuse = ambient * ao * (0.85 + 0.15 * hands) + direct_gain * lamp_light([0.0, 0.0, 1.0]) * direct * hands;
+                let (hands, sky) =
+                    if self.hands.is_empty() { (1.0, 1.0) } else { (self.hand_shadow(p, to_lamp, true), self.hand_sky(p)) };
+                let diffuse = ambient * ao * sky + direct_gain * lamp_light([0.0, 0.0, 1.0]) * direct * hands;
                 // Varnish reflection of the lamp: the glare spot.
                 let half = norm(add(to_lamp, view));
                 let nh = half[2].max(0.0);
@@ -563,8 +604,9 @@ impl<'a> World<'a> {
                 let shadow = 0.35 + 0.65 * smoothstep(0.0, 12.0, out);
                 let near = (p[0].abs() - hw).max(0.0).hypot((p[1].abs() - hl).max(0.0));
                 let ao = 0.7 + 0.3 * smoothstep(0.0, 40.0, near);
-                let hands = if self.hands.is_empty() { 1.0 } else { self.hand_shadow(p, to_lamp, true) };
-                let diffuse = ambient * ao + direct_gain * lamp_light([0.0, 0.0, 1.0]) * shadow * hands;
+                let (hands, sky) =
+                    if self.hands.is_empty() { (1.0, 1.0) } else { (self.hand_shadow(p, to_lamp, true), self.hand_sky(p)) };
+                let diffuse = ambient * ao * sky + direct_gain * lamp_light([0.0, 0.0, 1.0]) * shadow * hands;
                 (albedo.map(|a| (a as f64 * diffuse) as f32), ID_TABLE, false)
             }
         }
@@ -587,7 +629,8 @@ impl<'a> World<'a> {
         let local = sub(p, centre);
         let n = norm([local[0] / (r * r), local[1] / (r * r), local[2] / (h * h)]);
         let lift = add(p, scale(n, 0.5));
-        let hands = if self.hands.is_empty() { 1.0 } else { self.hand_shadow(lift, to_lamp, true) };
+        let (hands, sky_hands) =
+            if self.hands.is_empty() { (1.0, 1.0) } else { (self.hand_shadow(lift, to_lamp, true), self.hand_sky(lift)) };
         let diffuse_dir = dot(n, to_lamp).max(0.0) * hands;
         // Underside faces the board: less sky, less light.
         let sky = 0.55 + 0.45 * n[2].max(0.0);
@@ -608,7 +651,7 @@ impl<'a> World<'a> {
             }
             (a, 0.4 * nh.powi(60) + 0.06 * nh.powi(6))
         };
-        let diffuse = ambient * sky + direct_gain * diffuse_dir;
+        let diffuse = ambient * sky * sky_hands + direct_gain * diffuse_dir;
         let spec = spec * hands;
         (albedo.map(|a| (a as f64 * diffuse + spec) as f32), ())
     }

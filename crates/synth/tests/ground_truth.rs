@@ -221,3 +221,22 @@ fn random_scenes_keep_black_darker_than_white() {
         assert!(mean(&black) + 60.0 < mean(&white), "seed {seed}: black {} white {}", mean(&black), mean(&white));
     }
 }
+
+#[test]
+fn hands_shadow_the_board_beside_them() {
+    let scene = preset("clean").with_size(640, 480);
+    let bare = render_ok(&Position::empty(), &scene);
+    let hand = Hand { lift_mm: 40.0, ..Hand::placing(Side::South, 9.0, 9.0, 1.0, None) };
+    let with_hand = render_ok(&Position::empty(), &scene.clone().with_hand(hand));
+    // Pixels that darkened uniformly (same colour balance): shadow, not skin or sleeve.
+    let mut shadowed = 0;
+    for (a, b) in bare.image.pixels().zip(with_hand.image.pixels()) {
+        let (a, b) = (a.0.map(f64::from), b.0.map(f64::from));
+        let ratios = [0, 1, 2].map(|c| (b[c] + 8.0) / (a[c] + 8.0));
+        let spread = ratios.iter().cloned().fold(f64::MIN, f64::max) - ratios.iter().cloned().fold(f64::MAX, f64::min);
+        if ratios[1] < 0.9 && spread < 0.08 {
+            shadowed += 1;
+        }
+    }
+    assert!(shadowed > 500, "only {shadowed} pixels in the hand's shadow");
+}
