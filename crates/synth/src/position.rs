@@ -151,7 +151,7 @@ impl Position {
             if position.get(col, row) != Stone::Empty {
                 continue;
             }
-            let stone = if placed.len() % 2 == 0 { Stone::Black } else { Stone::White };
+            let stone = if placed.len() & 1 == 0 { Stone::Black } else { Stone::White };
             position.set(col, row, stone);
             if position.every_chain_breathes_near(col, row) {
                 placed.push((col, row));

@@ -95,8 +95,8 @@ fn stone_pixels_have_the_right_colour_in_every_preset() {
                 let Some(top) = t.stone_tops[i] else { continue };
                 let y = median_luma(&frame.image, top);
                 match t.point(col, row) {
-                    'X' => assert!(y < 70.0, "{name}: black stone at {col},{row} has luma {y}"),
-                    'O' => assert!(y > 140.0, "{name}: white stone at {col},{row} has luma {y}"),
+                    'X' => assert!(y < 80.0, "{name}: black stone at {col},{row} has luma {y}"),
+                    'O' => assert!(y > 110.0, "{name}: white stone at {col},{row} has luma {y}"),
                     other => panic!("stone top on point {other:?}"),
                 }
             }
