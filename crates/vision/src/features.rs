@@ -17,6 +17,15 @@ const ARM_SIDE: f64 = 0.2;
 /// Smallest denominator of the line contrast, as a fraction of the local board luminance.
 const WEBER_FLOOR: f32 = 1.0;
 
+/// Disc positions tried around a point's expected stone top, in grid spacings (centre first).
+/// Only the centre: trying discs shifted by 0.2 spacing (for stones knocked off their point) was
+/// measured to turn bright wood grain and glare next to empty points into white stones on the
+/// imago and gomrade photos (t3: 0 → 23 wrong points per frame), so a knocked stone is read
+/// only as far as it still covers the centred disc (offsets up to about 0.2 spacing).
+const SEARCH_SHIFTS: [(f64, f64); 1] = [(0.0, 0.0)];
+/// Evidence margin by which a shifted disc must beat the centred one.
+const CENTRE_PREFERENCE: f32 = 0.1;
+
 /// Cells per side of the board-colour map: one per cell centre, including the margin cells.
 pub const CELLS: usize = BOARD_LINES + 1;
 
@@ -273,31 +282,48 @@ pub fn measure_points(
         for (col, feat) in out_row.iter_mut().enumerate() {
             let base = [col as f64, row as f64];
             let top = camera.map_or(base, |cam| cam.raised(base, stone_height));
-            let (cx, cy) = (board.index_of(top[0]), board.index_of(top[1]));
             let local = colour.local(col, row);
             let board_l = luma(local).max(1.0);
-            lums.clear();
-            let mut acc = [0.0f32; 3];
-            let mut valid = true;
-            for &(dx, dy) in &disc_offsets {
-                let s = board.at(cx + dx, cy + dy);
-                if !s[0].is_finite() {
-                    valid = false;
+            // A stone knocked off its point still covers most of a disc shifted towards it: take
+            // the candidate disc with the strongest departure from the board (the centre wins
+            // ties, and an empty point's candidates all look like board).
+            let mut best: Option<(f32, Vec<f32>, [f32; 3], bool)> = None;
+            for (sx, sy) in SEARCH_SHIFTS {
+                let (cx, cy) = (board.index_of(top[0] + sx), board.index_of(top[1] + sy));
+                lums.clear();
+                let mut acc = [0.0f32; 3];
+                let mut complete = true;
+                for &(dx, dy) in &disc_offsets {
+                    let s = board.at(cx + dx, cy + dy);
+                    if !s[0].is_finite() {
+                        complete = false;
+                        continue;
+                    }
+                    for k in 0..3 {
+                        acc[k] += s[k];
+                    }
+                    lums.push(luma(s));
+                }
+                if lums.len() < disc_offsets.len() / 2 {
                     continue;
                 }
-                for k in 0..3 {
-                    acc[k] += s[k];
+                let n = lums.len() as f32;
+                let mean = [acc[0] / n, acc[1] / n, acc[2] / n];
+                lums.sort_unstable_by(f32::total_cmp);
+                let med = lums[lums.len() / 2];
+                let evidence = ((med + 1.0) / board_l).ln().abs() + 0.25 * colour_distance(mean, local).min(4.0);
+                let centre_bonus = if sx == 0.0 && sy == 0.0 { CENTRE_PREFERENCE } else { 0.0 };
+                if best.as_ref().is_none_or(|b| evidence + centre_bonus > b.0) {
+                    let complete = complete || lums.len() * 10 >= disc_offsets.len() * 7;
+                    best = Some((evidence + centre_bonus, lums.clone(), mean, complete));
                 }
-                lums.push(luma(s));
             }
-            valid = valid || lums.len() * 10 >= disc_offsets.len() * 7;
-            if lums.len() < disc_offsets.len() / 2 {
+            let Some((_, disc, mean, valid)) = best else {
                 *feat = PointFeatures { valid: false, ..PointFeatures::default() };
                 continue;
-            }
-            let n = lums.len() as f32;
-            let mean = [acc[0] / n, acc[1] / n, acc[2] / n];
-            lums.sort_unstable_by(f32::total_cmp);
+            };
+            lums.clear();
+            lums.extend_from_slice(&disc);
             let med = lums[lums.len() / 2];
             let q25 = lums[lums.len() / 4];
             let q90 = lums[(lums.len() * 9) / 10];
