@@ -182,6 +182,9 @@ impl RefereeAdapter {
             table: table.to_owned(),
             game: game.to_string(),
             komi_points: komi,
+            // Tournament games start on an empty board (Art. 2); the first stable board is
+            // then explained as moves, so a camera that starts late still records them.
+            start: referee::StartPosition::Empty,
             ..referee::RefereeConfig::default()
         };
         Self { referee: referee::Referee::new(config), result_override: None }

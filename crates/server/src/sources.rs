@@ -383,7 +383,29 @@ pub fn folder_frames(path: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Replays a folder of frames at `fps`; with `repeat`, starts a new game and plays it again.
+/// The frame times of a folder, from its `sequence.json` (`{"frames": [{"file", "time_s"}]}`,
+/// as written by the project's sample generator), when it has one.
+pub fn folder_schedule(path: &Path) -> Option<Vec<(PathBuf, f64)>> {
+    let text = std::fs::read_to_string(path.join("sequence.json")).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let frames = json.get("frames")?.as_array()?;
+    let schedule: Option<Vec<(PathBuf, f64)>> = frames
+        .iter()
+        .map(|f| {
+            let file = f.get("file")?.as_str()?;
+            // Only plain file names inside the folder.
+            if file.contains('/') || file.contains('\\') || file.starts_with('.') {
+                return None;
+            }
+            Some((path.join(file), f.get("time_s")?.as_f64()?))
+        })
+        .collect();
+    schedule.filter(|s| !s.is_empty() && s.windows(2).all(|w| w[0].1 <= w[1].1))
+}
+
+/// Replays a folder of frames at their recorded times (`sequence.json`) or else at `fps`,
+/// repeating the current frame at `fps` across longer gaps as a live camera would; with
+/// `repeat`, starts a new game and plays it again.
 pub async fn run_folder(
     path: PathBuf,
     fps: f64,
@@ -411,11 +433,31 @@ pub async fn run_folder(
                 return;
             }
         };
-        let mut ticker = tokio::time::interval(period);
-        for file in files {
-            ticker.tick().await;
+        // Real speed: each frame at its recorded time when known, else one per period.
+        let schedule = folder_schedule(&path).unwrap_or_else(|| {
+            files.iter().enumerate().map(|(i, f)| (f.clone(), period.as_secs_f64() * i as f64)).collect()
+        });
+        let start = tokio::time::Instant::now();
+        let first = schedule.first().map_or(0.0, |s| s.1);
+        let mut current: Option<Vec<u8>> = None;
+        for (file, time_s) in schedule {
+            let due = start + Duration::from_secs_f64((time_s - first).max(0.0));
+            // A camera keeps sending frames of a still board: between recorded frames that are
+            // further apart than one period, the current frame is sent again every period.
+            while let Some(bytes) = &current {
+                let next = tokio::time::Instant::now() + period;
+                if next >= due {
+                    break;
+                }
+                tokio::time::sleep_until(next).await;
+                deliver(&table, clock.as_ref(), bytes.clone());
+            }
+            tokio::time::sleep_until(due).await;
             match tokio::fs::read(&file).await {
-                Ok(bytes) => deliver(&table, clock.as_ref(), bytes),
+                Ok(bytes) => {
+                    deliver(&table, clock.as_ref(), bytes.clone());
+                    current = Some(bytes);
+                }
                 Err(err) => tracing::warn!(file = %file.display(), %err, "cannot read frame"),
             }
         }
