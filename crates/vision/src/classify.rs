@@ -90,9 +90,11 @@ pub struct Classified {
     pub outlier: Vec<[bool; BOARD_LINES]>,
     /// How far (in standard deviations) a point's colour lies from its best class, `[row][col]`.
     pub misfit: Vec<[f32; BOARD_LINES]>,
+    /// Log-odds of the best class over the runner-up, `[row][col]` (0 where unmeasurable).
+    pub margin: Vec<[f32; BOARD_LINES]>,
 }
 
-/// Classifies every point of one frame. `temperature` ≥ 1 softens the posteriors (calibration).
+/// Classifies every point of one frame. `temperature` ≥ 1 softens the posteriors.
 pub fn classify(features: &[[PointFeatures; BOARD_LINES]], temperature: f64) -> Classified {
     let points: Vec<(usize, usize, [f64; DIMS])> = features
         .iter()
@@ -130,15 +132,17 @@ pub fn classify(features: &[[PointFeatures; BOARD_LINES]], temperature: f64) -> 
     let mut out = vec![[[1.0 / 3.0; 3]; BOARD_LINES]; BOARD_LINES];
     let mut outlier = vec![[false; BOARD_LINES]; BOARD_LINES];
     let mut misfit = vec![[0.0f32; BOARD_LINES]; BOARD_LINES];
+    let mut margin = vec![[0.0f32; BOARD_LINES]; BOARD_LINES];
     for (r, c, x) in &points {
-        let p = posterior(x, &means, &sds, &weights, temperature);
+        let (p, m) = posterior_and_margin(x, &means, &sds, &weights, temperature);
+        margin[*r][*c] = m as f32;
         let best = (0..3).fold(0, |b, k| if p[k] > p[b] { k } else { b });
         let z = COLOUR.iter().map(|&d| ((x[d] - means[best][d]) / sds[best][d]).abs()).fold(0.0, f64::max);
         outlier[*r][*c] = z > OUTLIER_Z;
         misfit[*r][*c] = z as f32;
         out[*r][*c] = p;
     }
-    Classified { posteriors: out, outlier, misfit }
+    Classified { posteriors: out, outlier, misfit, margin }
 }
 
 /// Keeps the re-estimated classes physically ordered: black darker than empty, white greyer
@@ -155,6 +159,18 @@ fn enforce_order(means: &mut [[f64; DIMS]; 3]) {
 }
 
 fn posterior(x: &[f64; DIMS], means: &[[f64; DIMS]; 3], sds: &[[f64; DIMS]; 3], weights: &[f64; 3], temperature: f64) -> [f64; 3] {
+    posterior_and_margin(x, means, sds, weights, temperature).0
+}
+
+/// Posteriors and the log-odds margin of the best class over the runner-up (finite even when
+/// the posteriors round to 0 and 1).
+fn posterior_and_margin(
+    x: &[f64; DIMS],
+    means: &[[f64; DIMS]; 3],
+    sds: &[[f64; DIMS]; 3],
+    weights: &[f64; 3],
+    temperature: f64,
+) -> ([f64; 3], f64) {
     let mut logp = [0.0f64; 3];
     for k in 0..3 {
         let mut l = weights[k].ln();
@@ -177,5 +193,7 @@ fn posterior(x: &[f64; DIMS], means: &[[f64; DIMS]; 3], sds: &[[f64; DIMS]; 3], 
     for v in &mut p {
         *v /= sum;
     }
-    p
+    let mut sorted = logp;
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    (p, sorted[0] - sorted[1])
 }

@@ -96,6 +96,11 @@ impl BoardReading {
     }
 }
 
+/// Platt-scaling slope fitted on labelled photos (see `ReaderConfig::confidence_slope`).
+pub const CONFIDENCE_SLOPE: f64 = 0.27522;
+/// Platt-scaling offset fitted on labelled photos.
+pub const CONFIDENCE_OFFSET: f64 = -1.17811;
+
 /// Settings of the reader.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReaderConfig {
@@ -106,15 +111,27 @@ pub struct ReaderConfig {
     pub stone_height: f64,
     /// Points whose best class is less probable than this are reported Unknown.
     pub min_confidence: f32,
-    /// Softening of the classifier's posteriors so confidences match observed accuracy.
-    pub temperature: f64,
+    /// Confidence calibration: a point's confidence is the logistic function of
+    /// `slope × margin + offset`, where margin is the classifier's log-odds of its best class over
+    /// the runner-up (Platt scaling; constants fitted by `examples/fit_confidence.rs`, see
+    /// `models/README.md`).
+    pub confidence_slope: f64,
+    /// See `confidence_slope`.
+    pub confidence_offset: f64,
     /// Occlusion detector settings.
     pub occlusion: OcclusionConfig,
 }
 
 impl Default for ReaderConfig {
     fn default() -> Self {
-        Self { samples_per_cell: 8, stone_height: 0.3, min_confidence: 0.5, temperature: 1.0, occlusion: OcclusionConfig::default() }
+        Self {
+            samples_per_cell: 8,
+            stone_height: 0.3,
+            min_confidence: 0.5,
+            confidence_slope: CONFIDENCE_SLOPE,
+            confidence_offset: CONFIDENCE_OFFSET,
+            occlusion: OcclusionConfig::default(),
+        }
     }
 }
 
@@ -127,6 +144,8 @@ pub struct ReadingDetails {
     pub features: Vec<[PointFeatures; BOARD_LINES]>,
     /// Class posteriors (empty, black, white), `[row][col]`.
     pub posteriors: Vec<[[f64; 3]; BOARD_LINES]>,
+    /// Log-odds margin of the best class, `[row][col]` (what the confidence is calibrated from).
+    pub margins: Vec<[f32; BOARD_LINES]>,
     /// Cell-centre board colours.
     pub colour: BoardColour,
 }
@@ -142,7 +161,7 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     let colour = BoardColour::measure(&board);
     let camera = CameraFoot::estimate(geometry);
     let features = measure_points(&board, &colour, camera.as_ref(), config.stone_height);
-    let classified = classify(&features, config.temperature);
+    let classified = classify(&features, 1.0);
     let posteriors = classified.posteriors;
     let mut mask = detect(&colour, &config.occlusion);
     let covered = board_coloured_without_lines(&features, &config.occlusion);
@@ -169,14 +188,16 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
                 StoneClass::Black => PointState::Black,
                 StoneClass::White => PointState::White,
             };
-            let confidence = prob as f32;
+            let _ = prob;
+            let z = config.confidence_slope * f64::from(classified.margin[row][col]) + config.confidence_offset;
+            let confidence = (1.0 / (1.0 + (-z).exp())) as f32;
             let doubtful = classified.outlier[row][col] || covered[row][col];
             let state = if confidence >= config.min_confidence && !doubtful { guess } else { PointState::Unknown };
             points[row][col] = PointReading { state, confidence, best_guess: guess };
         }
     }
     let reading = BoardReading { points, occluded: mask.occluded, occluded_points };
-    ReadingDetails { reading, features, posteriors, colour }
+    ReadingDetails { reading, features, posteriors, margins: classified.margin, colour }
 }
 
 /// Points that have the board's colour but not its grid lines: no stone looks like that (stones
