@@ -293,8 +293,10 @@ struct Infraction {
     status: Status,
     /// Record entry concerned (double move, takeback).
     entry: Option<usize>,
-    /// Where a taken-back stone was replayed.
+    /// Where a taken-back stone was replayed (the record holds this point until a confirmation).
     replay_point: Option<Point>,
+    /// Where a taken-back stone was first played.
+    original_point: Option<Point>,
     event: Event,
 }
 
@@ -441,6 +443,12 @@ impl Referee {
         &self.record
     }
 
+    /// The start position and who moved first from it (empty board and Black, or the board
+    /// adopted at the start: handicap stones and White).
+    pub fn start_position(&self) -> (Grid, Color) {
+        (Grid::from_board(&self.start_board), self.start_to_move)
+    }
+
     /// Current move number.
     pub fn move_number(&self) -> u32 {
         self.number_offset + self.game.move_number()
@@ -519,23 +527,25 @@ impl Referee {
         self.physical_sighting = Some(sighting.clone());
         let evidence = Evidence { before, after: Some(sighting) };
         match self.phase {
-            Phase::Waiting => self.adopt_start(&stable),
+            Phase::Waiting => self.adopt_start(&stable, evidence),
             Phase::Playing => self.explain_change(&stable, evidence),
             // After play ends, lifting dead stones and filling territory are not moves.
             Phase::Ended | Phase::Finished => Vec::new(),
         }
     }
 
-    fn adopt_start(&mut self, stable: &StableBoard) -> Vec<Event> {
-        let (board, _dead) = stable.grid.to_legal_board();
+    fn adopt_start(&mut self, stable: &StableBoard, evidence: Evidence) -> Vec<Event> {
         let (b, w) = stable.grid.counts();
-        let to_move = if b > w { Color::White } else { Color::Black };
+        // There is no one-stone handicap: a lone black stone is move 1 seen late.
+        let first_move_seen = b == 1 && w == 0;
+        let (board, _dead) = if first_move_seen { (empty_board(), Vec::new()) } else { stable.grid.to_legal_board() };
+        let to_move = if b > w && !first_move_seen { Color::White } else { Color::Black };
         self.start_board = board.clone();
         self.start_to_move = to_move;
         self.game = Game::from_board(board, to_move);
         self.phase = Phase::Playing;
         self.refresh_acks(None);
-        let (en, zh) = if b + w == 0 {
+        let (en, zh) = if b + w == 0 || first_move_seen {
             ("Game start: empty board, Black to move.".to_string(), "對局開始：空枰，黑先。".to_string())
         } else {
             (
@@ -544,7 +554,11 @@ impl Referee {
             )
         };
         let e = self.event(stable.t, EventKind::Start, Message::new(en, zh)).with_side(Some(to_move)).with_move(Some(0));
-        vec![e]
+        let mut events = vec![e];
+        if first_move_seen {
+            events.extend(self.explain_change(stable, evidence));
+        }
+        events
     }
 
     /// Drops acknowledgements the board now satisfies; with `cause`, acknowledges every new
@@ -584,6 +598,9 @@ impl Referee {
 
     fn explain_change(&mut self, stable: &StableBoard, evidence: Evidence) -> Vec<Event> {
         self.refresh_acks(None);
+        if let Some(events) = self.takeback_replayed(stable, &evidence) {
+            return events;
+        }
         let acked = self.acked_map();
         let ctx = Context {
             game: &self.game,
@@ -597,6 +614,50 @@ impl Referee {
         };
         let plan = explain::explain(&ctx);
         self.apply(plan, stable, evidence)
+    }
+
+    /// A stone lifted in an earlier view (open takeback) and now put down elsewhere by the same
+    /// side, nothing else changed: the takeback's replay, not a new move.
+    fn takeback_replayed(&mut self, stable: &StableBoard, evidence: &Evidence) -> Option<Vec<Event>> {
+        let last_entry = self.record.iter().rposition(|e| !e.struck && !matches!(e.action, RecordAction::Turn))?;
+        let idx = self.infractions.iter().rposition(|i| {
+            i.kind == EventKind::Takeback && i.status == Status::Suspected && i.replay_point.is_none() && i.entry == Some(last_entry)
+        })?;
+        let (side, from) = (self.infractions[idx].side?, self.infractions[idx].original_point?);
+        let legal = Grid::from_board(self.game.board());
+        let unexplained: Vec<Point> = legal
+            .differences(&stable.grid)
+            .into_iter()
+            .filter(|p| self.acks.get(&index(*p)).map(|a| a.physical) != Some(stable.grid.get(*p)))
+            .collect();
+        let [to] = unexplained[..] else { return None };
+        if legal.get(to) != Stone::Empty || stable.grid.get(to) != Stone::Of(side) || stable.grid.get(from) != Stone::Empty {
+            return None;
+        }
+        self.record[last_entry].action = RecordAction::Place { point: to };
+        self.rebuild();
+        self.refresh_acks(None);
+        let id = self.infractions[idx].id;
+        self.infractions[idx].replay_point = Some(to);
+        let (h, th) = (from.to_human(SIZE as u8), to.to_human(SIZE as u8));
+        let mut e = self
+            .event(
+                stable.t,
+                EventKind::Takeback,
+                Message::new(
+                    format!("{} replayed the stone lifted from {h} at {th}: a takeback. The move is recorded at {th} unless the arbiter confirms (then the stone goes back to {h} and {} is warned).", side_en(side), side.name()),
+                    format!("{}將{h}拿起的棋子改下在{th}：悔棋。裁判確認前該手記為{th}；確認則棋子放回{h}並警告。", side.chinese()),
+                ),
+            )
+            .with_side(Some(side))
+            .with_points(&[from, to])
+            .with_move(Some(self.move_number()));
+        e.infraction = Some(id);
+        e.confidence = 0.7 * Self::min_confidence(stable, &[from, to]);
+        e.evidence = Some(evidence.clone());
+        e.ruling = EventKind::Takeback.ruling();
+        self.infractions[idx].event = e.clone();
+        Some(vec![e])
     }
 
     fn min_confidence(stable: &StableBoard, points: &[Point]) -> f32 {
@@ -621,7 +682,7 @@ impl Referee {
         e.confidence = confidence.clamp(0.0, 1.0);
         e.evidence = Some(evidence.clone());
         e.ruling = kind.ruling();
-        self.infractions.push(Infraction { id, kind, side, status: Status::Suspected, entry, replay_point: None, event: e.clone() });
+        self.infractions.push(Infraction { id, kind, side, status: Status::Suspected, entry, replay_point: None, original_point: None, event: e.clone() });
         for &p in points {
             if self.physical.get(p) != self.game.board().get(p) {
                 self.acks.insert(index(p), Ack { physical: self.physical.get(p), cause: AckCause::Infraction(id) });
@@ -635,12 +696,9 @@ impl Referee {
         let mut events = Vec::new();
         let ambiguous = plan.orders > 1;
         for step in &plan.steps {
-            // The opponent of a capturer moved while the captured stones still stand: missed.
-            if let Some(p) = &self.pending {
-                if p.side != step.side {
-                    events.extend(self.raise_missed_capture(t, &evidence, "the opponent has moved"));
-                }
-            }
+            // The opponent of a capturer moved while the captured stones still stand: missed
+            // (raised once this move is in the record, so it carries the move that revealed it).
+            let missed_by: Option<Option<PendingCapture>> = if self.pending.as_ref().is_some_and(|p| p.side != step.side) { Some(self.pending.take()) } else { None };
             if self.to_move_uncertain {
                 self.game.set_to_move(step.side);
                 self.to_move_uncertain = false;
@@ -664,7 +722,12 @@ impl Referee {
                         Ok(o) => o,
                         // The plan was checked on a copy of this game; an error is impossible, but
                         // never panic on it: record nothing for this step.
-                        Err(_) => continue,
+                        Err(_) => {
+                            if let Some(pending) = missed_by.flatten() {
+                                self.pending = Some(pending);
+                            }
+                            continue;
+                        }
                     };
                     let number = self.number_offset + outcome.move_number;
                     self.record.push(RecordEntry {
@@ -690,6 +753,10 @@ impl Referee {
                     e.orders = (plan.steps.len() > 1).then_some(plan.orders);
                     e.captured = outcome.captured.iter().map(|&p| PointRef::of(p)).collect();
                     events.push(e);
+                    if let Some(pending) = missed_by.clone().flatten() {
+                        self.pending = Some(pending);
+                        events.extend(self.raise_missed_capture(t, &evidence, "the opponent has moved"));
+                    }
                     if !outcome.captured.is_empty() {
                         let still: BTreeSet<Point> = outcome.captured.iter().copied().filter(|&p| stable.grid.get(p) != Stone::Empty).collect();
                         let n = outcome.captured.len();
@@ -787,6 +854,10 @@ impl Referee {
                     }
                 }
                 Some(reason) => {
+                    if let Some(pending) = missed_by.clone().flatten() {
+                        self.pending = Some(pending);
+                        events.extend(self.raise_missed_capture(t, &evidence, "the opponent has moved"));
+                    }
                     let outcome = self.game.pass(step.side);
                     let number = self.number_offset + outcome.move_number;
                     self.record.push(RecordEntry {
@@ -843,18 +914,28 @@ impl Referee {
                 points.extend(to);
                 points.extend(restored.iter().copied());
                 let h = from.to_human(SIZE as u8);
+                let entry = self.record.iter().rposition(|e| !e.struck && e.action == RecordAction::Place { point: from });
                 let (en, zh) = match to {
-                    Some(p) => (
-                        format!("{} lifted the stone at {h} and played it at {} before the opponent moved: a takeback.", side_en(side), p.to_human(SIZE as u8)),
-                        format!("{}將{h}的棋子拿起改下在{}：悔棋。", side.chinese(), p.to_human(SIZE as u8)),
-                    ),
+                    Some(p) => {
+                        let ph = p.to_human(SIZE as u8);
+                        // Art. 17.3: the claim must come before the opponent's next move; until the
+                        // arbiter confirms, the game goes on from the stone where it now stands.
+                        if let Some(i) = entry {
+                            self.record[i].action = RecordAction::Place { point: p };
+                            self.rebuild();
+                        }
+                        (
+                            format!("{} lifted the stone at {h} and played it at {ph} before the opponent moved: a takeback. The move is recorded at {ph} unless the arbiter confirms (then the stone goes back to {h} and {} is warned).", side_en(side), side.name()),
+                            format!("{}將{h}的棋子拿起改下在{ph}：悔棋。裁判確認前該手記為{ph}；確認則棋子放回{h}並警告。", side.chinese()),
+                        )
+                    }
                     None => (format!("{} lifted the stone just played at {h}: a takeback.", side_en(side)), format!("{}拿起剛下的{h}棋子：悔棋。", side.chinese())),
                 };
-                let entry = self.record.iter().rposition(|e| !e.struck && e.action == RecordAction::Place { point: from });
                 let conf = 0.7 * Self::min_confidence(stable, &points);
                 let e = self.raise(t, EventKind::Takeback, Some(side), &points, conf, evidence, Message::new(en, zh), entry);
                 if let Some(inf) = self.infractions.last_mut() {
                     inf.replay_point = to;
+                    inf.original_point = Some(from);
                 }
                 events.push(e);
             }
@@ -1176,14 +1257,14 @@ impl Referee {
                     note_zh = format!("記錄{}方虛著一次。", side.chinese());
                 }
             }
-            (EventKind::Takeback, false) => {
-                if let (Some(entry), Some(to)) = (inf.entry, inf.replay_point) {
-                    // A stone dropped by accident, replayed with consent: the new point stands.
-                    self.record[entry].action = RecordAction::Place { point: to };
+            (EventKind::Takeback, true) => {
+                if let (Some(entry), Some(_), Some(from)) = (inf.entry, inf.replay_point, inf.original_point) {
+                    // The takeback is void: the stone goes back to its first point.
+                    self.record[entry].action = RecordAction::Place { point: from };
                     self.rebuild();
                     self.refresh_acks(Some(AckCause::Infraction(id)));
-                    note_en = format!(" The move is recorded at {}.", to.to_human(SIZE as u8));
-                    note_zh = format!("該手改記為{}。", to.to_human(SIZE as u8));
+                    note_en = format!(" The stone goes back to {}.", from.to_human(SIZE as u8));
+                    note_zh = format!("棋子放回{}。", from.to_human(SIZE as u8));
                 }
             }
             (EventKind::WrongColours, true) => {

@@ -14,11 +14,13 @@ use crate::observation::Observation;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct StabiliserConfig {
-    /// Hand-free frames in the window a new board is judged over.
+    /// Hand-free frames in the window a new board is judged over (at least).
     pub frames: usize,
-    /// Frames of the window a point may disagree in (a flicker) and still be settled.
+    /// Frames of the window a point may disagree in (a flicker) and still be settled; a strict
+    /// majority of the window must agree whatever this says.
     pub flicker_tolerance: usize,
-    /// The window must also span at least this many seconds.
+    /// The window must also span at least this many seconds (a hand stays longer than a frame
+    /// or two; a board must be seen still for a while).
     pub min_seconds: f64,
     /// Readings below this confidence count as unknown (the point keeps its value).
     pub min_confidence: f32,
@@ -28,7 +30,7 @@ pub struct StabiliserConfig {
 
 impl Default for StabiliserConfig {
     fn default() -> Self {
-        StabiliserConfig { frames: 4, flicker_tolerance: 1, min_seconds: 0.0, min_confidence: 0.5, unclear_notice_seconds: 5.0 }
+        StabiliserConfig { frames: 4, flicker_tolerance: 1, min_seconds: 1.0, min_confidence: 0.5, unclear_notice_seconds: 5.0 }
     }
 }
 
@@ -139,7 +141,16 @@ impl Stabiliser {
         }
         self.window.push_back(FilteredFrameDebug(FilteredFrame { t: obs.t, frame_ref: obs.frame_ref.clone(), cells }));
         let frames = self.config.frames.max(1);
+        // The window holds at least `frames` frames and spans at least `min_seconds`: drop the
+        // oldest frame only while both still hold without it.
         while self.window.len() > frames {
+            let span_without_first = match (self.window.get(1), self.window.back()) {
+                (Some(second), Some(last)) => last.0.t - second.0.t,
+                _ => 0.0,
+            };
+            if span_without_first < self.config.min_seconds {
+                break;
+            }
             self.window.pop_front();
         }
         if self.window.len() < frames {
@@ -152,7 +163,10 @@ impl Stabiliser {
         if last.t - first_t < self.config.min_seconds {
             return out;
         }
-        let needed = frames.saturating_sub(self.config.flicker_tolerance).max(1);
+        // Flickers are tolerated (at least `flicker_tolerance` frames, a quarter of a long window)
+        // but a strict majority of the window must always agree.
+        let len = self.window.len();
+        let needed = len.saturating_sub(self.config.flicker_tolerance.max(len / 4)).max(len / 2 + 1);
         let mut grid = self.stable.clone();
         let mut confidence = vec![1.0f32; POINTS];
         for p in all_points() {
@@ -218,7 +232,7 @@ mod tests {
 
     #[test]
     fn a_stone_is_accepted_after_enough_hand_free_frames_and_a_flicker_never() {
-        let mut s = Stabiliser::new(StabiliserConfig::default(), Grid::empty());
+        let mut s = Stabiliser::new(StabiliserConfig { min_seconds: 0.3, ..StabiliserConfig::default() }, Grid::empty());
         assert!(s.push(&obs(0.0, &[(3, 3, 'X')], true)).changed.is_none(), "hand frame");
         // A single flicker at a different point in one frame.
         assert!(s.push(&obs(0.1, &[(3, 3, 'X'), (9, 9, 'O')], false)).changed.is_none());

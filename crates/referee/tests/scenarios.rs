@@ -115,6 +115,8 @@ fn takeback_article_17_3_lifted_and_replayed_elsewhere() {
     let pts: Vec<&str> = e.points.iter().map(|p| p.human.as_str()).collect();
     assert_eq!(pts, vec!["Q4", "R4"]);
     assert!(moves(&ev).is_empty(), "the replayed stone is not a new move");
+    assert_eq!(t.state().legal[15].chars().nth(16), Some('X'), "until confirmed, the record holds R4");
+    assert!(t.state().differences.is_empty());
     // Confirmed: the stone goes back to Q4, Black is warned.
     let ev = t.arbiter(ArbiterAction::Confirm { infraction: e.infraction.expect("id") });
     assert!(kinds(&ev).contains(&EventKind::Warning));
@@ -123,6 +125,22 @@ fn takeback_article_17_3_lifted_and_replayed_elsewhere() {
     let ev = t.play("D16", 'O', &[]);
     assert_eq!(moves(&ev), vec![(Color::White, "D16".into())]);
     assert!(infractions(&ev).is_empty());
+}
+
+#[test]
+fn takeback_lifted_then_replayed_in_a_later_view() {
+    let mut t = Table::new();
+    t.play("D4", 'X', &[]);
+    t.play("Q16", 'O', &[]);
+    t.put("Q16", '.');
+    let e = only_infraction(&t.show(), EventKind::Takeback, "17.3");
+    let ev = t.play("R16", 'O', &[]);
+    assert!(moves(&ev).is_empty(), "{:?}", kinds(&ev));
+    assert_eq!(kinds(&ev), vec![EventKind::Takeback]);
+    assert_eq!(ev[0].infraction, e.infraction, "the same takeback, now replayed");
+    assert_eq!(ev[0].points.iter().map(|p| p.human.as_str()).collect::<Vec<_>>(), vec!["Q16", "R16"]);
+    assert!(t.state().differences.is_empty(), "the record follows the board until a ruling");
+    assert!(infractions(&t.play("C3", 'X', &[])).is_empty());
 }
 
 #[test]
@@ -135,6 +153,7 @@ fn takeback_lifted_only() {
     let e = only_infraction(&ev, EventKind::Takeback, "17.3");
     assert_eq!(e.side, Some(Color::White));
     // Dismissed (an accident, put back): the stone returns and play goes on.
+    assert_eq!(t.state().differences.len(), 1);
     t.arbiter(ArbiterAction::Dismiss { infraction: e.infraction.expect("id") });
     t.put("Q16", 'O');
     assert!(t.show().is_empty());
