@@ -107,6 +107,7 @@ fn opening_capture(dir: &Path) -> AnyResult<()> {
         blur_sigma: 0.6,
         noise_sigma: 2.5,
         jpeg_quality: 78,
+        exposure_jitter: 0.015,
         seed: 2024,
         ..Scene::default()
     };
@@ -178,6 +179,7 @@ fn infractions(dir: &Path) -> AnyResult<()> {
         blur_sigma: 0.7,
         noise_sigma: 3.0,
         jpeg_quality: 78,
+        exposure_jitter: 0.02,
         seed: 7070,
         ..Scene::default()
     };

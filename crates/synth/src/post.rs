@@ -11,7 +11,13 @@ pub(crate) fn camera_effects(colour: &mut [[f32; 3]], w: usize, h: usize, scene:
     let light = &scene.light;
     let gains = light.cast.gains();
     let k = light.cast_strength.clamp(0.0, 1.0);
-    let gain = [0, 1, 2].map(|c| (1.0 + (gains[c] - 1.0) * k) * light.brightness.max(0.0));
+    let exposure = if scene.exposure_jitter > 0.0 {
+        let mut rng = Rng::derive(scene.seed ^ 0xE7B0, scene.frame_seed);
+        (1.0 + scene.exposure_jitter * rng.normal() as f32).clamp(0.5, 1.5)
+    } else {
+        1.0
+    };
+    let gain = [0, 1, 2].map(|c| (1.0 + (gains[c] - 1.0) * k) * light.brightness.max(0.0) * exposure);
     let angle = light.gradient_angle_deg.to_radians();
     let (gx, gy) = (angle.cos(), angle.sin());
     let (cx, cy) = (w as f32 / 2.0, h as f32 / 2.0);
@@ -79,7 +85,8 @@ pub(crate) fn to_image(colour: &[[f32; 3]], w: u32, h: u32, scene: &Scene) -> Rg
                 let shot = (0.4 + 0.6 * v.clamp(0.0, 1.0).sqrt()) * 1.1;
                 v += (luma + approx_normal(&mut rng) * sigma * 0.45) * shot;
             }
-            let v = if v > 0.85 { 0.85 + 0.15 * (1.0 - (-(v - 0.85) / 0.15).exp()) } else { v };
+            // Soft shoulder above 0.85 (a rational curve: cheaper than exp, same shape).
+            let v = if v > 0.85 { 0.85 + 0.15 * (v - 0.85) / (v - 0.85 + 0.15) } else { v };
             px.0[ch] = (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
         }
     }

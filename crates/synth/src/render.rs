@@ -81,7 +81,10 @@ impl PartBoxes {
         let mut sky = Box2::EMPTY;
         for i in 0..=STEPS {
             let p = add(a, scale(sub(b, a), i as f64 / STEPS as f64));
-            sky.grow([p[0], p[1]], radius + SKY_PENUMBRA_MM + SKY_SOFTNESS * (p[2] + thickness).max(0.0) + 5.0);
+            // Parts high above the board block too little of the sky to matter.
+            if p[2] - radius < SKY_MAX_HEIGHT_MM {
+                sky.grow([p[0], p[1]], radius + SKY_PENUMBRA_MM + SKY_SOFTNESS * (p[2] + thickness).max(0.0) + 5.0);
+            }
             let depth = dot(sub(p, camera.position), camera.forward);
             if depth <= radius + 1.0 {
                 image = Box2::EVERYTHING;
@@ -115,6 +118,7 @@ impl PartBoxes {
 const SKY_PENUMBRA_MM: f64 = 4.0;
 const SKY_SOFTNESS: f64 = 0.8;
 const SKY_STRENGTH: f64 = 0.6;
+const SKY_MAX_HEIGHT_MM: f64 = 120.0;
 
 /// A stone placed in the world.
 #[derive(Debug, Clone)]
@@ -193,6 +197,12 @@ impl Wood {
         let darken = self.grain * (0.10 * line + 0.08 * streak + 0.06 * blotch);
         [self.base[0] * (1.0 - darken), self.base[1] * (1.0 - darken * 1.15), self.base[2] * (1.0 - darken * 1.4)]
     }
+}
+
+/// Length of (x, y); libm's overflow-safe `hypot` is needlessly slow for millimetres.
+#[inline(always)]
+fn len2(x: f64, y: f64) -> f64 {
+    (x * x + y * y).sqrt()
 }
 
 fn smoothstep(e0: f64, e1: f64, x: f64) -> f64 {
@@ -387,6 +397,9 @@ impl<'a> World<'a> {
                     continue;
                 }
                 let (dist, s) = ray_segment_distance(p, [0.0, 0.0, 1.0], cap);
+                if s > SKY_MAX_HEIGHT_MM {
+                    continue;
+                }
                 let penumbra = SKY_PENUMBRA_MM + SKY_SOFTNESS * s;
                 light *= 1.0 - SKY_STRENGTH * smoothstep(cap.radius + penumbra, cap.radius - penumbra, dist);
             }
@@ -434,16 +447,16 @@ impl<'a> World<'a> {
         if rf >= -ext_r - 0.05 && rf <= 18.0 + ext_r + 0.05 {
             // Lines end at the outer line's outer edge.
             let end = ((rf.clamp(-ext_r, 18.0 + ext_r) - rf).abs() * board_mm::SPACING_Y).max(0.0);
-            ink = ink.max(coverage(((cf - lc).abs() * board_mm::SPACING_X).hypot(end), half_c));
+            ink = ink.max(coverage(len2((cf - lc).abs() * board_mm::SPACING_X, end), half_c));
         }
         if cf >= -ext_c - 0.05 && cf <= 18.0 + ext_c + 0.05 {
             let end = ((cf.clamp(-ext_c, 18.0 + ext_c) - cf).abs() * board_mm::SPACING_X).max(0.0);
-            ink = ink.max(coverage(((rf - lr).abs() * board_mm::SPACING_Y).hypot(end), half_r));
+            ink = ink.max(coverage(len2((rf - lr).abs() * board_mm::SPACING_Y, end), half_r));
         }
         // Hoshi at the 4-4, 4-10, 4-16 ... points.
         let star = |v: f64| [3.0, 9.0, 15.0].into_iter().min_by(|a, b| (v - a).abs().total_cmp(&(v - b).abs())).unwrap_or(9.0);
         let (sc, sr) = (star(cf), star(rf));
-        let d = ((cf - sc) * board_mm::SPACING_X).hypot((rf - sr) * board_mm::SPACING_Y);
+        let d = len2((cf - sc) * board_mm::SPACING_X, (rf - sr) * board_mm::SPACING_Y);
         ink = ink.max(coverage(d, 2.0));
         let ink_colour = [0.07, 0.06, 0.05];
         mix3(wood, ink_colour, (ink * 0.93) as f32)
@@ -541,7 +554,9 @@ impl<'a> World<'a> {
                 }
                 let cap = &hand.capsules[c];
                 let n = capsule_normal(p, cap);
-                let shadow = self.hand_shadow(add(p, scale(n, cap.radius * 0.3 + 1.0)), to_lamp, false).max(0.5);
+                // Self-shadowing within a hand is left to the wrap lighting (it costs a shadow
+                // test per part per pixel for little visible effect).
+                let shadow = 1.0;
                 let wrap = ((dot(n, to_lamp) + 0.35) / 1.35).max(0.0);
                 let up = 0.6 + 0.4 * n[2].max(0.0);
                 let mut albedo = if cap.sleeve { hand.sleeve } else { hand.skin };
@@ -600,9 +615,9 @@ impl<'a> World<'a> {
                 let shift = [-to_lamp[0] / to_lamp[2] * thickness, -to_lamp[1] / to_lamp[2] * thickness];
                 let dx = ((p[0] - shift[0]).abs() - hw).max(0.0);
                 let dy = ((p[1] - shift[1]).abs() - hl).max(0.0);
-                let out = dx.hypot(dy);
+                let out = len2(dx, dy);
                 let shadow = 0.35 + 0.65 * smoothstep(0.0, 12.0, out);
-                let near = (p[0].abs() - hw).max(0.0).hypot((p[1].abs() - hl).max(0.0));
+                let near = len2((p[0].abs() - hw).max(0.0), (p[1].abs() - hl).max(0.0));
                 let ao = 0.7 + 0.3 * smoothstep(0.0, 40.0, near);
                 let (hands, sky) =
                     if self.hands.is_empty() { (1.0, 1.0) } else { (self.hand_shadow(p, to_lamp, true), self.hand_sky(p)) };

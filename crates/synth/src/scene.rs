@@ -39,9 +39,12 @@ pub struct Scene {
     pub antialias: bool,
     /// Seed for the scene's random choices (wood, stone jitter, stripes); fixed for a camera.
     pub seed: u64,
-    /// Seed for what changes from frame to frame of one camera (sensor noise), so a sequence
-    /// keeps its board and stones while each frame gets fresh noise.
+    /// Seed for what changes from frame to frame of one camera (sensor noise, exposure
+    /// jitter), so a sequence keeps its board and stones while each frame gets fresh noise.
     pub frame_seed: u64,
+    /// Frame-to-frame auto-exposure wobble: standard deviation of the relative brightness change
+    /// drawn from `frame_seed` (0 = steady; webcams 0.01–0.03).
+    pub exposure_jitter: f32,
 }
 
 impl Default for Scene {
@@ -61,6 +64,7 @@ impl Default for Scene {
             antialias: true,
             seed: 1,
             frame_seed: 0,
+            exposure_jitter: 0.0,
         }
     }
 }
