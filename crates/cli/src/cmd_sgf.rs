@@ -166,3 +166,41 @@ fn check_all(files: &[PathBuf], json: bool, out: &mut impl Write) -> std::io::Re
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_lines_and_summary() -> anyhow::Result<()> {
+        let dir = std::env::temp_dir().join(format!("tengen-sgf-check-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub"))?;
+        // Suicide at move 4 (void, Art. 19); then Black twice in a row at move 6.
+        std::fs::write(dir.join("a.sgf"), "(;SZ[9];B[ab];W[];B[ba];W[aa];B[cc];B[dd])")?;
+        std::fs::write(dir.join("sub/b.sgf"), "not a record")?;
+        std::fs::write(dir.join("sub/ignored.txt"), "(;B[aa])")?;
+        let files = collect_files(std::slice::from_ref(&dir))?;
+        assert_eq!(files.len(), 2, "only .sgf files, recursively");
+        let mut out = Vec::new();
+        check_all(&files, true, &mut out)?;
+        let text = String::from_utf8(out)?;
+        let lines: Vec<serde_json::Value> = text.lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
+        assert_eq!(lines.len(), 4, "{text}");
+        assert_eq!(lines[0]["kind"], "illegal_move");
+        assert_eq!(lines[0]["move"], 4);
+        assert_eq!(lines[0]["article"], "19");
+        assert_eq!(lines[1]["kind"], "alternation");
+        assert_eq!(lines[1]["move"], 6);
+        assert_eq!(lines[2]["kind"], "parse_error");
+        assert!(lines[2]["file"].as_str().is_some_and(|f| f.ends_with("b.sgf")));
+        let s = &lines[3]["summary"];
+        assert_eq!(s["files"], 2);
+        assert_eq!(s["games"], 1);
+        assert_eq!(s["moves"], 6);
+        assert_eq!(s["illegal_moves"], 1);
+        assert_eq!(s["alternation"], 1);
+        assert_eq!(s["parse_errors"], 1);
+        std::fs::remove_dir_all(&dir)?;
+        Ok(())
+    }
+}
