@@ -15,6 +15,8 @@ pub(crate) struct Capsule {
     pub sleeve: bool,
     /// A fingertip segment (ends at `b`): draws a nail on its upper side.
     pub nail: bool,
+    /// One of the palm's bars: shaded with a flattened normal so the bars read as one surface.
+    pub palm: bool,
 }
 
 /// One hand ready for ray tests.
@@ -56,34 +58,38 @@ impl HandGeometry {
         let z = [0.0, 0.0, 1.0];
         // Offsets in the hand frame: (along u, along s, up).
         let at = |fu: f64, fs: f64, fz: f64| add(add(add(tip, scale(u, fu)), scale(s, fs)), scale(z, fz));
-        let skin = |a: V3, b: V3, radius: f64| Capsule { a, b, radius, sleeve: false, nail: false };
-        let tip = |a: V3, b: V3, radius: f64| Capsule { a, b, radius, sleeve: false, nail: true };
+        let skin = |a: V3, b: V3, radius: f64| Capsule { a, b, radius, sleeve: false, nail: false, palm: false };
+        let tip = |a: V3, b: V3, radius: f64| Capsule { a, b, radius, sleeve: false, nail: true, palm: false };
+        let palm = |a: V3, b: V3, radius: f64| Capsule { a, b, radius, sleeve: false, nail: false, palm: true };
         let knuckle = |fs: f64| at(-62.0, fs, 22.0);
         let mut capsules = vec![
             // Index finger: knuckle, middle joint, tip.
-            skin(knuckle(-14.0), at(-28.0, -8.0, 10.0), 8.5),
-            tip(at(-28.0, -8.0, 10.0), at(-2.0, -5.0, 1.0), 8.0),
+            skin(knuckle(-18.0), at(-28.0, -10.0, 10.0), 8.5),
+            tip(at(-28.0, -10.0, 10.0), at(-2.0, -6.0, 1.0), 8.0),
             // Middle finger, slightly longer, on top of the held stone.
-            skin(knuckle(4.0), at(-24.0, 6.0, 14.0), 8.5),
-            tip(at(-24.0, 6.0, 14.0), at(4.0, 5.0, 6.0), 8.0),
+            skin(knuckle(3.0), at(-24.0, 5.0, 14.0), 8.5),
+            tip(at(-24.0, 5.0, 14.0), at(4.0, 5.0, 6.0), 8.0),
             // Ring and little fingers curled under the palm.
-            skin(knuckle(21.0), at(-38.0, 22.0, 6.0), 8.0),
-            skin(at(-38.0, 22.0, 6.0), at(-52.0, 21.0, 0.0), 7.5),
-            skin(knuckle(36.0), at(-48.0, 36.0, 8.0), 7.0),
-            skin(at(-48.0, 36.0, 8.0), at(-60.0, 34.0, 4.0), 6.5),
+            skin(knuckle(22.0), at(-38.0, 23.0, 6.0), 8.0),
+            skin(at(-38.0, 23.0, 6.0), at(-52.0, 22.0, 0.0), 7.5),
+            skin(knuckle(39.0), at(-48.0, 39.0, 8.0), 7.0),
+            skin(at(-48.0, 39.0, 8.0), at(-60.0, 37.0, 4.0), 6.5),
             // Thumb along the index finger's side.
             skin(at(-125.0, -30.0, 26.0), at(-78.0, -38.0, 14.0), 11.0),
             tip(at(-78.0, -38.0, 14.0), at(-48.0, -26.0, 8.0), 9.5),
-            // Palm as three parallel bars.
-            skin(at(-130.0, -20.0, 38.0), knuckle(-14.0), 15.0),
-            skin(at(-132.0, 2.0, 40.0), knuckle(6.0), 16.0),
-            skin(at(-130.0, 22.0, 38.0), knuckle(28.0), 15.0),
+            // Palm as parallel bars.
+            palm(at(-130.0, -24.0, 38.0), knuckle(-18.0), 16.0),
+            palm(at(-132.0, 2.0, 40.0), knuckle(5.0), 17.0),
+            palm(at(-130.0, 26.0, 38.0), knuckle(31.0), 16.0),
+            // Fill between the bars so the palm reads as one surface, not ridges.
+            palm(at(-131.0, -11.0, 39.0), knuckle(-7.0), 16.5),
+            palm(at(-131.0, 14.0, 39.0), knuckle(17.0), 16.5),
             // Wrist and bare forearm.
-            skin(at(-140.0, 0.0, 42.0), at(-200.0, 0.0, 62.0), 26.0),
+            skin(at(-140.0, 0.0, 42.0), at(-200.0, 0.0, 62.0), 27.0),
         ];
         // Sleeve: from just above the wrist to the elbow and beyond, rising toward the player.
-        capsules.push(Capsule { a: at(-195.0, 0.0, 62.0), b: at(-520.0, 0.0, 200.0), radius: 40.0, sleeve: true, nail: false });
-        capsules.push(Capsule { a: at(-520.0, 0.0, 200.0), b: at(-900.0, 0.0, 330.0), radius: 46.0, sleeve: true, nail: false });
+        capsules.push(Capsule { a: at(-195.0, 0.0, 62.0), b: at(-520.0, 0.0, 200.0), radius: 40.0, sleeve: true, nail: false, palm: false });
+        capsules.push(Capsule { a: at(-520.0, 0.0, 200.0), b: at(-900.0, 0.0, 330.0), radius: 46.0, sleeve: true, nail: false, palm: false });
         let held = hand.holding.and_then(|stone| match stone {
             crate::position::Stone::Black => Some((at(4.0, 0.0, -6.0), true)),
             crate::position::Stone::White => Some((at(4.0, 0.0, -6.0), false)),

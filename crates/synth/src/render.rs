@@ -553,7 +553,11 @@ impl<'a> World<'a> {
                     return (colour, ID_HELD + h as u32, over_board);
                 }
                 let cap = &hand.capsules[c];
-                let n = capsule_normal(p, cap);
+                let mut n = capsule_normal(p, cap);
+                if cap.palm && n[2] > 0.0 {
+                    // The back of the hand is broad and gently curved, not ridged.
+                    n = norm(add(scale(n, 0.35), [0.0, 0.0, 0.65]));
+                }
                 // Self-shadowing within a hand is left to the wrap lighting (it costs a shadow
                 // test per part per pixel for little visible effect).
                 let shadow = 1.0;
