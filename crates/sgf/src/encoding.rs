@@ -149,14 +149,16 @@ fn in_gb2312(c: char) -> bool {
     !unmappable && bytes.len() == 2 && bytes[0] >= 0xA1 && bytes[1] >= 0xA1
 }
 
-/// Decodes one value, returning the text and whether bytes had to be replaced.
-pub fn decode_value(bytes: &[u8], encoding: &'static Encoding) -> (String, bool) {
+/// Decodes one value onto the end of `out`; returns whether bytes had to be replaced.
+pub fn decode_value_into(bytes: &[u8], encoding: &'static Encoding, out: &mut String) -> bool {
     if !has_non_ascii(bytes) {
         // ASCII is the same in every encoding tokenised here.
-        return (String::from_utf8_lossy(bytes).into_owned(), false);
+        out.push_str(&String::from_utf8_lossy(bytes));
+        return false;
     }
     let (text, had_errors) = encoding.decode_without_bom_handling(bytes);
-    (text.into_owned(), had_errors)
+    out.push_str(&text);
+    had_errors
 }
 
 #[cfg(test)]

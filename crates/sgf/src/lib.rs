@@ -124,38 +124,64 @@ fn describe_setup_error(cause: &SetupError, point: &str, sgf: &str) -> String {
     }
 }
 
-/// One decoded property.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Property {
+/// A view of one decoded property.
+#[derive(Debug, Clone, Copy)]
+pub struct Property<'a> {
+    coll: &'a Collection,
+    slot: tree::PropSlot,
+}
+
+impl<'a> Property<'a> {
     /// Identifier, upper case.
-    pub ident: String,
+    pub fn ident(&self) -> &'a str {
+        std::str::from_utf8(self.coll.raw.ident(&self.slot)).unwrap_or("")
+    }
+
     /// Values decoded to text (escapes resolved).
-    pub values: Vec<String>,
+    pub fn values(&self) -> impl Iterator<Item = &'a str> + 'a {
+        let coll = self.coll;
+        let first = self.slot.first_value as usize;
+        (first..first + self.slot.value_count as usize).map(move |i| coll.text_of(i))
+    }
+
+    /// The first value.
+    pub fn first(&self) -> Option<&'a str> {
+        self.values().next()
+    }
 }
 
-/// One decoded node.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Node {
+/// A view of one decoded node.
+#[derive(Debug, Clone, Copy)]
+pub struct Node<'a> {
+    coll: &'a Collection,
+    id: tree::NodeId,
+}
+
+impl<'a> Node<'a> {
     /// Properties in file order.
-    pub props: Vec<Property>,
-    /// Children in file order; the first continues the main line.
-    pub children: Vec<tree::NodeId>,
-}
+    pub fn props(&self) -> impl Iterator<Item = Property<'a>> + 'a {
+        let coll = self.coll;
+        coll.raw.props_of(self.id).iter().map(move |&slot| Property { coll, slot })
+    }
 
-impl Node {
     /// The first value of the first property with this identifier.
-    pub fn value(&self, ident: &str) -> Option<&str> {
-        self.props.iter().find(|p| p.ident == ident).and_then(|p| p.values.first()).map(String::as_str)
+    pub fn value(&self, ident: &str) -> Option<&'a str> {
+        self.props().find(|p| p.ident() == ident).and_then(|p| p.first())
+    }
+
+    /// Children in file order; the first continues the main line.
+    pub fn children(&self) -> impl Iterator<Item = tree::NodeId> + 'a {
+        self.coll.raw.children(self.id)
     }
 }
 
 /// Every game tree of a file, decoded.
 #[derive(Debug, Clone)]
 pub struct Collection {
-    /// All nodes of all trees.
-    pub nodes: Vec<Node>,
-    /// Root of each game tree.
-    pub roots: Vec<tree::NodeId>,
+    raw: tree::RawCollection,
+    /// Decoded values, concatenated; `spans[i]` is value `i` of `raw`.
+    text: String,
+    spans: Vec<tree::Span>,
     /// The encoding values were decoded with, and why.
     pub encoding: ChosenEncoding,
     /// Recoverable oddities: junk skipped, bytes replaced while decoding, a `CA` overridden.
@@ -163,20 +189,34 @@ pub struct Collection {
 }
 
 impl Collection {
+    /// Root of each game tree, in file order.
+    pub fn roots(&self) -> &[tree::NodeId] {
+        &self.raw.roots
+    }
+
+    /// Number of nodes in all trees.
+    pub fn node_count(&self) -> usize {
+        self.raw.nodes.len()
+    }
+
+    /// A node by id.
+    pub fn node(&self, id: tree::NodeId) -> Node<'_> {
+        Node { coll: self, id }
+    }
+
     /// Node ids of the main line of game `root`.
     pub fn main_line(&self, root: tree::NodeId) -> Vec<tree::NodeId> {
-        let mut line = vec![root];
-        let mut at = root;
-        while let Some(&next) = self.nodes.get(at).and_then(|n| n.children.first()) {
-            line.push(next);
-            at = next;
-        }
-        line
+        self.raw.main_line(root)
+    }
+
+    fn text_of(&self, value: usize) -> &str {
+        let span = self.spans[value];
+        self.text.get(span.start as usize..span.end as usize).unwrap_or("")
     }
 
     /// Every game of the file as a typed record (each may fail on its own).
     pub fn games(&self) -> Vec<Result<GameRecord, SgfError>> {
-        self.roots.iter().map(|&root| GameRecord::from_collection(self, root)).collect()
+        self.raw.roots.iter().map(|&root| GameRecord::from_collection(self, root)).collect()
     }
 }
 
@@ -189,8 +229,7 @@ pub fn read_collection(bytes: &[u8]) -> Result<Collection, SgfError> {
     // Declared encodings: CA in each root node (one file, one encoding).
     let mut declared: Option<(&'static encoding_rs::Encoding, String)> = None;
     for &root in &raw.roots {
-        let Some(prop) = raw.nodes[root].get("CA") else { continue };
-        let Some(value) = prop.values.first() else { continue };
+        let Some(value) = raw.first_value(root, "CA") else { continue };
         let label = String::from_utf8_lossy(value).trim().to_string();
         let enc = encoding::for_label(&label).ok_or_else(|| SgfError::UnsupportedEncoding { label: label.clone() })?;
         match &declared {
@@ -219,42 +258,32 @@ pub fn read_collection(bytes: &[u8]) -> Result<Collection, SgfError> {
     let lead = encoding::lead_bytes(chosen.encoding);
     let raw = if lead == tree::LeadBytes::None { raw } else { tree::parse_raw(body, lead)? };
 
-    let mut replaced = 0usize;
-    let nodes = raw
-        .nodes
-        .iter()
-        .map(|n| Node {
-            props: n
-                .props
-                .iter()
-                .map(|p| Property {
-                    ident: p.ident.clone(),
-                    values: p
-                        .values
-                        .iter()
-                        .map(|v| {
-                            let (text, bad) = encoding::decode_value(v, chosen.encoding);
-                            replaced += usize::from(bad);
-                            text
-                        })
-                        .collect(),
-                })
-                .collect(),
-            children: n.children.clone(),
-        })
-        .collect();
+    // Decode. The common case, UTF-8 throughout, is one copy of the buffer with the same spans.
+    let (text, spans, replaced) = if chosen.encoding == encoding_rs::UTF_8 && std::str::from_utf8(&raw.bytes).is_ok() {
+        (String::from_utf8_lossy(&raw.bytes).into_owned(), raw.values.clone(), 0usize)
+    } else {
+        let mut text = String::with_capacity(raw.bytes.len() + raw.bytes.len() / 2);
+        let mut spans = Vec::with_capacity(raw.values.len());
+        let mut replaced = 0usize;
+        for i in 0..raw.values.len() {
+            let start = text.len();
+            replaced += usize::from(encoding::decode_value_into(raw.value_bytes(i), chosen.encoding, &mut text));
+            spans.push(tree::Span { start: start as u32, end: text.len() as u32 });
+        }
+        (text, spans, replaced)
+    };
     if replaced > 0 {
         warnings.push(format!(
             "{replaced} value(s) not valid {}: undecodable bytes replaced by U+FFFD",
             chosen.encoding.name()
         ));
     }
-    Ok(Collection { nodes, roots: raw.roots, encoding: chosen, warnings })
+    Ok(Collection { raw, text, spans, encoding: chosen, warnings })
 }
 
 /// Reads the first game of a file.
 pub fn read_game(bytes: &[u8]) -> Result<GameRecord, SgfError> {
     let coll = read_collection(bytes)?;
-    let root = *coll.roots.first().ok_or_else(|| SgfError::NotSgf { reason: "no game tree".into() })?;
+    let root = *coll.roots().first().ok_or_else(|| SgfError::NotSgf { reason: "no game tree".into() })?;
     GameRecord::from_collection(&coll, root)
 }

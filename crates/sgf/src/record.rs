@@ -89,7 +89,7 @@ impl GameRecord {
     /// Reads the game tree rooted at `root`, following the main line (first child each time).
     pub fn from_collection(coll: &Collection, root: usize) -> Result<Self, SgfError> {
         let line = coll.main_line(root);
-        let root_node = &coll.nodes[root];
+        let root_node = coll.node(root);
         let (width, height) = parse_size(root_node.value("SZ"))?;
         let mut rec = GameRecord::new(width, height);
         let text = |ident: &str| root_node.value(ident).map(str::to_string);
@@ -113,37 +113,38 @@ impl GameRecord {
         let mut setup: BTreeMap<Point, Option<Color>> = BTreeMap::new();
         let mut setup_seen_in_node: Option<usize> = None;
         for (node_no, &id) in line.iter().enumerate() {
-            let node = &coll.nodes[id];
+            let node = coll.node(id);
             let moves_before = rec.moves.len();
-            for prop in &node.props {
-                match prop.ident.as_str() {
+            for prop in node.props() {
+                let ident = prop.ident();
+                match ident {
                     // A PL that names the player alternation gives anyway changes nothing (Sabaki
                     // writes them); one that contradicts it is a setup in mid-game.
                     "PL" if rec.moves.last().is_some_and(|m| {
-                        prop.values.first().and_then(|v| parse_colour(v)) == Some(m.color.opponent())
+                        prop.first().and_then(parse_colour) == Some(m.color.opponent())
                     }) => {}
-                    "AB" | "AW" | "AE" | "PL" if moves_before > 0 || (prop.ident == "PL" && !rec.moves.is_empty()) => {
+                    "AB" | "AW" | "AE" | "PL" if moves_before > 0 || (ident == "PL" && !rec.moves.is_empty()) => {
                         return Err(SgfError::SetupAfterFirstMove {
-                            property: prop.ident.clone(),
+                            property: ident.to_string(),
                             node: node_no,
                             after_move: moves_before,
                         });
                     }
                     "AB" | "AW" | "AE" => {
-                        let colour = match prop.ident.as_str() {
+                        let colour = match ident {
                             "AB" => Some(Color::Black),
                             "AW" => Some(Color::White),
                             _ => None,
                         };
-                        for value in &prop.values {
-                            for p in expand_points(value, &prop.ident, node_no, width, height)? {
+                        for value in prop.values() {
+                            for p in expand_points(value, ident, node_no, width, height)? {
                                 setup.insert(p, colour);
                             }
                         }
                         setup_seen_in_node.get_or_insert(node_no);
                     }
                     "PL" => {
-                        rec.first_player = prop.values.first().and_then(|v| parse_colour(v));
+                        rec.first_player = prop.first().and_then(parse_colour);
                     }
                     "HA" => {
                         if let Some(first) = setup_seen_in_node {
@@ -151,16 +152,16 @@ impl GameRecord {
                                 return Err(SgfError::HandicapAfterSetup { node: node_no });
                             }
                         }
-                        let v = prop.values.first().map(|s| s.trim()).unwrap_or("");
+                        let v = prop.first().map(str::trim).unwrap_or("");
                         match v.parse::<u8>() {
                             Ok(h) => rec.handicap = Some(h),
                             Err(_) => rec.warnings.push(format!("HA[{v}] is not a number")),
                         }
                     }
                     "B" | "W" => {
-                        let color = if prop.ident == "B" { Color::Black } else { Color::White };
-                        let value = prop.values.first().map(String::as_str).unwrap_or("");
-                        let mv = parse_move(value, &prop.ident, node_no, width, height)?;
+                        let color = if ident == "B" { Color::Black } else { Color::White };
+                        let value = prop.first().unwrap_or("");
+                        let mv = parse_move(value, ident, node_no, width, height)?;
                         let comment = node.value("C").map(str::to_string);
                         rec.moves.push(RecordedMove { color, mv, comment });
                     }
@@ -171,7 +172,7 @@ impl GameRecord {
                 // Count the whole line for the message, without typing every move.
                 let total = line
                     .iter()
-                    .map(|&n| coll.nodes[n].props.iter().filter(|p| p.ident == "B" || p.ident == "W").count())
+                    .map(|&n| coll.node(n).props().filter(|p| matches!(p.ident(), "B" | "W")).count())
                     .sum();
                 return Err(SgfError::TooManyMoves { moves: total, max: MAX_MOVES });
             }

@@ -9,36 +9,65 @@ use crate::SgfError;
 /// Index of a node in a [`RawCollection`].
 pub type NodeId = usize;
 
-/// One property as read from the file: identifier and raw (undecoded, unescaped) values.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RawProperty {
-    /// Identifier in upper case (lower-case letters of old FF[3] identifiers are dropped).
-    pub ident: String,
-    /// Values with `\` escapes and soft line breaks resolved, still in the file's encoding.
-    pub values: Vec<Vec<u8>>,
+/// "No node" in the child and sibling links.
+const NO_NODE: u32 = u32::MAX;
+
+/// A byte range `[start, end)` in a collection's buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// First byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
 }
 
-/// One node: properties in file order and children in file order (first child = main line).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RawNode {
-    /// Properties in file order.
-    pub props: Vec<RawProperty>,
-    /// Children in file order; the first child continues the main line.
-    pub children: Vec<NodeId>,
-}
-
-impl RawNode {
-    /// The first property with this identifier.
-    pub fn get(&self, ident: &str) -> Option<&RawProperty> {
-        self.props.iter().find(|p| p.ident == ident)
+impl Span {
+    fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
     }
 }
 
-/// Every game tree of one file, in one arena of nodes.
+/// One property: its identifier and a run of values in the collection's value list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PropSlot {
+    /// Identifier (upper-case letters only; the lower case of old FF[3] names is dropped).
+    pub ident: Span,
+    /// Index of the first value in [`RawCollection::values`].
+    pub first_value: u32,
+    /// Number of values.
+    pub value_count: u32,
+}
+
+/// One node: a run of properties and links to its children (first child = main line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeSlot {
+    /// Index of the first property in [`RawCollection::props`].
+    pub first_prop: u32,
+    /// Number of properties.
+    pub prop_count: u32,
+    first_child: u32,
+    last_child: u32,
+    next_sibling: u32,
+}
+
+impl NodeSlot {
+    fn new(first_prop: usize) -> Self {
+        NodeSlot { first_prop: first_prop as u32, prop_count: 0, first_child: NO_NODE, last_child: NO_NODE, next_sibling: NO_NODE }
+    }
+}
+
+/// Every game tree of one file in flat arrays (no allocation per node, property or value):
+/// identifiers and unescaped values live in one byte buffer, still in the file's encoding.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RawCollection {
-    /// All nodes; children refer to them by index.
-    pub nodes: Vec<RawNode>,
+    /// Identifiers and values (escapes resolved), concatenated.
+    pub bytes: Vec<u8>,
+    /// Every value, as a span of `bytes`.
+    pub values: Vec<Span>,
+    /// Every property, nodes' runs in order.
+    pub props: Vec<PropSlot>,
+    /// Every node.
+    pub nodes: Vec<NodeSlot>,
     /// Root node of each game tree, in file order.
     pub roots: Vec<NodeId>,
     /// Recoverable oddities met while reading (junk bytes, unclosed trees...).
@@ -46,15 +75,70 @@ pub struct RawCollection {
 }
 
 impl RawCollection {
+    /// The children of a node, in file order.
+    pub fn children(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        let mut next = self.nodes.get(id).map_or(NO_NODE, |n| n.first_child);
+        std::iter::from_fn(move || {
+            if next == NO_NODE {
+                return None;
+            }
+            let here = next as usize;
+            next = self.nodes[here].next_sibling;
+            Some(here)
+        })
+    }
+
     /// The main line of the game tree rooted at `root`: root, first child, its first child...
     pub fn main_line(&self, root: NodeId) -> Vec<NodeId> {
         let mut line = vec![root];
         let mut at = root;
-        while let Some(&next) = self.nodes.get(at).and_then(|n| n.children.first()) {
-            line.push(next);
-            at = next;
+        while let Some(next) = self.nodes.get(at).map(|n| n.first_child).filter(|&c| c != NO_NODE) {
+            line.push(next as usize);
+            at = next as usize;
         }
         line
+    }
+
+    /// The properties of a node.
+    pub fn props_of(&self, id: NodeId) -> &[PropSlot] {
+        let n = &self.nodes[id];
+        &self.props[n.first_prop as usize..(n.first_prop + n.prop_count) as usize]
+    }
+
+    /// The identifier of a property.
+    pub fn ident(&self, prop: &PropSlot) -> &[u8] {
+        &self.bytes[prop.ident.range()]
+    }
+
+    /// The raw bytes of value `index`.
+    pub fn value_bytes(&self, index: usize) -> &[u8] {
+        &self.bytes[self.values[index].range()]
+    }
+
+    /// The first raw value of the first property `ident` of a node.
+    pub fn first_value(&self, id: NodeId, ident: &str) -> Option<&[u8]> {
+        self.props_of(id)
+            .iter()
+            .find(|p| self.ident(p) == ident.as_bytes() && p.value_count > 0)
+            .map(|p| self.value_bytes(p.first_value as usize))
+    }
+
+    fn new_node(&mut self, parent: Option<NodeId>) -> NodeId {
+        let id = self.nodes.len();
+        self.nodes.push(NodeSlot::new(self.props.len()));
+        match parent {
+            Some(p) => {
+                let last = self.nodes[p].last_child;
+                if last == NO_NODE {
+                    self.nodes[p].first_child = id as u32;
+                } else {
+                    self.nodes[last as usize].next_sibling = id as u32;
+                }
+                self.nodes[p].last_child = id as u32;
+            }
+            None => self.roots.push(id),
+        }
+        id
     }
 }
 
@@ -131,48 +215,51 @@ pub fn parse_raw(bytes: &[u8], lead: LeadBytes) -> Result<RawCollection, SgfErro
                     }
                     continue;
                 }
-                let id = coll.nodes.len();
-                coll.nodes.push(RawNode::default());
-                match current {
-                    Some(parent) => coll.nodes[parent].children.push(id),
-                    None => coll.roots.push(id),
-                }
-                current = Some(id);
+                current = Some(coll.new_node(current));
                 i += 1;
             }
             b'A'..=b'Z' | b'a'..=b'z' => {
                 let start = i;
-                let mut ident = String::new();
+                let ident_start = coll.bytes.len();
                 while i < len && bytes[i].is_ascii_alphabetic() {
                     if bytes[i].is_ascii_uppercase() {
-                        ident.push(bytes[i] as char);
+                        coll.bytes.push(bytes[i]);
                     }
                     i += 1;
                 }
+                let ident = Span { start: ident_start as u32, end: coll.bytes.len() as u32 };
                 while i < len && bytes[i].is_ascii_whitespace() {
                     i += 1;
                 }
-                if i >= len || bytes[i] != b'[' {
+                let values_start = coll.values.len();
+                while i < len && bytes[i] == b'[' {
+                    let value_start = coll.bytes.len();
+                    i = read_value(bytes, i + 1, lead, &mut coll.bytes)?;
+                    coll.values.push(Span { start: value_start as u32, end: coll.bytes.len() as u32 });
+                    while i < len && bytes[i].is_ascii_whitespace() {
+                        i += 1;
+                    }
+                }
+                let value_count = coll.values.len() - values_start;
+                let drop_property = |coll: &mut RawCollection| {
+                    coll.values.truncate(values_start);
+                    coll.bytes.truncate(ident_start);
+                };
+                if value_count == 0 {
                     // Letters without a value: junk (old editors, stray text). Skip them.
+                    drop_property(&mut coll);
                     if !open.is_empty() && !junk_reported {
                         coll.warnings.push(format!("text without a value at byte {start} ignored"));
                         junk_reported = true;
                     }
                     continue;
                 }
-                let mut values = Vec::new();
-                while i < len && bytes[i] == b'[' {
-                    let (value, next) = read_value(bytes, i + 1, lead)?;
-                    values.push(value);
-                    i = next;
-                    while i < len && bytes[i].is_ascii_whitespace() {
-                        i += 1;
-                    }
-                }
                 if open.is_empty() {
+                    drop_property(&mut coll);
                     continue; // text between game trees
                 }
-                if ident.is_empty() {
+                if ident.start == ident.end {
+                    drop_property(&mut coll);
                     if !junk_reported {
                         coll.warnings.push(format!("value without an upper-case identifier at byte {start} ignored"));
                         junk_reported = true;
@@ -184,15 +271,23 @@ pub fn parse_raw(bytes: &[u8], lead: LeadBytes) -> Result<RawCollection, SgfErro
                     None => {
                         // `(` followed by properties without `;`: some editors omit the first
                         // semicolon. Open the node they obviously belong to.
-                        coll.warnings.push(format!("property {ident} at byte {start} before the first ';': node opened"));
-                        let id = coll.nodes.len();
-                        coll.nodes.push(RawNode::default());
-                        coll.roots.push(id);
+                        coll.warnings.push(format!("property at byte {start} before the first ';': node opened"));
+                        let id = coll.new_node(None);
                         current = Some(id);
                         id
                     }
                 };
-                coll.nodes[node].props.push(RawProperty { ident, values });
+                if node + 1 != coll.nodes.len() {
+                    // After ')' only '(' or ')' may follow; a property there belongs to no node.
+                    drop_property(&mut coll);
+                    if !junk_reported {
+                        coll.warnings.push(format!("property after ')' at byte {start} ignored"));
+                        junk_reported = true;
+                    }
+                    continue;
+                }
+                coll.props.push(PropSlot { ident, first_value: values_start as u32, value_count: value_count as u32 });
+                coll.nodes[node].prop_count += 1;
             }
             _ if b.is_ascii_whitespace() => i += 1,
             _ => {
@@ -239,16 +334,20 @@ fn closes_value(bytes: &[u8], next: usize) -> bool {
     }
 }
 
-/// Reads one value starting just after '['; returns the value and the index after ']'.
-fn read_value(bytes: &[u8], i: usize, lead: LeadBytes) -> Result<(Vec<u8>, usize), SgfError> {
+/// Reads one value starting just after '[' into `out`; returns the index after ']'.
+fn read_value(bytes: &[u8], i: usize, lead: LeadBytes, out: &mut Vec<u8>) -> Result<usize, SgfError> {
     // Lenient about unescaped `]` first; if that runs to the end of the file, the strict reading
     // (first unescaped `]` closes) is the better guess.
-    read_value_with(bytes, i, lead, true).or_else(|_| read_value_with(bytes, i, lead, false))
+    let mark = out.len();
+    read_value_with(bytes, i, lead, true, out).or_else(|_| {
+        out.truncate(mark);
+        read_value_with(bytes, i, lead, false, out)
+    })
 }
 
-fn read_value_with(bytes: &[u8], mut i: usize, lead: LeadBytes, lenient: bool) -> Result<(Vec<u8>, usize), SgfError> {
+/// Appends the value starting just after '[' to `out`; returns the index after its ']'.
+fn read_value_with(bytes: &[u8], mut i: usize, lead: LeadBytes, lenient: bool, out: &mut Vec<u8>) -> Result<usize, SgfError> {
     let start = i.saturating_sub(1);
-    let mut out = Vec::new();
     let len = bytes.len();
     while i < len {
         let b = bytes[i];
@@ -259,7 +358,7 @@ fn read_value_with(bytes: &[u8], mut i: usize, lead: LeadBytes, lenient: bool) -
             continue;
         }
         match b {
-            b']' if !lenient || closes_value(bytes, i + 1) => return Ok((out, i + 1)),
+            b']' if !lenient || closes_value(bytes, i + 1) => return Ok(i + 1),
             b'\\' => {
                 i += 1;
                 if i >= len {
@@ -318,7 +417,7 @@ mod tests {
     #[test]
     fn escapes_and_soft_breaks() -> Result<(), SgfError> {
         let c = parse_raw(b"(;C[a\\]b\\\\c\\\nd])", LeadBytes::None)?;
-        assert_eq!(c.nodes[0].props[0].values[0], b"a]b\\cd".to_vec());
+        assert_eq!(c.value_bytes(0), b"a]b\\cd");
         Ok(())
     }
 
@@ -326,8 +425,8 @@ mod tests {
     fn shift_jis_trail_backslash_is_not_an_escape() -> Result<(), SgfError> {
         // "ソ" in Shift_JIS is 0x83 0x5C.
         let c = parse_raw(b"(;PB[\x83\x5C]PW[x])", LeadBytes::ShiftJis)?;
-        assert_eq!(c.nodes[0].props[0].values[0], vec![0x83, 0x5C]);
-        assert_eq!(c.nodes[0].props[1].values[0], b"x".to_vec());
+        assert_eq!(c.first_value(0, "PB"), Some(&[0x83u8, 0x5C][..]));
+        assert_eq!(c.first_value(0, "PW"), Some(&b"x"[..]));
         Ok(())
     }
 
@@ -336,22 +435,22 @@ mod tests {
         let c = parse_raw(b"(;A[1](;B[aa];W[bb])(;B[cc]))(;B[dd])", LeadBytes::None)?;
         assert_eq!(c.roots.len(), 2);
         assert_eq!(c.main_line(c.roots[0]).len(), 3);
-        assert_eq!(c.nodes[0].children.len(), 2);
+        assert_eq!(c.children(0).count(), 2);
         Ok(())
     }
 
     #[test]
     fn unescaped_bracket_in_prose_stays_in_the_comment() -> Result<(), SgfError> {
         let c = parse_raw(b"(;C[the move W[fe] is illegal]AB[aa];B[bb])", LeadBytes::None)?;
-        assert_eq!(c.nodes[0].props[0].values[0], b"the move W[fe] is illegal".to_vec());
-        assert_eq!(c.nodes[0].props[1].ident, "AB");
+        assert_eq!(c.first_value(0, "C"), Some(&b"the move W[fe] is illegal"[..]));
+        assert_eq!(c.ident(&c.props_of(0)[1]), b"AB");
         Ok(())
     }
 
     #[test]
     fn properties_before_the_first_semicolon_open_a_node() -> Result<(), SgfError> {
         let c = parse_raw(b"(\r\nPB[x]\r\n;B[pd])", LeadBytes::None)?;
-        assert_eq!(c.nodes[0].props[0].ident, "PB");
+        assert_eq!(c.ident(&c.props_of(0)[0]), b"PB");
         assert_eq!(c.main_line(c.roots[0]).len(), 2);
         Ok(())
     }

@@ -294,7 +294,7 @@ fn katago_parser_fixtures() -> anyhow::Result<()> {
     assert_eq!(line, vec!["fd", "df", "ff", "dd", "dg"]);
     let Some(bytes) = load(&format!("{dir}/messy.sgf"))? else { return Ok(()) };
     let coll = read_collection(&bytes)?;
-    let passes = coll.nodes.iter().filter(|n| n.value("B") == Some("")).count();
+    let passes = (0..coll.node_count()).filter(|&id| coll.node(id).value("B") == Some("")).count();
     assert_eq!(passes, 1);
     let Some(rec) = game(&format!("{dir}/sampletest9x9.sgf"))? else { return Ok(()) };
     assert_eq!((rec.setup_black.len(), rec.setup_white.len()), (5, 5));
