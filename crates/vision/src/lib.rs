@@ -2,6 +2,7 @@
 //!
 //! Everything here takes image buffers and returns data; no files, clocks or cameras.
 
+pub mod calibration;
 pub mod classify;
 pub mod evaluate;
 pub mod features;
@@ -12,6 +13,7 @@ pub mod locate;
 pub mod occlusion;
 pub mod reading;
 pub mod rectify;
+pub mod tracking;
 
 pub use geometry::{GridGeometry, LensDistortion, BOARD_LINES};
 pub use locate::{locate, FitQuality, LocateError, LocateOptions, Located};

@@ -29,7 +29,7 @@ const CONFIDENT_INLIERS: usize = 120;
 /// Fewest intersections that must agree with the fitted grid to accept a board.
 const MIN_INLIERS: usize = 40;
 /// Largest accepted RMS residual of the fit, in cells.
-const MAX_RMS_CELLS: f64 = 0.2;
+const MAX_RMS_CELLS: f64 = 0.07;
 /// Smallest accepted cell, in full-resolution pixels.
 const MIN_CELL_PX: f64 = 4.0;
 /// Lines inside the grid must be this much stronger than the lines just outside it.

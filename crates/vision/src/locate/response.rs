@@ -135,14 +135,6 @@ impl LineResponse {
     }
 }
 
-/// The response at one point for one normal offset (used for on-demand sampling too).
-#[inline]
-pub(crate) fn weber_darkness(plane: &Plane, x: i32, y: i32, (dx, dy): (i32, i32)) -> f32 {
-    let centre = plane.get(x, y);
-    let side = plane.get(x + dx, y + dy).min(plane.get(x - dx, y - dy));
-    ((side - centre) / (side + WEBER_OFFSET)).max(0.0)
-}
-
 pub(crate) fn line_response(plane: &Plane) -> LineResponse {
     let (w, h) = (plane.width, plane.height);
     let mut strength = Plane::new(w, h);
