@@ -164,7 +164,7 @@ impl Grid {
         let board = match Board::from_rows(&grid.rows()) {
             Some(b) => b,
             // Unreachable: every chain left has a liberty and the rows are well formed.
-            None => Board::new(SIZE as u8, SIZE as u8).unwrap_or_else(|| unreachable_board()),
+            None => Board::new(SIZE as u8, SIZE as u8).unwrap_or_else(unreachable_board),
         };
         (board, removed)
     }
@@ -212,9 +212,10 @@ pub fn chains_without_liberties(grid: &Grid) -> Vec<Point> {
 /// Orthogonal neighbours on the 19×19 board.
 pub fn neighbours(p: Point) -> impl Iterator<Item = Point> {
     let (c, r) = (i16::from(p.col), i16::from(p.row));
-    [(c, r - 1), (c - 1, r), (c + 1, r), (c, r + 1)].into_iter().filter_map(|(c, r)| {
-        (c >= 0 && r >= 0 && c < SIZE as i16 && r < SIZE as i16).then(|| Point::new(c as u8, r as u8))
-    })
+    [(c, r - 1), (c - 1, r), (c + 1, r), (c, r + 1)]
+        .into_iter()
+        .filter(|&(c, r)| c >= 0 && r >= 0 && c < SIZE as i16 && r < SIZE as i16)
+        .map(|(c, r)| Point::new(c as u8, r as u8))
 }
 
 #[cfg(test)]

@@ -2,6 +2,8 @@
 //! frames full of garbage (flagged occluded), captured stones lifted a view later, single-frame
 //! flips and low-confidence points — yields exactly the game's record and no infraction.
 
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 use proptest::prelude::*;
 use tengen_referee::{EventKind, Observation, PointObservation, Reading, Referee, RefereeConfig, Status, SIZE};
 use tengen_rules::{Color, Game, Move, Point, Stone};

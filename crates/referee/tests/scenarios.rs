@@ -2,6 +2,8 @@
 //! way a camera shows them: a hand, then clear frames. Each scenario checks the moves, the
 //! article raised, and that nothing else was raised.
 
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 mod common;
 
 use common::{infractions, kinds, moves, only_infraction, Table};

@@ -1,7 +1,7 @@
 //! Helpers shared by the referee's integration tests: a table that shows boards to the referee
 //! the way a camera would (a hand frame, then enough clear frames), and board editing.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
 use tengen_referee::{ArbiterAction, Event, EventKind, Observation, Referee, RefereeConfig, Snapshot, Status, SIZE};
 use tengen_rules::{Color, Point};
