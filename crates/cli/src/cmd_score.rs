@@ -1,11 +1,13 @@
 //! `tengen score`: replays a record, removes the chains marked dead and counts by area (Art. 9),
 //! then prints the result with komi (Art. 11) in the exact, points and customary forms.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use tengen_rules::{count_area, Komi, Penalties, Point, Stone};
+use tengen_sgf::GameRecord;
 
 /// Arguments of `tengen score`.
 #[derive(clap::Args)]
@@ -25,24 +27,31 @@ pub struct ScoreArgs {
 pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     let bytes = std::fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
     let rec = tengen_sgf::read_game(&bytes).with_context(|| format!("cannot read the record {}", args.file.display()))?;
+    print!("{}: {}", args.file.display(), report(&rec, args.dead.as_deref(), args.komi)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The count and the result of a record, as the lines `tengen score` prints.
+fn report(rec: &GameRecord, dead_arg: Option<&str>, komi_arg: Option<f64>) -> anyhow::Result<String> {
+    let mut out = String::new();
     let mut game = rec.start_game()?;
     for (i, m) in rec.moves.iter().enumerate() {
         if let Err(illegal) = game.play(m.color, m.mv) {
-            eprintln!("note: move {} is illegal ({}): void, counted as a pass", i + 1, illegal.reason.describe());
+            writeln!(out, "note: move {} is illegal ({}): void, counted as a pass", i + 1, illegal.reason.describe())?;
             game.void_move(&illegal);
         }
     }
     let board = game.board();
     let (width, height) = (board.width(), board.height());
     let mut dead = Vec::new();
-    for text in args.dead.iter().flat_map(|d| d.split(',')).map(str::trim).filter(|t| !t.is_empty()) {
+    for text in dead_arg.iter().flat_map(|d| d.split(',')).map(str::trim).filter(|t| !t.is_empty()) {
         let p = Point::parse(text, width, height).with_context(|| format!("--dead {text}"))?;
         if board.get(p) == Stone::Empty {
             bail!("--dead {text}: no stone at {} (SGF {}) after move {}", p.to_human(height), p.to_sgf(), rec.moves.len());
         }
         dead.push(p);
     }
-    let komi = match args.komi.or(rec.komi) {
+    let komi = match komi_arg.or(rec.komi) {
         Some(k) if k.is_finite() => Komi { points: k },
         Some(k) => bail!("komi {k} is not a number"),
         None => Komi::default(),
@@ -50,39 +59,63 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     let count = count_area(board, &dead);
     let result = count.result(komi, Penalties::default());
 
-    println!("{}: {}x{} board, {} moves replayed", args.file.display(), width, height, rec.moves.len());
+    writeln!(out, "{width}x{height} board, {} moves replayed", rec.moves.len())?;
     if dead.is_empty() {
-        println!("dead stones: none marked");
+        writeln!(out, "dead stones: none marked")?;
     } else {
         let chains: Vec<String> = dead.iter().map(|p| p.to_human(height)).collect();
-        println!(
+        writeln!(
+            out,
             "dead stones removed: {} black, {} white (chains at {})",
             count.dead_black,
             count.dead_white,
             chains.join(", ")
-        );
+        )?;
     }
-    println!(
-        "Black: {} stones + {} territory + {} shared / 2 = {}",
-        count.black_stones,
-        count.black_territory,
-        count.shared,
-        count.black_area()
-    );
-    println!(
-        "White: {} stones + {} territory + {} shared / 2 = {}",
-        count.white_stones,
-        count.white_territory,
-        count.shared,
-        count.white_area()
-    );
-    println!("shared points (dame, seki): {}", count.shared);
-    println!("par {}; komi {} points ({} stones)", count.par(), komi.points, komi.stones());
-    println!("result: {}", result.exact());
-    println!("points: {}", result.points());
-    println!("customary: {}", result.customary());
+    for (name, stones, territory, area) in [
+        ("Black", count.black_stones, count.black_territory, count.black_area()),
+        ("White", count.white_stones, count.white_territory, count.white_area()),
+    ] {
+        writeln!(out, "{name}: {stones} stones + {territory} territory + {} shared / 2 = {area}", count.shared)?;
+    }
+    writeln!(out, "shared points (dame, seki): {}", count.shared)?;
+    writeln!(out, "par {}; komi {} points ({} stones)", count.par(), komi.points, komi.stones())?;
+    writeln!(out, "result: {}", result.exact())?;
+    writeln!(out, "points: {}", result.points())?;
+    writeln!(out, "customary: {}", result.customary())?;
     if let Some(recorded) = &rec.result {
-        println!("recorded RE: {recorded}");
+        writeln!(out, "recorded RE: {recorded}")?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 5×5: Black holds columns A–C, White D–E; White's stone at A3 is dead.
+    const GAME: &str = "(;SZ[5]KM[0];B[ca];W[da];B[cb];W[db];B[cc];W[dc];B[cd];W[dd];B[ce];W[de];B[];W[ac])";
+
+    #[test]
+    fn counts_removes_dead_chains_and_prints_three_forms() -> anyhow::Result<()> {
+        let rec = tengen_sgf::read_game(GAME.as_bytes())?;
+        let text = report(&rec, Some("A3"), None)?;
+        assert!(text.contains("dead stones removed: 0 black, 1 white (chains at A3)"), "{text}");
+        assert!(text.contains("Black: 5 stones + 10 territory + 0 shared / 2 = 15"), "{text}");
+        assert!(text.contains("White: 5 stones + 5 territory + 0 shared / 2 = 10"), "{text}");
+        assert!(text.contains("result: Black wins by 2½ stones"), "{text}");
+        assert!(text.contains("points: B+5"), "{text}");
+        assert!(text.contains("customary: 黑勝2又1/2子"), "{text}");
+        // The same chain named in SGF notation; komi from the command line.
+        let text = report(&rec, Some("ac"), Some(3.5))?;
+        assert!(text.contains("result: Black wins by ¾ stone"), "{text}");
+        assert!(text.contains("points: B+1.5"), "{text}");
+        assert!(text.contains("customary: 黑勝1/2子"), "{text}");
+        // Without marking the dead stone it stands on Black's side: its neighbours are shared.
+        let text = report(&rec, None, None)?;
+        assert!(text.contains("dead stones: none marked"), "{text}");
+        assert!(report(&rec, Some("B2"), None).is_err(), "no stone at B2");
+        assert!(report(&rec, Some("Z9"), None).is_err(), "off the board");
+        Ok(())
+    }
 }
