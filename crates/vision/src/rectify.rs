@@ -52,13 +52,23 @@ impl RectifiedBoard {
             (diag(corners[0], corners[1]) + diag(corners[1], corners[2]) + diag(corners[2], corners[3]) + diag(corners[3], corners[0]))
                 / (4.0 * (BOARD_LINES - 1) as f64);
         let footprint = pixels_per_cell / spc as f64;
-        let sub = (footprint / 1.5).ceil().clamp(1.0, MAX_SUPERSAMPLE as f64) as usize;
+        // When one sample covers many pixels, box-average the board's region first (one
+        // sequential pass, cache-friendly) and sample that: scattered supersampling of the full
+        // frame costs far more than the decode it is compared with.
+        let factor = (footprint / 1.5).floor().clamp(1.0, 16.0) as u32;
+        let source = if factor > 1 { Some(Downscaled::new(image, &nodes, factor)) } else { None };
+        let lookup = |x: f64, y: f64| match &source {
+            Some(d) => d.bilinear(x, y),
+            None => bilinear(image, x, y),
+        };
+        let effective = footprint / f64::from(factor);
+        let sub = (effective / 2.5).ceil().clamp(1.0, MAX_SUPERSAMPLE as f64) as usize;
         let mut rgb = Vec::with_capacity(side * side);
         for j in 0..side {
             for i in 0..side {
                 let p = nodes[j * side + i];
                 if sub == 1 {
-                    rgb.push(bilinear(image, p[0], p[1]));
+                    rgb.push(lookup(p[0], p[1]));
                     continue;
                 }
                 let (i0, i1) = (i.saturating_sub(1), (i + 1).min(side - 1));
@@ -71,7 +81,7 @@ impl RectifiedBoard {
                     let fb = (b as f64 + 0.5) / sub as f64 - 0.5;
                     for a in 0..sub {
                         let fa = (a as f64 + 0.5) / sub as f64 - 0.5;
-                        let s = bilinear(image, p[0] + fa * du[0] + fb * dv[0], p[1] + fa * du[1] + fb * dv[1]);
+                        let s = lookup(p[0] + fa * du[0] + fb * dv[0], p[1] + fa * du[1] + fb * dv[1]);
                         if s[0].is_finite() {
                             acc[0] += s[0];
                             acc[1] += s[1];
@@ -114,6 +124,83 @@ impl RectifiedBoard {
     /// Bilinear lookup at a board coordinate.
     pub fn at_board(&self, col: f64, row: f64) -> [f32; 3] {
         self.at(self.index_of(col), self.index_of(row))
+    }
+}
+
+/// A box-downscaled copy of the part of a frame that holds the board.
+struct Downscaled {
+    /// Original-image position of the region's top-left pixel.
+    origin: [u32; 2],
+    factor: u32,
+    width: u32,
+    height: u32,
+    rgb: Vec<[f32; 3]>,
+}
+
+impl Downscaled {
+    fn new(image: &RgbImage, nodes: &[[f64; 2]], factor: u32) -> Self {
+        let (w, h) = image.dimensions();
+        let (mut x0, mut y0, mut x1, mut y1) = (f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY);
+        for p in nodes.iter().filter(|p| p[0].is_finite() && p[1].is_finite()) {
+            x0 = x0.min(p[0]);
+            y0 = y0.min(p[1]);
+            x1 = x1.max(p[0]);
+            y1 = y1.max(p[1]);
+        }
+        let clamp = |v: f64, max: u32| v.clamp(0.0, f64::from(max)) as u32;
+        let (x0, y0) = (clamp(x0.floor() - f64::from(factor), w), clamp(y0.floor() - f64::from(factor), h));
+        let (x1, y1) = (clamp(x1.ceil() + f64::from(factor), w), clamp(y1.ceil() + f64::from(factor), h));
+        let width = (x1.saturating_sub(x0)) / factor;
+        let height = (y1.saturating_sub(y0)) / factor;
+        let raw = image.as_raw();
+        let stride = w as usize * 3;
+        let mut rgb = vec![[0.0f32; 3]; (width * height) as usize];
+        let norm = 1.0 / (factor * factor) as f32;
+        // Row sums first, so every source byte is read once, in order.
+        let mut row_acc = vec![[0u32; 3]; width as usize];
+        for by in 0..height {
+            row_acc.iter_mut().for_each(|a| *a = [0; 3]);
+            for yy in 0..factor {
+                let y = (y0 + by * factor + yy) as usize;
+                let line = &raw[y * stride..(y + 1) * stride];
+                for (bx, acc) in row_acc.iter_mut().enumerate() {
+                    let start = (x0 as usize + bx * factor as usize) * 3;
+                    for px in line[start..start + factor as usize * 3].chunks_exact(3) {
+                        acc[0] += u32::from(px[0]);
+                        acc[1] += u32::from(px[1]);
+                        acc[2] += u32::from(px[2]);
+                    }
+                }
+            }
+            let out = &mut rgb[(by * width) as usize..((by + 1) * width) as usize];
+            for (o, a) in out.iter_mut().zip(&row_acc) {
+                *o = [a[0] as f32 * norm, a[1] as f32 * norm, a[2] as f32 * norm];
+            }
+        }
+        Self { origin: [x0, y0], factor, width, height, rgb }
+    }
+
+    /// Bilinear lookup at an original-image position; NaN outside the region.
+    fn bilinear(&self, x: f64, y: f64) -> [f32; 3] {
+        let f = f64::from(self.factor);
+        // Block (i, j) is centred on original pixel origin + i·f + (f − 1)/2.
+        let u = (x - f64::from(self.origin[0]) - (f - 1.0) / 2.0) / f;
+        let v = (y - f64::from(self.origin[1]) - (f - 1.0) / 2.0) / f;
+        if self.width == 0 || self.height == 0 || !(u >= 0.0 && v >= 0.0 && u <= f64::from(self.width - 1) && v <= f64::from(self.height - 1)) {
+            return [f32::NAN; 3];
+        }
+        let (x0, y0) = (u.floor() as usize, v.floor() as usize);
+        let (x1, y1) = ((x0 + 1).min(self.width as usize - 1), (y0 + 1).min(self.height as usize - 1));
+        let (fx, fy) = ((u - x0 as f64) as f32, (v - y0 as f64) as f32);
+        let w = self.width as usize;
+        let (a, b, c, d) = (self.rgb[y0 * w + x0], self.rgb[y0 * w + x1], self.rgb[y1 * w + x0], self.rgb[y1 * w + x1]);
+        let mut out = [0.0; 3];
+        for k in 0..3 {
+            let top = a[k] + (b[k] - a[k]) * fx;
+            let bottom = c[k] + (d[k] - c[k]) * fx;
+            out[k] = top + (bottom - top) * fy;
+        }
+        out
     }
 }
 
