@@ -73,17 +73,19 @@ impl LatticeFailure {
 
 pub(crate) fn guess(resp: &LineResponse) -> Result<Vec<LatticeGuess>, LatticeFailure> {
     let (w, h) = (resp.strength.width, resp.strength.height);
+    let debug = std::env::var_os("TENGEN_DEBUG").is_some();
+    let clock = std::time::Instant::now();
     let threshold = strength_threshold(resp);
     let pixels = thin_line_pixels(resp, threshold);
-    if std::env::var_os("TENGEN_DEBUG").is_some() {
-        eprintln!("threshold {threshold:.3}, {} line pixels", pixels.len());
+    if debug {
+        eprintln!("threshold {threshold:.3}, {} line pixels ({:.1} ms)", pixels.len(), clock.elapsed().as_secs_f64() * 1e3);
     }
     if pixels.len() < 200 {
         return Err(LatticeFailure::TooFewLines);
     }
     let lines = hough_lines(&pixels, w, h);
-    if std::env::var_os("TENGEN_DEBUG").is_some() {
-        eprintln!("{} Hough lines", lines.len());
+    if debug {
+        eprintln!("{} Hough lines ({:.1} ms)", lines.len(), clock.elapsed().as_secs_f64() * 1e3);
     }
     if lines.len() < 8 {
         return Err(LatticeFailure::TooFewLines);
@@ -107,6 +109,9 @@ pub(crate) fn guess(resp: &LineResponse) -> Result<Vec<LatticeGuess>, LatticeFai
         match comb_lattice(&pixels, v1, v2, centre, norm) {
             Some(g) => guesses.push(g),
             None => last_failure = LatticeFailure::NoRegularSpacing,
+        }
+        if debug {
+            eprintln!("pair done ({:.1} ms)", clock.elapsed().as_secs_f64() * 1e3);
         }
     }
     if guesses.is_empty() {
@@ -519,7 +524,8 @@ fn comb_1d(values: &mut [(f64, f32)]) -> Option<(f64, f64, f64)> {
     };
     let teeth = (BOARD_LINES - 1) as f64;
     let mut best = (0.0, 0.0, 0.0);
-    // Coarse: spacing in 0.5-bin steps, offset in 1-bin steps; then refine locally.
+    // Coarse: spacing in 0.5-bin steps, offset in 1-bin steps (the ±2-bin blur forgives the
+    // drift of the outer teeth); then refine locally with interpolation.
     let min_spacing = 4.0;
     let max_spacing = (HIST_BINS as f64 - 2.0) / teeth;
     let mut s = min_spacing;
@@ -538,8 +544,8 @@ fn comb_1d(values: &mut [(f64, f32)]) -> Option<(f64, f64, f64)> {
     let (mut score, mut o, mut s) = best;
     for _ in 0..3 {
         let (o0, s0) = (o, s);
-        for ds in [-0.25, -0.125, 0.0, 0.125, 0.25] {
-            for dof in [-0.5, -0.25, 0.0, 0.25, 0.5] {
+        for ds in [-0.5, -0.25, -0.125, 0.0, 0.125, 0.25, 0.5] {
+            for dof in [-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0] {
                 let (oc, sc) = (o0 + dof, s0 + ds);
                 let sc_score: f64 = (0..BOARD_LINES).map(|k| sample(oc + k as f64 * sc)).sum();
                 if sc_score > score {
