@@ -14,6 +14,7 @@ use tengen_rules::{Color, Move, Point, Stone};
 use tengen_sgf::{write_game, GameRecord, RecordedMove};
 use tengen_vision::calibration::Calibration;
 use tengen_vision::image_io::decode_rgb;
+use tengen_vision::tracking::{max_shift_cells, TrackStatus, Tracker, TrackerConfig};
 use tengen_vision::{locate, read_board, BoardReading, GridGeometry, LocateOptions, PointState, ReaderConfig};
 
 /// Arguments of `tengen replay`.
@@ -43,7 +44,8 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 4)]
     stable_frames: usize,
     /// Locate the board on every frame (a camera that moves between frames, e.g. hand-held
-    /// photos); by default the board is located once and kept.
+    /// photos); by default the board is located once and then tracked (a shifted board raises
+    /// `board_moved`).
     #[arg(long)]
     relocate: bool,
     /// Start from an empty board instead of adopting the first stable board (handicap).
@@ -60,7 +62,7 @@ pub struct ReplayArgs {
     game: String,
 }
 
-/// A grid moved by more than this (in cells) between frames raises `board_moved`.
+/// A grid relocated more than this (in cells) from the last one raises `board_moved`.
 const MOVED_CELLS: f64 = 0.25;
 
 fn frame_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
@@ -91,15 +93,6 @@ fn sequence_times(dir: &Path) -> anyhow::Result<BTreeMap<String, f64>> {
         }
     }
     Ok(times)
-}
-
-/// Largest corner displacement between two grids, in cells of the first.
-fn shift_cells(a: &GridGeometry, b: &GridGeometry) -> f64 {
-    let (ca, cb) = (a.corners(), b.corners());
-    let dist = |p: [f64; 2], q: [f64; 2]| ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2)).sqrt();
-    let cell = (dist(ca[0], ca[1]) + dist(ca[1], ca[2]) + dist(ca[2], ca[3]) + dist(ca[3], ca[0])) / (4.0 * (SIZE as f64 - 1.0));
-    let moved = (0..4).map(|i| dist(ca[i], cb[i])).fold(0.0, f64::max);
-    if cell > 0.0 { moved / cell } else { f64::INFINITY }
 }
 
 fn observation(t: f64, reading: &BoardReading, frame_ref: String) -> Observation {
@@ -173,6 +166,15 @@ fn record(referee: &Referee, events: &[Event], komi: f64) -> GameRecord {
     rec
 }
 
+/// Prints a line above the progress bar, or on stderr when the bar is hidden (not a terminal).
+fn say(bar: &ProgressBar, line: String) {
+    if bar.is_hidden() {
+        eprintln!("{line}");
+    } else {
+        bar.println(line);
+    }
+}
+
 /// Runs `tengen replay`.
 pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     if !(args.fps.is_finite() && args.fps > 0.0) {
@@ -208,6 +210,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let bar = ProgressBar::new(files.len() as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} frames {msg} [{elapsed}<{eta}]").unwrap_or_else(|_| ProgressStyle::default_bar()));
     let mut geometry: Option<GridGeometry> = None;
+    let mut tracker: Option<Tracker> = None;
     let mut all_events: Vec<Event> = Vec::new();
     let (mut unreadable, mut no_board) = (0usize, 0usize);
     for (i, path) in files.iter().enumerate() {
@@ -217,7 +220,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         let decoded = match std::fs::read(path).map_err(anyhow::Error::from).and_then(|b| decode_rgb(&b).map_err(anyhow::Error::from)) {
             Ok(d) => d,
             Err(err) => {
-                bar.println(format!("tengen replay: {name}: skipped, cannot read: {err:#}"));
+                say(&bar, format!("tengen replay: {name}: skipped, cannot read: {err:#}"));
                 unreadable += 1;
                 continue;
             }
@@ -225,22 +228,36 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         let rgb = decoded.rgb;
         let size = [rgb.width(), rgb.height()];
         let mut produced = Vec::new();
-        let located = match &calibration {
-            Some(cal) => Some(cal.geometry_for(size).with_context(|| format!("{name}: calibration does not fit this frame"))?),
+        let mut located: Option<GridGeometry> = None;
+        match &calibration {
+            Some(cal) => located = Some(cal.geometry_for(size).with_context(|| format!("{name}: calibration does not fit this frame"))?),
             None if geometry.is_none() || args.relocate => match locate(&rgb, &LocateOptions::default()) {
-                Ok(l) => Some(l.geometry),
+                Ok(l) => {
+                    if !args.relocate {
+                        tracker = Some(Tracker::new(l.geometry.clone(), &image::imageops::grayscale(&rgb), TrackerConfig::default(), LocateOptions::default()));
+                    }
+                    located = Some(l.geometry);
+                }
                 Err(err) => {
                     if geometry.is_none() {
-                        bar.println(format!("tengen replay: {name}: no board found ({err}); frame skipped"));
+                        say(&bar, format!("tengen replay: {name}: no board found ({err}); frame skipped"));
                     }
-                    None
                 }
             },
-            None => None,
-        };
+            None => {
+                if let Some(tr) = tracker.as_mut() {
+                    // A lost grid (covered, out of view) keeps the last geometry: the reading
+                    // then sees the hand.
+                    if let TrackStatus::Moved { located: moved, shift_cells } = tr.check(&image::imageops::grayscale(&rgb)) {
+                        produced.extend(referee.board_moved(t, Some(shift_cells)));
+                        geometry = Some(moved.geometry);
+                    }
+                }
+            }
+        }
         if let Some(new) = located {
             if let Some(old) = &geometry {
-                let shift = shift_cells(old, &new);
+                let shift = max_shift_cells(old, &new);
                 if shift > MOVED_CELLS {
                     produced.extend(referee.board_moved(t, Some(shift)));
                 }
@@ -257,7 +274,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_writer(&mut events_out, e)?;
             events_out.write_all(b"\n")?;
             if e.kind.is_infraction() {
-                bar.println(format!("{:>7.1}s  {} (Art. {}): {}", e.t, e.kind.name(), e.article.as_deref().unwrap_or("-"), e.message.en));
+                say(&bar, format!("{:>7.1}s  {} (Art. {}): {}", e.t, e.kind.name(), e.article.as_deref().unwrap_or("-"), e.message.en));
             }
         }
         bar.set_message(format!("move {}", referee.move_number()));
