@@ -465,3 +465,50 @@ fn replaying_the_inputs_rebuilds_the_same_state_and_events() {
     assert_eq!(a.state(), b.state());
     assert_eq!(a.state().move_number, 5, "four moves and an unrecorded pass");
 }
+
+#[test]
+fn notices_board_moved_occluded_and_refused_arbiter_actions() {
+    let mut t = Table::new();
+    t.play("D4", 'X', &[]);
+    // The server saw the board move: an event, and the window starts again.
+    let ev = t.referee.board_moved(t.t + 0.1, Some(0.6));
+    assert_eq!(kinds(&ev), vec![EventKind::BoardMoved]);
+    assert_eq!(ev[0].status, Status::Info);
+    // A board covered for 12 s: one occluded notice.
+    let rows = t.rows();
+    let mut notices = Vec::new();
+    for k in 0..25 {
+        notices.extend(t.referee.observe(&Observation::from_rows(t.t + 0.5 * f64::from(k), &rows, true).expect("rows")));
+    }
+    t.t += 12.5;
+    assert_eq!(kinds(&notices), vec![EventKind::Occluded]);
+    // Refused actions change nothing and say why.
+    assert_eq!(t.referee.arbiter(t.t, &ArbiterAction::Confirm { infraction: 99 }), Err(tengen_referee::ArbiterError::UnknownInfraction(99)));
+    assert!(matches!(t.referee.arbiter(t.t, &ArbiterAction::Count), Err(tengen_referee::ArbiterError::WrongPhase(_))));
+    assert!(matches!(t.referee.arbiter(t.t, &ArbiterAction::MarkDead { points: vec!["Z99".into()] }), Err(tengen_referee::ArbiterError::WrongPhase(_))));
+    let ev = t.play("Q16", 'O', &[]);
+    assert_eq!(moves(&ev), vec![(Color::White, "Q16".into())]);
+    // Resignation: the result in its three forms.
+    let ev = t.arbiter(ArbiterAction::EndGame { resigned: Some(Color::White) });
+    let r = ev.iter().find_map(|e| e.result.clone()).expect("result");
+    assert_eq!((r.exact.as_str(), r.points.as_str(), r.customary.as_str()), ("Black wins by resignation", "B+R", "黑中盤勝"));
+}
+
+#[test]
+fn the_arbiter_can_adopt_the_physical_board() {
+    let mut t = Table::new();
+    t.play("D4", 'X', &[]);
+    t.play("Q16", 'O', &[]);
+    t.put("D4", '.').put("E4", 'X');
+    let e = only_infraction(&t.show(), EventKind::MovedStone, "17.5");
+    // The chief arbiter rules the moved stone stands (Art. 17.5 (2)).
+    t.arbiter(ArbiterAction::Dismiss { infraction: e.infraction.expect("id") });
+    let ev = t.arbiter(ArbiterAction::AdoptPhysical);
+    assert_eq!(kinds(&ev), vec![EventKind::Resync]);
+    let st = t.state();
+    assert!(st.differences.is_empty());
+    assert_eq!(st.to_move, Color::Black);
+    assert_eq!(st.move_number, 2);
+    assert_eq!(st.legal[15].chars().nth(4), Some('X'), "E4 now stands on the legal board");
+    assert!(infractions(&t.play("Q4", 'X', &[])).is_empty());
+}
