@@ -458,7 +458,7 @@ impl Referee {
 
     fn time(&mut self, t: f64) -> f64 {
         // Time never goes backwards inside a game: a late frame is taken as happening now.
-        let t = if t.is_finite() { t } else { self.last_t };
+        let t = if t.is_finite() { t } else if self.last_t.is_finite() { self.last_t } else { 0.0 };
         self.last_t = self.last_t.max(t);
         self.last_t
     }
@@ -498,7 +498,12 @@ impl Referee {
         } else {
             self.occluded_since = None;
         }
-        let out = self.stabiliser.push(obs);
+        // The stabiliser sees the same monotonic time as the events.
+        let out = if obs.t == t {
+            self.stabiliser.push(obs)
+        } else {
+            self.stabiliser.push(&Observation { t, ..obs.clone() })
+        };
         if self.phase == Phase::Playing {
             for p in out.unclear {
                 let e = self

@@ -512,3 +512,21 @@ fn the_arbiter_can_adopt_the_physical_board() {
     assert_eq!(st.legal[15].chars().nth(4), Some('X'), "E4 now stands on the legal board");
     assert!(infractions(&t.play("Q4", 'X', &[])).is_empty());
 }
+
+#[test]
+fn time_never_runs_backwards_and_a_bad_time_is_not_a_crash() {
+    let mut r = Referee::new(RefereeConfig::default());
+    let empty: Vec<String> = (0..19).map(|_| ".".repeat(19)).collect();
+    let mut obs = Observation::from_rows(0.0, &empty, false).expect("rows");
+    obs.t = f64::NAN;
+    assert!(r.observe(&obs).is_empty());
+    let mut events = Vec::new();
+    for t in [5.0, 4.0, 6.0, 7.0, 8.0] {
+        obs.t = t;
+        events.extend(r.observe(&obs));
+    }
+    assert_eq!(kinds(&events), vec![EventKind::Start]);
+    assert!(events[0].t.is_finite());
+    // The late frame (4.0 after 5.0) was taken as happening at 5.0.
+    assert!((events[0].t - 6.0).abs() < 1e-9, "{}", events[0].t);
+}
