@@ -10,7 +10,10 @@ use std::path::Path;
 use tengen_referee::{EventKind, Observation, RecordAction, Referee, RefereeConfig, StabiliserConfig, Status};
 use tengen_rules::Color;
 
-fn run(name: &str) -> Option<(Referee, Vec<tengen_referee::Event>, Vec<(char, String)>)> {
+/// A record as (colour letter, SGF point) pairs.
+type Moves = Vec<(char, String)>;
+
+fn run(name: &str) -> Option<(Referee, Vec<tengen_referee::Event>, Moves)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples").join(name);
     let Ok(text) = std::fs::read_to_string(dir.join("sequence.json")) else {
         println!("samples/{name} absent: skipped");
@@ -40,7 +43,7 @@ fn run(name: &str) -> Option<(Referee, Vec<tengen_referee::Event>, Vec<(char, St
     Some((referee, events, expected))
 }
 
-fn record(referee: &Referee) -> Vec<(char, String)> {
+fn record(referee: &Referee) -> Moves {
     referee
         .record()
         .iter()
