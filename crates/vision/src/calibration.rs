@@ -251,6 +251,13 @@ mod tests {
     }
 
     #[test]
+    fn the_example_file_in_the_repository_parses() {
+        let text = include_str!("../../../calibration/example-phone.toml");
+        let parsed = Calibration::from_toml(text);
+        assert!(parsed.is_ok(), "{parsed:?}");
+    }
+
+    #[test]
     fn corners_come_back_from_the_geometry() {
         let c = example();
         let Ok(g) = c.geometry() else { panic!("no geometry") };
