@@ -494,6 +494,23 @@ mod tests {
     }
 
     #[test]
+    fn folder_schedules_come_from_sequence_json_and_refuse_paths_outside() {
+        let dir = std::env::temp_dir().join(format!("tengen-schedule-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let write = |text: &str| std::fs::write(dir.join("sequence.json"), text).expect("write");
+        write(r#"{"frames": [{"file": "0001.jpg", "time_s": 1.0}, {"file": "0002.jpg", "time_s": 1.4}]}"#);
+        let schedule = folder_schedule(&dir).expect("valid schedule");
+        assert_eq!(schedule, vec![(dir.join("0001.jpg"), 1.0), (dir.join("0002.jpg"), 1.4)]);
+        write(r#"{"frames": [{"file": "../secret.jpg", "time_s": 1.0}]}"#);
+        assert!(folder_schedule(&dir).is_none());
+        write(r#"{"frames": [{"file": "a.jpg", "time_s": 2.0}, {"file": "b.jpg", "time_s": 1.0}]}"#);
+        assert!(folder_schedule(&dir).is_none(), "times must not go backwards");
+        write("not json");
+        assert!(folder_schedule(&dir).is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn multipart_parts_are_split_with_and_without_content_length_across_chunks() {
         let mut stream = Vec::new();
         stream.extend_from_slice(b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: 4\r\n\r\nAAAA\r\n");

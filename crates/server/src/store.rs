@@ -65,8 +65,11 @@ pub struct LogBatch {
     pub game: i64,
     /// When it happened (ms since the epoch).
     pub at_ms: i64,
-    /// The observation fed to the referee, when it is to be logged.
+    /// The observation fed to the referee, if any.
     pub observation: Option<Observation>,
+    /// The observation equals the previous one logged for this game (board, occlusion and
+    /// confidence): a short row is written instead of the whole board.
+    pub observation_repeats: bool,
     /// The arbiter action applied, if any.
     pub action: Option<ArbiterAction>,
     /// What came out, with evidence images.
@@ -110,6 +113,9 @@ struct LoggedObservation {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     occluded: bool,
 }
+
+/// Body of an observation row that repeats the previous one (most frames: a still board).
+const SAME_OBSERVATION: &str = r#"{"same":true}"#;
 
 type WriteJob = Box<dyn FnOnce(&mut Connection) + Send>;
 
@@ -409,20 +415,27 @@ impl Store {
                 ))
             })?;
             let mut inputs = Vec::new();
+            let mut previous: Option<Observation> = None;
             for row in rows {
                 let (seq, at_ms, kind, body) = row?;
                 let corrupt = |message: String| StoreError::Corrupt { seq, message };
-                let input = if kind == "observation" {
+                let input = if kind == "observation" && body == SAME_OBSERVATION {
+                    ReplayInput::Observation(
+                        previous.clone().ok_or_else(|| corrupt("a repeat before any observation".into()))?,
+                    )
+                } else if kind == "observation" {
                     let logged: LoggedObservation =
                         serde_json::from_str(&body).map_err(|e| corrupt(e.to_string()))?;
                     let points = Observation::points_from_str(&logged.board)
                         .ok_or_else(|| corrupt("bad board string".into()))?;
-                    ReplayInput::Observation(Observation {
+                    let obs = Observation {
                         points,
                         corners: logged.corners,
                         confidence: logged.confidence,
                         occluded: logged.occluded,
-                    })
+                    };
+                    previous = Some(obs.clone());
+                    ReplayInput::Observation(obs)
                 } else {
                     ReplayInput::Action(
                         serde_json::from_str(&body).map_err(|e| corrupt(e.to_string()))?,
@@ -489,15 +502,19 @@ fn append_in_transaction(
     batch: LogBatch,
 ) -> Result<Vec<StoredEvent>, StoreError> {
     let tx = conn.transaction()?;
-    let LogBatch { table, game, at_ms, observation, action, events } = batch;
+    let LogBatch { table, game, at_ms, observation, observation_repeats, action, events } = batch;
     if let Some(obs) = observation {
-        let logged = LoggedObservation {
-            board: obs.board_string(),
-            corners: obs.corners,
-            confidence: obs.confidence,
-            occluded: obs.occluded,
+        let body = if observation_repeats {
+            SAME_OBSERVATION.to_owned()
+        } else {
+            let logged = LoggedObservation {
+                board: obs.board_string(),
+                corners: obs.corners,
+                confidence: obs.confidence,
+                occluded: obs.occluded,
+            };
+            serde_json::to_string(&logged).unwrap_or_default()
         };
-        let body = serde_json::to_string(&logged).unwrap_or_default();
         tx.execute(
             "INSERT INTO log (table_id, game_id, at_ms, kind, body) VALUES (?1, ?2, ?3, 'observation', ?4)",
             params![table, game, at_ms, body],
@@ -575,6 +592,7 @@ mod tests {
                 game: game.id,
                 at_ms: 2000,
                 observation: Some(obs.clone()),
+                observation_repeats: false,
                 action: None,
                 events: vec![
                     (event("move"), None),
@@ -593,7 +611,8 @@ mod tests {
                 table: "t1".into(),
                 game: game.id,
                 at_ms: 3000,
-                observation: None,
+                observation: Some(obs.clone()),
+                observation_repeats: true,
                 action: Some(ArbiterAction::Confirm { alert_id: 1 }),
                 events: vec![],
             })
@@ -608,9 +627,10 @@ mod tests {
         assert!(events[1].evidence);
         assert_eq!(store.evidence(events[1].id, true).await.expect("ev"), Some(vec![3]));
         let inputs = store.replay_inputs(game.id).await.expect("inputs");
-        assert_eq!(inputs.len(), 2);
-        assert_eq!(inputs[0], (2000, ReplayInput::Observation(obs)));
-        assert_eq!(inputs[1].1, ReplayInput::Action(ArbiterAction::Confirm { alert_id: 1 }));
+        assert_eq!(inputs.len(), 3);
+        assert_eq!(inputs[0], (2000, ReplayInput::Observation(obs.clone())));
+        assert_eq!(inputs[1], (3000, ReplayInput::Observation(obs)), "a repeat row replays");
+        assert_eq!(inputs[2].1, ReplayInput::Action(ArbiterAction::Confirm { alert_id: 1 }));
         let after_first = store.events_after(events[0].id, None, None, 100).await.expect("cursor");
         assert_eq!(after_first.len(), 1);
         let _ = std::fs::remove_dir_all(&dir);
@@ -627,6 +647,7 @@ mod tests {
                 game: game.id,
                 at_ms: 1,
                 observation: None,
+                observation_repeats: false,
                 action: None,
                 events: vec![(event("move"), None)],
             })

@@ -291,7 +291,7 @@ pub async fn start_table(
         match input {
             ReplayInput::Observation(obs) => {
                 let _ = referee.observe(at_ms, &obs);
-                last_logged = Some(obs.board_string());
+                last_logged = Some((obs.board_string(), obs.occluded, obs.confidence));
             }
             ReplayInput::Action(action) => {
                 if let Err(err) = referee.arbiter(at_ms, &action) {
@@ -358,8 +358,8 @@ struct TableTask {
     analyzer: Option<Box<dyn FrameAnalyzer>>,
     referee: Box<dyn TableReferee>,
     game: GameRow,
-    /// Board string of the last logged observation (unchanged readings are not logged).
-    last_logged: Option<String>,
+    /// What the referee was last fed (board, occlusion, confidence): a repeat is logged short.
+    last_logged: Option<(String, bool, f32)>,
     /// The frame and corners at the last change the referee accepted: the "before" evidence.
     stable_frame: Option<(Frame, Option<Corners>)>,
     camera: CameraStatus,
@@ -481,16 +481,21 @@ impl TableTask {
                 return;
             }
         };
+        // Confidence in hundredths: what is logged is exactly what the referee saw, so a replay
+        // after a restart feeds it the same inputs.
+        let mut observation = observation;
+        observation.confidence = (observation.confidence * 100.0).round() / 100.0;
         let events = self.referee.observe(frame.at_ms, &observation);
         let board = observation.board_string();
-        let changed = self.last_logged.as_deref() != Some(board.as_str());
+        let key = (board.clone(), observation.occluded, observation.confidence);
+        let repeats = self.last_logged.as_ref() == Some(&key);
         if let Ok(mut live) = self.handle.live.write() {
             live.last_error = None;
             live.last_reading = Some(board.clone());
         }
-        if changed || !events.is_empty() {
-            // Log what the referee must see again on replay: every change of reading, and every
-            // observation that produced events (see `store` for why this reproduces the state).
+        {
+            // Every observation the referee saw is logged (a repeat as a short row): the
+            // referee counts frames, so replaying only the changes would not rebuild its state.
             let needs_evidence = events.iter().any(|e| e.severity == Severity::Alert);
             let evidence = if needs_evidence {
                 let before = self.stable_frame.clone();
@@ -514,12 +519,10 @@ impl TableTask {
                 .collect();
             let at_ms = frame.at_ms;
             let logged = self
-                .log_and_publish_at(at_ms, Some(observation.clone()), None, with_evidence)
+                .log_and_publish_at(at_ms, Some(observation.clone()), repeats, None, with_evidence)
                 .await;
-            // When the write failed, the next frame logs its reading again.
-            if logged.is_ok() {
-                self.last_logged = Some(board);
-            }
+            // When the write failed, the next frame logs its whole reading again.
+            self.last_logged = logged.is_ok().then_some(key);
             if produced {
                 self.stable_frame = Some((frame.clone(), observation.corners));
             }
@@ -551,7 +554,8 @@ impl TableTask {
                 summary: format!("New game, komi {komi}"),
                 detail: serde_json::json!({ "komi": komi }),
             };
-            return Ok(self.log_and_publish(None, Some(action), vec![(event, None)]).await?);
+            // The new game's log starts with this event; the action is not a referee input.
+            return Ok(self.log_and_publish(None, None, vec![(event, None)]).await?);
         }
         if let ArbiterAction::SetColours { black, white, .. } = &action {
             if black.is_some() || white.is_some() {
@@ -604,13 +608,14 @@ impl TableTask {
         events: Vec<(RefereeEvent, Option<Evidence>)>,
     ) -> Result<Vec<StoredEvent>, StoreError> {
         let now = self.shared.engines.clock.now_ms();
-        self.log_and_publish_at(now, observation, action, events).await
+        self.log_and_publish_at(now, observation, false, action, events).await
     }
 
     async fn log_and_publish_at(
         &mut self,
         at_ms: i64,
         observation: Option<Observation>,
+        observation_repeats: bool,
         action: Option<ArbiterAction>,
         events: Vec<(RefereeEvent, Option<Evidence>)>,
     ) -> Result<Vec<StoredEvent>, StoreError> {
@@ -619,6 +624,7 @@ impl TableTask {
             game: self.game.id,
             at_ms,
             observation,
+            observation_repeats,
             action,
             events,
         };

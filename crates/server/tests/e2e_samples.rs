@@ -147,6 +147,21 @@ async fn rendered_game_with_infractions_gives_alerts_over_sse_and_the_right_sgf(
     assert!(got_moves[14..].contains(&"B[cn]".to_owned()), "{got_moves:?}");
     assert!(sgf.contains("Art. 18.2") && sgf.contains("Art. 17.3"), "infractions commented in the SGF");
     sse.abort();
+
+    // A restart replays the log into a fresh real referee: the same game comes back.
+    let view_before = table.live().unwrap().view;
+    server.shutdown_now();
+    drop(table);
+    drop(hub);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let engines = Engines {
+        analyzers: Arc::new(tengen_server::adapters::VisionAnalyzers),
+        referees: Arc::new(tengen_server::adapters::RefereeAdapters),
+        clock: Arc::clone(&clock) as Arc<dyn Clock>,
+    };
+    let server = tengen_server::start(test_config(data.clone(), &["1"]), engines).await.unwrap();
+    let view_after = server.hub.tables["1"].live().unwrap().view;
+    assert_eq!(view_after, view_before, "the replayed referee has the same game");
     server.shutdown_now();
     let _ = std::fs::remove_dir_all(data);
 }

@@ -191,7 +191,17 @@ function toast(text) {
 // ---- views ------------------------------------------------------------------------------
 
 function route() {
-  const m = location.hash.match(/^#\/table\/(.+)$/);
+  // An arbiter link may carry the token in the fragment (never sent to the server):
+  // #/table/1?token=… — keep it in localStorage and drop it from the address bar.
+  const withToken = location.hash.match(/^(#[^?]*)\?(?:.*&)?token=([^&]+)/);
+  if (withToken) {
+    state.token = decodeURIComponent(withToken[2]);
+    localStorage.setItem("tengen.token", state.token);
+    $("#token").value = state.token;
+    history.replaceState(null, "", withToken[1] || "#/");
+    updateMode();
+  }
+  const m = location.hash.match(/^#\/table\/([^?]+)/);
   state.route = m ? { view: "table", table: decodeURIComponent(m[1]) } : { view: "hall" };
   state.detail = null; state.events = []; state.markingDead = false; state.deadSelection.clear();
   $("#hall").hidden = state.route.view !== "hall";
