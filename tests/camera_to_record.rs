@@ -45,7 +45,7 @@ fn sgf_point(sgf: &str) -> (usize, usize) {
     (usize::from(b[0] - b'a'), usize::from(b[1] - b'a'))
 }
 
-/// Renders the frames, locates the board on the first one, reads every frame and feeds the
+/// Renders the frames, locates the board on the first frame where it can, reads every frame and feeds the
 /// referee; returns the referee and every event it raised.
 fn run(frames: &[Frame], seed: u64) -> anyhow::Result<(Referee, Vec<tengen_referee::Event>)> {
     let scene = Scene::preset("webcam").unwrap_or_default().with_size(800, 600).with_seed(seed);
@@ -57,15 +57,12 @@ fn run(frames: &[Frame], seed: u64) -> anyhow::Result<(Referee, Vec<tengen_refer
         let mut scene = scene.clone().with_seed(seed + i as u64);
         scene.hands = frame.hand.iter().cloned().collect();
         let rendered = render(&frame.position, &scene)?;
-        let geometry = match &geometry {
-            Some(g) => g.clone(),
-            None => {
-                let located = locate(&rendered.image, &LocateOptions::default())?;
-                geometry = Some(located.geometry.clone());
-                located.geometry
-            }
-        };
-        let reading = read_board(&rendered.image, &geometry, &ReaderConfig::default());
+        // Like the server: until the board is found, frames are skipped and location retried.
+        if geometry.is_none() {
+            geometry = locate(&rendered.image, &LocateOptions::default()).ok().map(|located| located.geometry);
+        }
+        let Some(geometry) = &geometry else { continue };
+        let reading = read_board(&rendered.image, geometry, &ReaderConfig::default());
         let line = ReadingLine {
             t: i as f64 * 0.5,
             grid: reading.grid_lines(),
@@ -76,6 +73,7 @@ fn run(frames: &[Frame], seed: u64) -> anyhow::Result<(Referee, Vec<tengen_refer
         let observation: Observation = line.into_observation()?;
         events.extend(referee.observe(&observation));
     }
+    anyhow::ensure!(geometry.is_some(), "the board was never located");
     Ok((referee, events))
 }
 
