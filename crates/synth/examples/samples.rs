@@ -21,8 +21,8 @@ type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
 /// The clean game: a modern opening with an early 3-3 invasion in the lower right, where White
 /// leaves a hane stone to be captured (SGF coordinates).
 const OPENING: [&str; 20] = [
-    "pd", "dd", "pp", "dp", "cn", "fq", "cj", "qq", "pq", "qp", "qo", "ro", "rn", "nc", "so", "jd", "rp", "rq",
-    "qf", "dj",
+    "pd", "dd", "pp", "dp", "cn", "fq", "cj", "qq", "pq", "qp", "qo", "ro", "rn", "nc", "so", "jd",
+    "rp", "rq", "qf", "dj",
 ];
 
 fn main() -> AnyResult<()> {
@@ -52,27 +52,50 @@ fn point(sgf: &str) -> AnyResult<Point> {
 }
 
 fn human(sgf: &str) -> String {
-    point(sgf).map(|p| p.to_human(19)).unwrap_or_else(|_| sgf.to_string())
+    point(sgf)
+        .map(|p| p.to_human(19))
+        .unwrap_or_else(|_| sgf.to_string())
 }
 
 /// The two players' hands: Black sits at the bottom edge, White at the top.
 fn looks(side: Side) -> Hand {
     match side {
-        Side::North | Side::East => Hand { side, skin_rgb: SKIN_TONES[2], sleeve_rgb: [120, 32, 38], ..Hand::default() },
-        Side::South | Side::West => Hand { side, skin_rgb: SKIN_TONES[0], sleeve_rgb: [38, 50, 84], ..Hand::default() },
+        Side::North | Side::East => Hand {
+            side,
+            skin_rgb: SKIN_TONES[2],
+            sleeve_rgb: [120, 32, 38],
+            ..Hand::default()
+        },
+        Side::South | Side::West => Hand {
+            side,
+            skin_rgb: SKIN_TONES[0],
+            sleeve_rgb: [38, 50, 84],
+            ..Hand::default()
+        },
     }
 }
 
 /// Plays a legal move on the rules board and returns the captured points.
 fn play(game: &mut Game, color: Color, sgf: &str) -> AnyResult<Vec<(usize, usize)>> {
     let p = point(sgf)?;
-    let outcome = game.play(color, Move::Place(p)).map_err(|e| format!("{sgf} ({}) illegal: {e}", human(sgf)))?;
-    Ok(outcome.captured.iter().map(|c| (usize::from(c.col), usize::from(c.row))).collect())
+    let outcome = game
+        .play(color, Move::Place(p))
+        .map_err(|e| format!("{sgf} ({}) illegal: {e}", human(sgf)))?;
+    Ok(outcome
+        .captured
+        .iter()
+        .map(|c| (usize::from(c.col), usize::from(c.row)))
+        .collect())
 }
 
 fn place(color: Color, sgf: &str) -> AnyResult<Action> {
     let p = point(sgf)?;
-    Ok(Action::Place { stone: stone_of(color), col: usize::from(p.col), row: usize::from(p.row), side: side_of(color) })
+    Ok(Action::Place {
+        stone: stone_of(color),
+        col: usize::from(p.col),
+        row: usize::from(p.row),
+        side: side_of(color),
+    })
 }
 
 fn opening_capture(dir: &Path) -> AnyResult<()> {
@@ -84,11 +107,30 @@ fn opening_capture(dir: &Path) -> AnyResult<()> {
     for (i, mv) in OPENING.iter().enumerate() {
         actions.push(place(color, mv)?);
         let captured = play(&mut game, color, mv)?;
-        writeln!(record, "{}. {} {} ({mv})", i + 1, if color == Color::Black { "B" } else { "W" }, human(mv))?;
+        writeln!(
+            record,
+            "{}. {} {} ({mv})",
+            i + 1,
+            if color == Color::Black { "B" } else { "W" },
+            human(mv)
+        )?;
         if !captured.is_empty() {
-            let names: Vec<String> = captured.iter().map(|&(c, r)| tengen_synth::format_coordinate(c, r)).collect();
-            writeln!(captures_text, "- Move {} ({} {}) captures {}; the capturing player lifts the stone(s) off.", i + 1, if color == Color::Black { "B" } else { "W" }, human(mv), names.join(", "))?;
-            actions.push(Action::Lift { points: captured, side: side_of(color) });
+            let names: Vec<String> = captured
+                .iter()
+                .map(|&(c, r)| tengen_synth::format_coordinate(c, r))
+                .collect();
+            writeln!(
+                captures_text,
+                "- Move {} ({} {}) captures {}; the capturing player lifts the stone(s) off.",
+                i + 1,
+                if color == Color::Black { "B" } else { "W" },
+                human(mv),
+                names.join(", ")
+            )?;
+            actions.push(Action::Lift {
+                points: captured,
+                side: side_of(color),
+            });
         }
         color = color.opponent();
     }
@@ -115,7 +157,13 @@ fn opening_capture(dir: &Path) -> AnyResult<()> {
     scene.camera.tilt_deg = 22.0;
     scene.camera.board_fill = 0.86;
     scene.light.glare = 0.3;
-    let sgf = sgf_of(&OPENING.iter().enumerate().map(|(i, m)| (if i % 2 == 0 { 'B' } else { 'W' }, m.to_string())).collect::<Vec<_>>());
+    let sgf = sgf_of(
+        &OPENING
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (if i % 2 == 0 { 'B' } else { 'W' }, m.to_string()))
+            .collect::<Vec<_>>(),
+    );
     let readme = format!(
         "# opening-capture\n\nA clean 20-move opening rendered by `cargo run -p tengen-synth --release --example samples` \
          (crates/synth/examples/samples.rs). Black's player sits at the bottom edge of the image, White's at the top; \
@@ -129,7 +177,14 @@ fn opening_capture(dir: &Path) -> AnyResult<()> {
         legal.to_rows().iter().map(|r| r.matches('X').count()).sum::<usize>(),
         legal.to_rows().iter().map(|r| r.matches('O').count()).sum::<usize>(),
     );
-    write_sequence(dir, &scene, &seq, "A clean 20-move opening with one capture lifted by hand.", &readme, &sgf)
+    write_sequence(
+        dir,
+        &scene,
+        &seq,
+        "A clean 20-move opening with one capture lifted by hand.",
+        &readme,
+        &sgf,
+    )
 }
 
 fn infractions(dir: &Path) -> AnyResult<()> {
@@ -137,7 +192,20 @@ fn infractions(dir: &Path) -> AnyResult<()> {
     let mut game = Game::new(19, 19).map_err(|e| format!("{e}"))?;
     let mut actions = vec![Action::Rest { seconds: 1.0 }];
     // Moves 1–12: legal play with an early 3-3 invasion.
-    let legal_start = [(B, "pd"), (W, "dp"), (B, "pp"), (W, "qq"), (B, "pq"), (W, "qp"), (B, "qo"), (W, "ro"), (B, "rn"), (W, "dd"), (B, "so"), (W, "cf")];
+    let legal_start = [
+        (B, "pd"),
+        (W, "dp"),
+        (B, "pp"),
+        (W, "qq"),
+        (B, "pq"),
+        (W, "qp"),
+        (B, "qo"),
+        (W, "ro"),
+        (B, "rn"),
+        (W, "dd"),
+        (B, "so"),
+        (W, "cf"),
+    ];
     for (color, mv) in legal_start {
         actions.push(place(color, mv)?);
         let captured = play(&mut game, color, mv)?;
@@ -155,10 +223,16 @@ fn infractions(dir: &Path) -> AnyResult<()> {
     actions.push(place(W, "rq")?);
     play(&mut game, W, "rq")?;
     // Black notices and removes the dead stone.
-    actions.push(Action::Lift { points: vec![(17, 14)], side: Side::South });
+    actions.push(Action::Lift {
+        points: vec![(17, 14)],
+        side: Side::South,
+    });
     // Move 15: Black puts a stone on F17, lets go, picks it up and plays C14 instead (takeback).
     actions.push(place(B, "fc")?);
-    actions.push(Action::Lift { points: vec![(5, 2)], side: Side::South });
+    actions.push(Action::Lift {
+        points: vec![(5, 2)],
+        side: Side::South,
+    });
     actions.push(place(B, "cn")?);
     play(&mut game, B, "cn")?;
     // Moves 16 and 17: White plays F3 and then, without a Black move between, R10.
@@ -166,7 +240,9 @@ fn infractions(dir: &Path) -> AnyResult<()> {
     play(&mut game, W, "fq")?;
     actions.push(place(W, "qj")?);
     // The rules core treats it as out of turn; record it as such.
-    let outcome = game.play(W, Move::Place(point("qj")?)).map_err(|e| format!("qj: {e}"))?;
+    let outcome = game
+        .play(W, Move::Place(point("qj")?))
+        .map_err(|e| format!("qj: {e}"))?;
     if !outcome.out_of_turn {
         return Err("R10 should be out of turn".into());
     }
@@ -194,7 +270,13 @@ fn infractions(dir: &Path) -> AnyResult<()> {
     let moves: Vec<(char, String)> = legal_start
         .iter()
         .map(|(c, m)| (if *c == B { 'B' } else { 'W' }, m.to_string()))
-        .chain([('B', "rp".into()), ('W', "rq".into()), ('B', "cn".into()), ('W', "fq".into()), ('W', "qj".into())])
+        .chain([
+            ('B', "rp".into()),
+            ('W', "rq".into()),
+            ('B', "cn".into()),
+            ('W', "fq".into()),
+            ('W', "qj".into()),
+        ])
         .collect();
     let sgf = sgf_of(&moves);
     let mut record = String::new();
@@ -228,7 +310,14 @@ fn infractions(dir: &Path) -> AnyResult<()> {
          board was settled, and was removed by Black's hand; Black's stone then appeared on C6.\n\
          - move 17 (W R10): suspected two moves in a row, Art. 17.2, against White (or unrecorded pass by Black).\n"
     );
-    write_sequence(dir, &scene, &seq, "Infractions: missed capture, takeback, two moves in a row.", &readme, &sgf)
+    write_sequence(
+        dir,
+        &scene,
+        &seq,
+        "Infractions: missed capture, takeback, two moves in a row.",
+        &readme,
+        &sgf,
+    )
 }
 
 fn sgf_of(moves: &[(char, String)]) -> String {
@@ -240,7 +329,14 @@ fn sgf_of(moves: &[(char, String)]) -> String {
     sgf
 }
 
-fn write_sequence(dir: &Path, scene: &Scene, seq: &[SequenceFrame], description: &str, readme: &str, sgf: &str) -> AnyResult<()> {
+fn write_sequence(
+    dir: &Path,
+    scene: &Scene,
+    seq: &[SequenceFrame],
+    description: &str,
+    readme: &str,
+    sgf: &str,
+) -> AnyResult<()> {
     std::fs::create_dir_all(dir)?;
     // Remove frames of an earlier, longer run.
     for entry in std::fs::read_dir(dir)? {
@@ -286,9 +382,17 @@ fn write_sequence(dir: &Path, scene: &Scene, seq: &[SequenceFrame], description:
         "scene": scene,
         "frames": entries,
     });
-    std::fs::write(dir.join("sequence.json"), serde_json::to_string_pretty(&doc)?)?;
+    std::fs::write(
+        dir.join("sequence.json"),
+        serde_json::to_string_pretty(&doc)?,
+    )?;
     std::fs::write(dir.join("README.md"), readme)?;
     std::fs::write(dir.join("expected.sgf"), format!("{sgf}\n"))?;
-    println!("{}: {} frames, {:.1} MB of JPEG", dir.display(), seq.len(), bytes_total as f64 / 1e6);
+    println!(
+        "{}: {} frames, {:.1} MB of JPEG",
+        dir.display(),
+        seq.len(),
+        bytes_total as f64 / 1e6
+    );
     Ok(())
 }

@@ -27,6 +27,8 @@ pub(crate) struct HandGeometry {
     pub held: Option<(V3, bool)>,
     pub skin: [f32; 3],
     pub sleeve: [f32; 3],
+    /// Displacement during the exposure (motion blur), world mm.
+    pub motion: V3,
     /// Bounding sphere of the skin parts and the held stone (sleeves are tested one by one).
     pub bound_centre: V3,
     pub bound_radius: f64,
@@ -43,7 +45,10 @@ impl HandGeometry {
         let tip = add(tip_board, [0.0, 0.0, lift]);
         // Where the player's body is: well beyond the edge the arm crosses.
         let along = hand.along;
-        let (col, row) = (along.unwrap_or(hand.target[0]), along.unwrap_or(hand.target[1]));
+        let (col, row) = (
+            along.unwrap_or(hand.target[0]),
+            along.unwrap_or(hand.target[1]),
+        );
         let body = match hand.side {
             Side::South => [board_to_world(col, 0.0)[0], board_mm::HALF_L + 450.0, 0.0],
             Side::North => [board_to_world(col, 0.0)[0], -board_mm::HALF_L - 450.0, 0.0],
@@ -57,10 +62,33 @@ impl HandGeometry {
         let s = [-u[1], u[0], 0.0];
         let z = [0.0, 0.0, 1.0];
         // Offsets in the hand frame: (along u, along s, up).
-        let at = |fu: f64, fs: f64, fz: f64| add(add(add(tip, scale(u, fu)), scale(s, fs)), scale(z, fz));
-        let skin = |a: V3, b: V3, radius: f64| Capsule { a, b, radius, sleeve: false, nail: false, palm: false };
-        let tip = |a: V3, b: V3, radius: f64| Capsule { a, b, radius, sleeve: false, nail: true, palm: false };
-        let palm = |a: V3, b: V3, radius: f64| Capsule { a, b, radius, sleeve: false, nail: false, palm: true };
+        let at = |fu: f64, fs: f64, fz: f64| {
+            add(add(add(tip, scale(u, fu)), scale(s, fs)), scale(z, fz))
+        };
+        let skin = |a: V3, b: V3, radius: f64| Capsule {
+            a,
+            b,
+            radius,
+            sleeve: false,
+            nail: false,
+            palm: false,
+        };
+        let tip = |a: V3, b: V3, radius: f64| Capsule {
+            a,
+            b,
+            radius,
+            sleeve: false,
+            nail: true,
+            palm: false,
+        };
+        let palm = |a: V3, b: V3, radius: f64| Capsule {
+            a,
+            b,
+            radius,
+            sleeve: false,
+            nail: false,
+            palm: true,
+        };
         let knuckle = |fs: f64| at(-62.0, fs, 22.0);
         let mut capsules = vec![
             // Index finger: knuckle, middle joint, tip.
@@ -88,8 +116,22 @@ impl HandGeometry {
             skin(at(-140.0, 0.0, 42.0), at(-200.0, 0.0, 62.0), 27.0),
         ];
         // Sleeve: from just above the wrist to the elbow and beyond, rising toward the player.
-        capsules.push(Capsule { a: at(-195.0, 0.0, 62.0), b: at(-520.0, 0.0, 200.0), radius: 40.0, sleeve: true, nail: false, palm: false });
-        capsules.push(Capsule { a: at(-520.0, 0.0, 200.0), b: at(-900.0, 0.0, 330.0), radius: 46.0, sleeve: true, nail: false, palm: false });
+        capsules.push(Capsule {
+            a: at(-195.0, 0.0, 62.0),
+            b: at(-520.0, 0.0, 200.0),
+            radius: 40.0,
+            sleeve: true,
+            nail: false,
+            palm: false,
+        });
+        capsules.push(Capsule {
+            a: at(-520.0, 0.0, 200.0),
+            b: at(-900.0, 0.0, 330.0),
+            radius: 46.0,
+            sleeve: true,
+            nail: false,
+            palm: false,
+        });
         let held = hand.holding.and_then(|stone| match stone {
             crate::position::Stone::Black => Some((at(4.0, 0.0, -6.0), true)),
             crate::position::Stone::White => Some((at(4.0, 0.0, -6.0), false)),
@@ -97,7 +139,9 @@ impl HandGeometry {
         });
         let skin_parts: Vec<&Capsule> = capsules.iter().filter(|c| !c.sleeve).collect();
         let count = (2 * skin_parts.len()).max(1) as f64;
-        let sum = skin_parts.iter().fold([0.0; 3], |acc, c| add(acc, add(c.a, c.b)));
+        let sum = skin_parts
+            .iter()
+            .fold([0.0; 3], |acc, c| add(acc, add(c.a, c.b)));
         let bound_centre = scale(sum, 1.0 / count);
         let mut bound_radius = skin_parts
             .iter()
@@ -111,7 +155,18 @@ impl HandGeometry {
             let d = sub(centre, bound_centre);
             bound_radius = bound_radius.max(dot(d, d).sqrt() + 15.0);
         }
-        HandGeometry { capsules, held, skin: srgb(hand.skin_rgb), sleeve: srgb(hand.sleeve_rgb), bound_centre, bound_radius }
+        let motion = hand.motion_mm;
+        // The bounding sphere must hold the hand throughout the exposure.
+        bound_radius += 0.5 * dot(motion, motion).sqrt();
+        HandGeometry {
+            capsules,
+            held,
+            skin: srgb(hand.skin_rgb),
+            sleeve: srgb(hand.sleeve_rgb),
+            motion,
+            bound_centre,
+            bound_radius,
+        }
     }
 
     /// Whether the ray `origin + s·dir` (s ≥ 0, dir unit) passes within `margin(s)` of the
@@ -179,7 +234,11 @@ pub(crate) fn ray_segment_distance(origin: V3, dir: V3, cap: &Capsule) -> (f64, 
     let (a, b, c) = (dot(dir, dir), dot(dir, ba), dot(ba, ba));
     let (d, e) = (dot(dir, w), dot(ba, w));
     let denom = a * c - b * b;
-    let mut seg = if denom.abs() > 1e-9 { ((a * e - b * d) / denom).clamp(0.0, 1.0) } else { 0.0 };
+    let mut seg = if denom.abs() > 1e-9 {
+        ((a * e - b * d) / denom).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     let mut s = ((b * seg - d) / a).max(0.0);
     // Re-project onto the segment for the clamped ray parameter.
     seg = ((dot(add(w, scale(dir, s)), ba)) / c).clamp(0.0, 1.0);

@@ -30,7 +30,10 @@ mod truthcalc;
 pub use camera::{apply_homography, board_mm, Camera, LensDistortion};
 pub use position::{format_coordinate, parse_coordinate, Position, Stone, BOARD_LINES};
 pub use render::{render, Rendered, MAX_SIDE};
-pub use scene::{BoardStyle, CameraPose, ColourCast, Hand, Lighting, Scene, Side, StoneStyle, PRESETS, SKIN_TONES};
+pub use scene::{
+    BoardStyle, CameraPose, ColourCast, Hand, Lighting, Scene, Side, StoneStyle, PRESETS,
+    SKIN_TONES,
+};
 pub use sequence::{Action, SequenceFrame, Timing};
 pub use truth::GroundTruth;
 
@@ -53,7 +56,8 @@ pub enum SynthError {
 /// Encodes an image as baseline JPEG at `quality` (clamped to 1–100).
 pub fn encode_jpeg(image: &image::RgbImage, quality: u8) -> Vec<u8> {
     let mut out = Vec::new();
-    let mut encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality.clamp(1, 100));
+    let mut encoder =
+        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality.clamp(1, 100));
     // Encoding an in-memory RGB buffer into a Vec cannot fail short of running out of memory.
     if encoder.encode_image(image).is_err() {
         out.clear();

@@ -57,11 +57,18 @@ impl Position {
     /// characters is ignored, so `". . X"` and `"..X"` both work.
     pub fn from_rows<S: AsRef<str>>(rows: &[S]) -> Result<Self, SynthError> {
         if rows.len() != BOARD_LINES {
-            return Err(SynthError::BadPosition(format!("expected 19 rows, got {}", rows.len())));
+            return Err(SynthError::BadPosition(format!(
+                "expected 19 rows, got {}",
+                rows.len()
+            )));
         }
         let mut position = Position::empty();
         for (row, text) in rows.iter().enumerate() {
-            let cells: Vec<char> = text.as_ref().chars().filter(|c| !c.is_whitespace()).collect();
+            let cells: Vec<char> = text
+                .as_ref()
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
             if cells.len() != BOARD_LINES {
                 return Err(SynthError::BadPosition(format!(
                     "row {} has {} points, expected 19",
@@ -71,7 +78,11 @@ impl Position {
             }
             for (col, c) in cells.into_iter().enumerate() {
                 position.points[row][col] = Stone::from_char(c).ok_or_else(|| {
-                    SynthError::BadPosition(format!("row {} column {}: unknown point {c:?}", row + 1, col + 1))
+                    SynthError::BadPosition(format!(
+                        "row {} column {}: unknown point {c:?}",
+                        row + 1,
+                        col + 1
+                    ))
                 })?;
             }
         }
@@ -80,19 +91,29 @@ impl Position {
 
     /// Parses a grid file: 19 non-empty lines of `.XO` (lines starting with `#` are comments).
     pub fn parse_grid(text: &str) -> Result<Self, SynthError> {
-        let rows: Vec<&str> =
-            text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+        let rows: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect();
         Self::from_rows(&rows)
     }
 
     /// The 19 rows as strings of `.XO`, top row first.
     pub fn to_rows(&self) -> Vec<String> {
-        self.points.iter().map(|row| row.iter().map(|s| s.to_char()).collect()).collect()
+        self.points
+            .iter()
+            .map(|row| row.iter().map(|s| s.to_char()).collect())
+            .collect()
     }
 
     /// The point at (column, row); out-of-range coordinates read as empty.
     pub fn get(&self, col: usize, row: usize) -> Stone {
-        self.points.get(row).and_then(|r| r.get(col)).copied().unwrap_or(Stone::Empty)
+        self.points
+            .get(row)
+            .and_then(|r| r.get(col))
+            .copied()
+            .unwrap_or(Stone::Empty)
     }
 
     /// Sets the point at (column, row); out-of-range coordinates are ignored.
@@ -117,7 +138,11 @@ impl Position {
 
     /// Number of stones on the board.
     pub fn stone_count(&self) -> usize {
-        self.points.iter().flatten().filter(|s| **s != Stone::Empty).count()
+        self.points
+            .iter()
+            .flatten()
+            .filter(|s| **s != Stone::Empty)
+            .count()
     }
 
     /// A game-like random position with about `stones` stones (alternating colours, clustered
@@ -134,7 +159,8 @@ impl Position {
             let (col, row) = if placed.is_empty() || rng.unit() < 0.2 {
                 // Openings: third and fourth lines are favoured.
                 let line = |rng: &mut crate::noise::Rng| {
-                    let v = [2usize, 3, 3, 4, 5, 8, 9, 12, 14, 15, 15, 16][(rng.unit() * 12.0) as usize % 12];
+                    let v = [2usize, 3, 3, 4, 5, 8, 9, 12, 14, 15, 15, 16]
+                        [(rng.unit() * 12.0) as usize % 12];
                     v.min(BOARD_LINES - 1)
                 };
                 (line(&mut rng), line(&mut rng))
@@ -151,7 +177,11 @@ impl Position {
             if position.get(col, row) != Stone::Empty {
                 continue;
             }
-            let stone = if placed.len() & 1 == 0 { Stone::Black } else { Stone::White };
+            let stone = if placed.len() & 1 == 0 {
+                Stone::Black
+            } else {
+                Stone::White
+            };
             position.set(col, row, stone);
             if position.every_chain_breathes_near(col, row) {
                 placed.push((col, row));
@@ -166,7 +196,10 @@ impl Position {
     fn every_chain_breathes_near(&self, col: usize, row: usize) -> bool {
         let mut starts = vec![(col, row)];
         starts.extend(neighbours(col, row));
-        starts.into_iter().filter(|&(c, r)| self.get(c, r) != Stone::Empty).all(|(c, r)| self.has_liberty(c, r))
+        starts
+            .into_iter()
+            .filter(|&(c, r)| self.get(c, r) != Stone::Empty)
+            .all(|(c, r)| self.has_liberty(c, r))
     }
 
     fn has_liberty(&self, col: usize, row: usize) -> bool {
@@ -253,14 +286,19 @@ mod tests {
         assert!(parse_coordinate("A20").is_err());
         for col in 0..19 {
             for row in 0..19 {
-                assert_eq!(parse_coordinate(&format_coordinate(col, row)).ok(), Some((col, row)));
+                assert_eq!(
+                    parse_coordinate(&format_coordinate(col, row)).ok(),
+                    Some((col, row))
+                );
             }
         }
     }
 
     #[test]
     fn grid_round_trip_and_errors() {
-        let p = Position::empty().with(3, 3, Stone::Black).with(15, 2, Stone::White);
+        let p = Position::empty()
+            .with(3, 3, Stone::Black)
+            .with(15, 2, Stone::White);
         let rows = p.to_rows();
         assert_eq!(Position::from_rows(&rows).ok(), Some(p.clone()));
         assert_eq!(Position::parse_grid(&rows.join("\n")).ok(), Some(p));
@@ -274,11 +312,18 @@ mod tests {
     fn random_positions_are_deterministic_and_breathe() {
         let p = Position::random(9, 150);
         assert_eq!(p, Position::random(9, 150));
-        assert!((140..=150).contains(&p.stone_count()), "{}", p.stone_count());
+        assert!(
+            (140..=150).contains(&p.stone_count()),
+            "{}",
+            p.stone_count()
+        );
         for row in 0..19 {
             for col in 0..19 {
                 if p.get(col, row) != Stone::Empty {
-                    assert!(p.has_liberty(col, row), "chain at {col},{row} has no liberty");
+                    assert!(
+                        p.has_liberty(col, row),
+                        "chain at {col},{row} has no liberty"
+                    );
                 }
             }
         }

@@ -4,7 +4,9 @@
 use image::RgbImage;
 
 use crate::camera::{add, board_mm, board_to_world, dot, norm, scale, sub, Camera, V3};
-use crate::hand::{capsule_normal, capsule_param, ray_capsule, ray_segment_distance, srgb, HandGeometry};
+use crate::hand::{
+    capsule_normal, capsule_param, ray_capsule, ray_segment_distance, srgb, HandGeometry,
+};
 use crate::noise::{Noise1, Noise2, Rng};
 use crate::position::{Position, Stone, BOARD_LINES};
 use crate::scene::Scene;
@@ -13,6 +15,16 @@ use crate::SynthError;
 
 /// Largest accepted image side, to refuse absurd requests before allocating.
 pub const MAX_SIDE: u32 = 8192;
+
+/// Samples over the exposure where a moving hand may appear (stratified, jittered per pixel so
+/// the blur reads as a smear with a little grain rather than as ghost copies).
+const MOTION_SAMPLES: usize = 8;
+
+/// The k-th of `n` stratified moments of the exposure (−½…½) for pixel `index`.
+fn exposure_moment(index: usize, k: usize, n: usize) -> f64 {
+    let jitter = (crate::noise::hash2(index as u64, k as u64) >> 11) as f64 / (1u64 << 53) as f64;
+    (k as f64 + jitter) / n as f64 - 0.5
+}
 
 /// Most threads one render uses.
 const MAX_THREADS: usize = 8;
@@ -48,12 +60,24 @@ struct Box2 {
 }
 
 impl Box2 {
-    const EVERYTHING: Box2 = Box2 { min: [f64::NEG_INFINITY; 2], max: [f64::INFINITY; 2] };
-    const EMPTY: Box2 = Box2 { min: [f64::INFINITY; 2], max: [f64::NEG_INFINITY; 2] };
+    const EVERYTHING: Box2 = Box2 {
+        min: [f64::NEG_INFINITY; 2],
+        max: [f64::INFINITY; 2],
+    };
+    const EMPTY: Box2 = Box2 {
+        min: [f64::INFINITY; 2],
+        max: [f64::NEG_INFINITY; 2],
+    };
 
     fn grow(&mut self, p: [f64; 2], margin: f64) {
-        self.min = [self.min[0].min(p[0] - margin), self.min[1].min(p[1] - margin)];
-        self.max = [self.max[0].max(p[0] + margin), self.max[1].max(p[1] + margin)];
+        self.min = [
+            self.min[0].min(p[0] - margin),
+            self.min[1].min(p[1] - margin),
+        ];
+        self.max = [
+            self.max[0].max(p[0] + margin),
+            self.max[1].max(p[1] + margin),
+        ];
     }
 
     #[inline(always)]
@@ -74,40 +98,65 @@ struct PartBoxes {
 }
 
 impl PartBoxes {
-    fn new(camera: &Camera, lamp: V3, thickness: f64, a: V3, b: V3, radius: f64) -> Self {
+    /// `motion`: the part moves by this much during the exposure (centred on its position).
+    fn new(
+        camera: &Camera,
+        lamp: V3,
+        thickness: f64,
+        a: V3,
+        b: V3,
+        radius: f64,
+        motion: V3,
+    ) -> Self {
         const STEPS: usize = 16;
         let mut image = Box2::EMPTY;
         let mut shadow = Box2::EMPTY;
         let mut sky = Box2::EMPTY;
+        let moving = dot(motion, motion) > 0.0;
+        let shifts: &[f64] = if moving { &[-0.5, 0.0, 0.5] } else { &[0.0] };
         for i in 0..=STEPS {
-            let p = add(a, scale(sub(b, a), i as f64 / STEPS as f64));
-            // Parts high above the board block too little of the sky to matter.
-            if p[2] - radius < SKY_MAX_HEIGHT_MM {
-                sky.grow([p[0], p[1]], radius + SKY_PENUMBRA_MM + SKY_SOFTNESS * (p[2] + thickness).max(0.0) + 5.0);
-            }
-            let depth = dot(sub(p, camera.position), camera.forward);
-            if depth <= radius + 1.0 {
-                image = Box2::EVERYTHING;
-            } else {
-                // Lens distortion changes scale by well under 1.5×; the margin covers it.
-                let margin = 1.5 * radius * camera.focal / (depth - radius) + 3.0;
-                let px = camera.project(p);
-                if px[0].is_finite() && px[1].is_finite() {
-                    image.grow(px, margin);
-                } else {
-                    image = Box2::EVERYTHING;
+            for &shift in shifts {
+                let p = add(
+                    add(a, scale(sub(b, a), i as f64 / STEPS as f64)),
+                    scale(motion, shift),
+                );
+                // Parts high above the board block too little of the sky to matter.
+                if p[2] - radius < SKY_MAX_HEIGHT_MM {
+                    sky.grow(
+                        [p[0], p[1]],
+                        radius + SKY_PENUMBRA_MM + SKY_SOFTNESS * (p[2] + thickness).max(0.0) + 5.0,
+                    );
                 }
-            }
-            if p[2] + radius >= lamp[2] - 1.0 {
-                shadow = Box2::EVERYTHING;
-                continue;
-            }
-            for plane in [0.0, -thickness] {
-                let k = (lamp[2] - plane) / (lamp[2] - p[2]);
-                let q = [lamp[0] + (p[0] - lamp[0]) * k, lamp[1] + (p[1] - lamp[1]) * k];
-                let height = (p[2] - plane).max(0.0);
-                let margin = radius * k * 1.2 + SHADOW_PENUMBRA_MM + SHADOW_SOFTNESS * height * 2.0 + 5.0;
-                shadow.grow(q, margin);
+                let depth = dot(sub(p, camera.position), camera.forward);
+                if depth <= radius + 1.0 {
+                    image = Box2::EVERYTHING;
+                } else {
+                    // Lens distortion changes scale by well under 1.5×; the margin covers it.
+                    let margin = 1.5 * radius * camera.focal / (depth - radius) + 3.0;
+                    let px = camera.project(p);
+                    if px[0].is_finite() && px[1].is_finite() {
+                        image.grow(px, margin);
+                    } else {
+                        image = Box2::EVERYTHING;
+                    }
+                }
+                if p[2] + radius >= lamp[2] - 1.0 {
+                    shadow = Box2::EVERYTHING;
+                    continue;
+                }
+                for plane in [0.0, -thickness] {
+                    let k = (lamp[2] - plane) / (lamp[2] - p[2]);
+                    let q = [
+                        lamp[0] + (p[0] - lamp[0]) * k,
+                        lamp[1] + (p[1] - lamp[1]) * k,
+                    ];
+                    let height = (p[2] - plane).max(0.0);
+                    let margin = radius * k * 1.2
+                        + SHADOW_PENUMBRA_MM
+                        + SHADOW_SOFTNESS * height * 2.0
+                        + 5.0;
+                    shadow.grow(q, margin);
+                }
             }
         }
         PartBoxes { image, shadow, sky }
@@ -151,6 +200,8 @@ struct World<'a> {
     /// Per hand, per capsule (then the held stone): image-space box of the part and board-plane
     /// box of its shadow, so most pixels skip the hand tests.
     hand_boxes: Vec<Vec<PartBoxes>>,
+    /// Image region where some moving hand may appear: those pixels get several time samples.
+    motion_region: Box2,
     stone_radius: f64,
     stone_half: f64,
     lamp: V3,
@@ -195,7 +246,11 @@ impl Wood {
         let streak = self.streak.at(u * 0.05);
         let blotch = self.blotch.at(x * 0.012 + 128.0, y * 0.004 + 128.0);
         let darken = self.grain * (0.10 * line + 0.08 * streak + 0.06 * blotch);
-        [self.base[0] * (1.0 - darken), self.base[1] * (1.0 - darken * 1.15), self.base[2] * (1.0 - darken * 1.4)]
+        [
+            self.base[0] * (1.0 - darken),
+            self.base[1] * (1.0 - darken * 1.15),
+            self.base[2] * (1.0 - darken * 1.4),
+        ]
     }
 }
 
@@ -211,12 +266,20 @@ fn smoothstep(e0: f64, e1: f64, x: f64) -> f64 {
 }
 
 fn mix3(a: [f32; 3], b: [f32; 3], t: f32) -> [f32; 3] {
-    [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t]
+    [
+        a[0] + (b[0] - a[0]) * t,
+        a[1] + (b[1] - a[1]) * t,
+        a[2] + (b[2] - a[2]) * t,
+    ]
 }
 
 /// Ray–ellipsoid (semi-axes r, r, h) intersection: nearest t > 0.
 fn ray_stone(origin: V3, dir: V3, centre: V3, r: f64, h: f64) -> Option<f64> {
-    let o = [(origin[0] - centre[0]) / r, (origin[1] - centre[1]) / r, (origin[2] - centre[2]) / h];
+    let o = [
+        (origin[0] - centre[0]) / r,
+        (origin[1] - centre[1]) / r,
+        (origin[2] - centre[2]) / h,
+    ];
     let d = [dir[0] / r, dir[1] / r, dir[2] / h];
     let a = dot(d, d);
     let b = dot(o, d);
@@ -243,7 +306,10 @@ impl<'a> World<'a> {
             for col in 0..BOARD_LINES {
                 let stone = position.get(col, row);
                 // Draw per point regardless of content so jitter does not depend on neighbours.
-                let (jx, jy) = (rng.normal() * style.jitter_mm, rng.normal() * style.jitter_mm);
+                let (jx, jy) = (
+                    rng.normal() * style.jitter_mm,
+                    rng.normal() * style.jitter_mm,
+                );
                 let tint = rng.range(-1.0, 1.0) as f32;
                 let angle = rng.range(0.0, std::f64::consts::PI);
                 let freq = rng.range(2.5, 5.0);
@@ -254,34 +320,77 @@ impl<'a> World<'a> {
                     continue;
                 }
                 let base = board_to_world(col as f64, row as f64);
-                let centre = [base[0] + jx.clamp(-limit, limit), base[1] + jy.clamp(-limit, limit), stone_half];
+                let centre = [
+                    base[0] + jx.clamp(-limit, limit),
+                    base[1] + jy.clamp(-limit, limit),
+                    stone_half,
+                ];
                 grid[row * BOARD_LINES + col] = Some(stones.len());
                 stones.push(StoneBody {
                     centre,
                     black: stone == Stone::Black,
                     tint,
-                    stripes: (stone == Stone::White && striped).then_some(([angle.cos(), angle.sin()], freq, phase, strength)),
+                    stripes: (stone == Stone::White && striped).then_some((
+                        [angle.cos(), angle.sin()],
+                        freq,
+                        phase,
+                        strength,
+                    )),
                 });
             }
         }
         let hands: Vec<HandGeometry> = scene.hands.iter().map(HandGeometry::build).collect();
         let thickness = scene.board.thickness_mm.max(1.0);
-        let hand_boxes = hands
+        let hand_boxes: Vec<Vec<PartBoxes>> = hands
             .iter()
             .map(|hand| {
                 let mut boxes: Vec<PartBoxes> = hand
                     .capsules
                     .iter()
-                    .map(|c| PartBoxes::new(&camera, scene.light.lamp_mm, thickness, c.a, c.b, c.radius))
+                    .map(|c| {
+                        PartBoxes::new(
+                            &camera,
+                            scene.light.lamp_mm,
+                            thickness,
+                            c.a,
+                            c.b,
+                            c.radius,
+                            hand.motion,
+                        )
+                    })
                     .collect();
                 if let Some((centre, _)) = hand.held {
-                    boxes.push(PartBoxes::new(&camera, scene.light.lamp_mm, thickness, centre, centre, stone_radius));
+                    boxes.push(PartBoxes::new(
+                        &camera,
+                        scene.light.lamp_mm,
+                        thickness,
+                        centre,
+                        centre,
+                        stone_radius,
+                        hand.motion,
+                    ));
                 }
                 boxes
             })
             .collect();
+        let mut motion_region = Box2::EMPTY;
+        for (hand, boxes) in hands.iter().zip(&hand_boxes) {
+            if dot(hand.motion, hand.motion) > 0.0 {
+                for b in boxes {
+                    motion_region.min = [
+                        motion_region.min[0].min(b.image.min[0]),
+                        motion_region.min[1].min(b.image.min[1]),
+                    ];
+                    motion_region.max = [
+                        motion_region.max[0].max(b.image.max[0]),
+                        motion_region.max[1].max(b.image.max[1]),
+                    ];
+                }
+            }
+        }
         World {
             hand_boxes,
+            motion_region,
             scene,
             camera,
             stones,
@@ -305,7 +414,9 @@ impl<'a> World<'a> {
         let t_mid = (self.stone_half - origin[2]) / dir[2];
         let mid = add(origin, scale(dir, t_mid));
         let reach = 2.0 * board_mm::SPACING_X;
-        if mid[0].abs() > 9.0 * board_mm::SPACING_X + reach || mid[1].abs() > 9.0 * board_mm::SPACING_Y + reach {
+        if mid[0].abs() > 9.0 * board_mm::SPACING_X + reach
+            || mid[1].abs() > 9.0 * board_mm::SPACING_Y + reach
+        {
             return None;
         }
         let top = 2.0 * self.stone_half;
@@ -327,7 +438,13 @@ impl<'a> World<'a> {
         for row in r0..=(r1 as usize) {
             for col in c0..=(c1 as usize) {
                 if let Some(i) = self.grid[row * BOARD_LINES + col] {
-                    if let Some(t) = ray_stone(origin, dir, self.stones[i].centre, self.stone_radius, self.stone_half) {
+                    if let Some(t) = ray_stone(
+                        origin,
+                        dir,
+                        self.stones[i].centre,
+                        self.stone_radius,
+                        self.stone_half,
+                    ) {
                         if best.is_none_or(|(bt, _)| t < bt) {
                             best = Some((t, i));
                         }
@@ -340,9 +457,18 @@ impl<'a> World<'a> {
 
     /// Nearest hand part: (t, hand index, capsule index or usize::MAX for the held stone).
     /// `pixel`, when given, lets parts whose image box misses it be skipped.
-    fn hit_hands(&self, origin: V3, dir: V3, pixel: Option<[f64; 2]>) -> Option<(f64, usize, usize)> {
+    /// `tau` (−½…½) is the moment within the exposure, for moving hands.
+    fn hit_hands(
+        &self,
+        origin: V3,
+        dir: V3,
+        pixel: Option<[f64; 2]>,
+        tau: f64,
+    ) -> Option<(f64, usize, usize)> {
         let mut best: Option<(f64, usize, usize)> = None;
         for (h, hand) in self.hands.iter().enumerate() {
+            // Moving the hand by m is moving the ray by −m.
+            let origin = sub(origin, scale(hand.motion, tau));
             let near = hand.ray_near_bound(origin, dir, |_| 0.0);
             let boxes = &self.hand_boxes[h];
             for (c, cap) in hand.capsules.iter().enumerate() {
@@ -355,9 +481,11 @@ impl<'a> World<'a> {
                     }
                 }
             }
-            let held_in_view = pixel.is_none_or(|px| boxes.last().is_some_and(|b| b.image.contains(px)));
+            let held_in_view =
+                pixel.is_none_or(|px| boxes.last().is_some_and(|b| b.image.contains(px)));
             if let (Some((centre, _)), true, true) = (hand.held, near, held_in_view) {
-                if let Some(t) = ray_stone(origin, dir, centre, self.stone_radius, self.stone_half) {
+                if let Some(t) = ray_stone(origin, dir, centre, self.stone_radius, self.stone_half)
+                {
                     if best.is_none_or(|(bt, _, _)| t < bt) {
                         best = Some((t, h, usize::MAX));
                     }
@@ -370,13 +498,18 @@ impl<'a> World<'a> {
     /// Light reaching point `p` from the lamp, 0–1, after hand shadows (soft, widening with
     /// distance from the hand).
     /// `on_surface`: p lies on the board, a stone or the table, so the parts' shadow boxes apply.
-    fn hand_shadow(&self, p: V3, to_lamp: V3, on_surface: bool) -> f64 {
+    fn hand_shadow(&self, p: V3, to_lamp: V3, on_surface: bool, tau: f64) -> f64 {
         let mut light = 1.0;
+        let surface = p;
         for (h, hand) in self.hands.iter().enumerate() {
-            let near = hand.ray_near_bound(p, to_lamp, |s| SHADOW_PENUMBRA_MM + SHADOW_SOFTNESS * s);
+            let p = sub(surface, scale(hand.motion, tau));
+            let near =
+                hand.ray_near_bound(p, to_lamp, |s| SHADOW_PENUMBRA_MM + SHADOW_SOFTNESS * s);
             let boxes = &self.hand_boxes[h];
             for (c, cap) in hand.capsules.iter().enumerate() {
-                if (!cap.sleeve && !near) || (on_surface && !boxes[c].shadow.contains([p[0], p[1]])) {
+                if (!cap.sleeve && !near)
+                    || (on_surface && !boxes[c].shadow.contains([surface[0], surface[1]]))
+                {
                     continue;
                 }
                 let (dist, s) = ray_segment_distance(p, to_lamp, cap);
@@ -389,11 +522,13 @@ impl<'a> World<'a> {
     }
 
     /// Share of the room's diffuse light reaching surface point `p` past the hands (1 = all).
-    fn hand_sky(&self, p: V3) -> f64 {
+    fn hand_sky(&self, p: V3, tau: f64) -> f64 {
         let mut light = 1.0;
+        let surface = p;
         for (h, hand) in self.hands.iter().enumerate() {
+            let p = sub(surface, scale(hand.motion, tau));
             for (c, cap) in hand.capsules.iter().enumerate() {
-                if !self.hand_boxes[h][c].sky.contains([p[0], p[1]]) {
+                if !self.hand_boxes[h][c].sky.contains([surface[0], surface[1]]) {
                     continue;
                 }
                 let (dist, s) = ray_segment_distance(p, [0.0, 0.0, 1.0], cap);
@@ -401,7 +536,8 @@ impl<'a> World<'a> {
                     continue;
                 }
                 let penumbra = SKY_PENUMBRA_MM + SKY_SOFTNESS * s;
-                light *= 1.0 - SKY_STRENGTH * smoothstep(cap.radius + penumbra, cap.radius - penumbra, dist);
+                light *= 1.0
+                    - SKY_STRENGTH * smoothstep(cap.radius + penumbra, cap.radius - penumbra, dist);
             }
         }
         light
@@ -413,14 +549,18 @@ impl<'a> World<'a> {
         let row = (p[1] / board_mm::SPACING_Y + 9.0).round() as i64;
         let (mut direct, mut ambient) = (1.0, 1.0);
         let r = self.stone_radius;
-        let shift = [-to_lamp[0] / to_lamp[2] * self.stone_half, -to_lamp[1] / to_lamp[2] * self.stone_half];
+        let shift = [
+            -to_lamp[0] / to_lamp[2] * self.stone_half,
+            -to_lamp[1] / to_lamp[2] * self.stone_half,
+        ];
         for rr in (row - 1).max(0)..=(row + 1).min(18) {
             for cc in (col - 1).max(0)..=(col + 1).min(18) {
                 if let Some(i) = self.grid[rr as usize * BOARD_LINES + cc as usize] {
                     let c = self.stones[i].centre;
                     let d = ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2)).sqrt();
                     ambient *= 1.0 - 0.55 * smoothstep(r * 1.35, r * 0.85, d);
-                    let ds = ((p[0] - c[0] - shift[0]).powi(2) + (p[1] - c[1] - shift[1]).powi(2)).sqrt();
+                    let ds = ((p[0] - c[0] - shift[0]).powi(2) + (p[1] - c[1] - shift[1]).powi(2))
+                        .sqrt();
                     direct *= 1.0 - 0.9 * smoothstep(r * 1.05, r * 0.8, ds);
                 }
             }
@@ -435,35 +575,59 @@ impl<'a> World<'a> {
         let lw = self.scene.board.line_width_mm.max(0.1);
         let cf = p[0] / board_mm::SPACING_X + 9.0;
         let rf = p[1] / board_mm::SPACING_Y + 9.0;
-        let coverage = |dist_mm: f64, half: f64| ((half + footprint / 2.0 - dist_mm) / footprint).clamp(0.0, 1.0);
+        let coverage = |dist_mm: f64, half: f64| {
+            ((half + footprint / 2.0 - dist_mm) / footprint).clamp(0.0, 1.0)
+        };
         let mut ink: f64 = 0.0;
         let lc = cf.round().clamp(0.0, 18.0);
         let lr = rf.round().clamp(0.0, 18.0);
         // Outer lines are a little bolder, as on most boards.
-        let half_c = if lc == 0.0 || lc == 18.0 { lw * 0.7 } else { lw * 0.5 };
-        let half_r = if lr == 0.0 || lr == 18.0 { lw * 0.7 } else { lw * 0.5 };
+        let half_c = if lc == 0.0 || lc == 18.0 {
+            lw * 0.7
+        } else {
+            lw * 0.5
+        };
+        let half_r = if lr == 0.0 || lr == 18.0 {
+            lw * 0.7
+        } else {
+            lw * 0.5
+        };
         let ext_r = half_c / board_mm::SPACING_Y;
         let ext_c = half_r / board_mm::SPACING_X;
         if rf >= -ext_r - 0.05 && rf <= 18.0 + ext_r + 0.05 {
             // Lines end at the outer line's outer edge.
             let end = ((rf.clamp(-ext_r, 18.0 + ext_r) - rf).abs() * board_mm::SPACING_Y).max(0.0);
-            ink = ink.max(coverage(len2((cf - lc).abs() * board_mm::SPACING_X, end), half_c));
+            ink = ink.max(coverage(
+                len2((cf - lc).abs() * board_mm::SPACING_X, end),
+                half_c,
+            ));
         }
         if cf >= -ext_c - 0.05 && cf <= 18.0 + ext_c + 0.05 {
             let end = ((cf.clamp(-ext_c, 18.0 + ext_c) - cf).abs() * board_mm::SPACING_X).max(0.0);
-            ink = ink.max(coverage(len2((rf - lr).abs() * board_mm::SPACING_Y, end), half_r));
+            ink = ink.max(coverage(
+                len2((rf - lr).abs() * board_mm::SPACING_Y, end),
+                half_r,
+            ));
         }
         // Hoshi at the 4-4, 4-10, 4-16 ... points.
-        let star = |v: f64| [3.0, 9.0, 15.0].into_iter().min_by(|a, b| (v - a).abs().total_cmp(&(v - b).abs())).unwrap_or(9.0);
+        let star = |v: f64| {
+            [3.0, 9.0, 15.0]
+                .into_iter()
+                .min_by(|a, b| (v - a).abs().total_cmp(&(v - b).abs()))
+                .unwrap_or(9.0)
+        };
         let (sc, sr) = (star(cf), star(rf));
-        let d = len2((cf - sc) * board_mm::SPACING_X, (rf - sr) * board_mm::SPACING_Y);
+        let d = len2(
+            (cf - sc) * board_mm::SPACING_X,
+            (rf - sr) * board_mm::SPACING_Y,
+        );
         ink = ink.max(coverage(d, 2.0));
         let ink_colour = [0.07, 0.06, 0.05];
         mix3(wood, ink_colour, (ink * 0.93) as f32)
     }
 
     /// Shades one sample ray through `pixel`; returns linear-ish display colour and object id.
-    fn shade(&self, pixel: [f64; 2], footprint_scale: f64) -> ([f32; 3], ObjectId, bool) {
+    fn shade(&self, pixel: [f64; 2], footprint_scale: f64, tau: f64) -> ([f32; 3], ObjectId, bool) {
         let origin = self.camera.position;
         let dir = self.camera.ray(pixel);
         let light = &self.scene.light;
@@ -480,7 +644,7 @@ impl<'a> World<'a> {
             hit_kind = 1;
             stone_idx = i;
         }
-        if let Some((t, h, c)) = self.hit_hands(origin, dir, Some(pixel)) {
+        if let Some((t, h, c)) = self.hit_hands(origin, dir, Some(pixel), tau) {
             if t < t_best {
                 t_best = t;
                 hit_kind = 2;
@@ -541,18 +705,45 @@ impl<'a> World<'a> {
         match hit_kind {
             1 => {
                 let s = &self.stones[stone_idx];
-                let (colour, _) = self.shade_stone(p, s.centre, s.black, s.tint, s.stripes, view, to_lamp, ambient, direct_gain);
+                let (colour, _) = self.shade_stone(
+                    p,
+                    s.centre,
+                    s.black,
+                    s.tint,
+                    s.stripes,
+                    view,
+                    to_lamp,
+                    ambient,
+                    direct_gain,
+                    tau,
+                );
                 (colour, ID_STONE + stone_idx as u32, false)
             }
             2 => {
                 let (h, c) = hand_hit;
                 let hand = &self.hands[h];
                 if c == usize::MAX {
-                    let Some((centre, black)) = hand.held else { return ([0.0; 3], 0, true) };
-                    let (colour, _) = self.shade_stone(p, centre, black, 0.0, None, view, to_lamp, ambient, direct_gain);
+                    let Some((centre, black)) = hand.held else {
+                        return ([0.0; 3], 0, true);
+                    };
+                    let centre = add(centre, scale(hand.motion, tau));
+                    let (colour, _) = self.shade_stone(
+                        p,
+                        centre,
+                        black,
+                        0.0,
+                        None,
+                        view,
+                        to_lamp,
+                        ambient,
+                        direct_gain,
+                        tau,
+                    );
                     return (colour, ID_HELD + h as u32, over_board);
                 }
                 let cap = &hand.capsules[c];
+                // Shade in the hand's own frame at this moment of the exposure.
+                let p = sub(p, scale(hand.motion, tau));
                 let mut n = capsule_normal(p, cap);
                 if cap.palm && n[2] > 0.0 {
                     // The back of the hand is broad and gently curved, not ridged.
@@ -565,22 +756,42 @@ impl<'a> World<'a> {
                 let up = 0.6 + 0.4 * n[2].max(0.0);
                 let mut albedo = if cap.sleeve { hand.sleeve } else { hand.skin };
                 if cap.sleeve {
-                    let weave = 0.92 + 0.08 * self.cloth.at((p[0] * 0.5) as f32, (p[1] * 0.5 + p[2] * 0.5) as f32);
-                    let folds = 0.85 + 0.15 * self.cloth.at((p[0] * 0.02) as f32 + 70.0, (p[2] * 0.03 + p[1] * 0.02) as f32);
+                    let weave = 0.92
+                        + 0.08
+                            * self
+                                .cloth
+                                .at((p[0] * 0.5) as f32, (p[1] * 0.5 + p[2] * 0.5) as f32);
+                    let folds = 0.85
+                        + 0.15
+                            * self.cloth.at(
+                                (p[0] * 0.02) as f32 + 70.0,
+                                (p[2] * 0.03 + p[1] * 0.02) as f32,
+                            );
                     albedo = albedo.map(|a| a * weave * folds);
                 }
                 let mut shine = if cap.sleeve { 0.0 } else { 0.07 };
                 if !cap.sleeve {
                     // Skin tone varies a little over the hand; knuckles and tips are redder.
-                    let blotch = self.cloth.at((p[0] * 0.08) as f32 + 11.0, (p[1] * 0.08 + p[2] * 0.08) as f32);
-                    albedo = [albedo[0] * (0.95 + 0.08 * blotch), albedo[1] * (0.95 + 0.05 * blotch), albedo[2] * (0.95 + 0.05 * blotch)];
+                    let blotch = self.cloth.at(
+                        (p[0] * 0.08) as f32 + 11.0,
+                        (p[1] * 0.08 + p[2] * 0.08) as f32,
+                    );
+                    albedo = [
+                        albedo[0] * (0.95 + 0.08 * blotch),
+                        albedo[1] * (0.95 + 0.05 * blotch),
+                        albedo[2] * (0.95 + 0.05 * blotch),
+                    ];
                 }
                 if cap.nail {
                     // A nail: the last third of a fingertip segment, on the back of the finger.
                     let along = capsule_param(p, cap);
                     let back = dot(n, [0.0, 0.0, 1.0]);
                     let nail = smoothstep(0.6, 0.72, along) * smoothstep(0.25, 0.45, back);
-                    let nail_colour = [albedo[0] * 1.08 + 0.05, albedo[1] * 1.02 + 0.08, albedo[2] * 1.02 + 0.1];
+                    let nail_colour = [
+                        albedo[0] * 1.08 + 0.05,
+                        albedo[1] * 1.02 + 0.08,
+                        albedo[2] * 1.02 + 0.1,
+                    ];
                     albedo = mix3(albedo, nail_colour.map(|c| c.min(1.0)), nail as f32);
                     shine += 0.25 * nail;
                 }
@@ -592,16 +803,27 @@ impl<'a> World<'a> {
             }
             3 => {
                 // Footprint of this sample on the board, for line anti-aliasing.
-                let footprint = footprint_scale * t_best / self.camera.focal / (-dir[2]).max(0.2).sqrt();
+                let footprint =
+                    footprint_scale * t_best / self.camera.focal / (-dir[2]).max(0.2).sqrt();
                 let albedo = self.board_albedo(p, footprint.max(0.05));
                 let (direct, ao) = self.stone_shadow(p, to_lamp);
-                let (hands, sky) =
-                    if self.hands.is_empty() { (1.0, 1.0) } else { (self.hand_shadow(p, to_lamp, true), self.hand_sky(p)) };
-                let diffuse = ambient * ao * sky + direct_gain * lamp_light([0.0, 0.0, 1.0]) * direct * hands;
+                let (hands, sky) = if self.hands.is_empty() {
+                    (1.0, 1.0)
+                } else {
+                    (
+                        self.hand_shadow(p, to_lamp, true, tau),
+                        self.hand_sky(p, tau),
+                    )
+                };
+                let diffuse =
+                    ambient * ao * sky + direct_gain * lamp_light([0.0, 0.0, 1.0]) * direct * hands;
                 // Varnish reflection of the lamp: the glare spot.
                 let half = norm(add(to_lamp, view));
                 let nh = half[2].max(0.0);
-                let glare = f64::from(light.glare) * (0.9 * nh.powi(400) + 0.12 * nh.powi(40)) * direct * hands;
+                let glare = f64::from(light.glare)
+                    * (0.9 * nh.powi(400) + 0.12 * nh.powi(40))
+                    * direct
+                    * hands;
                 let colour = albedo.map(|a| (a as f64 * diffuse + glare) as f32);
                 (colour, ID_BOARD, false)
             }
@@ -613,19 +835,33 @@ impl<'a> World<'a> {
             }
             _ => {
                 // Table: cloth-like texture and the board's soft shadow.
-                let n1 = self.cloth.at((p[0] * 0.02) as f32 + 30.0, (p[1] * 0.02) as f32);
-                let n2 = self.cloth.at((p[0] * 0.6) as f32, (p[1] * 0.6) as f32 + 90.0);
+                let n1 = self
+                    .cloth
+                    .at((p[0] * 0.02) as f32 + 30.0, (p[1] * 0.02) as f32);
+                let n2 = self
+                    .cloth
+                    .at((p[0] * 0.6) as f32, (p[1] * 0.6) as f32 + 90.0);
                 let albedo = self.table.map(|a| a * (0.9 + 0.12 * n1 + 0.06 * n2));
-                let shift = [-to_lamp[0] / to_lamp[2] * thickness, -to_lamp[1] / to_lamp[2] * thickness];
+                let shift = [
+                    -to_lamp[0] / to_lamp[2] * thickness,
+                    -to_lamp[1] / to_lamp[2] * thickness,
+                ];
                 let dx = ((p[0] - shift[0]).abs() - hw).max(0.0);
                 let dy = ((p[1] - shift[1]).abs() - hl).max(0.0);
                 let out = len2(dx, dy);
                 let shadow = 0.35 + 0.65 * smoothstep(0.0, 12.0, out);
                 let near = len2((p[0].abs() - hw).max(0.0), (p[1].abs() - hl).max(0.0));
                 let ao = 0.7 + 0.3 * smoothstep(0.0, 40.0, near);
-                let (hands, sky) =
-                    if self.hands.is_empty() { (1.0, 1.0) } else { (self.hand_shadow(p, to_lamp, true), self.hand_sky(p)) };
-                let diffuse = ambient * ao * sky + direct_gain * lamp_light([0.0, 0.0, 1.0]) * shadow * hands;
+                let (hands, sky) = if self.hands.is_empty() {
+                    (1.0, 1.0)
+                } else {
+                    (
+                        self.hand_shadow(p, to_lamp, true, tau),
+                        self.hand_sky(p, tau),
+                    )
+                };
+                let diffuse =
+                    ambient * ao * sky + direct_gain * lamp_light([0.0, 0.0, 1.0]) * shadow * hands;
                 (albedo.map(|a| (a as f64 * diffuse) as f32), ID_TABLE, false)
             }
         }
@@ -643,13 +879,20 @@ impl<'a> World<'a> {
         to_lamp: V3,
         ambient: f64,
         direct_gain: f64,
+        tau: f64,
     ) -> ([f32; 3], ()) {
         let (r, h) = (self.stone_radius, self.stone_half);
         let local = sub(p, centre);
         let n = norm([local[0] / (r * r), local[1] / (r * r), local[2] / (h * h)]);
         let lift = add(p, scale(n, 0.5));
-        let (hands, sky_hands) =
-            if self.hands.is_empty() { (1.0, 1.0) } else { (self.hand_shadow(lift, to_lamp, true), self.hand_sky(lift)) };
+        let (hands, sky_hands) = if self.hands.is_empty() {
+            (1.0, 1.0)
+        } else {
+            (
+                self.hand_shadow(lift, to_lamp, true, tau),
+                self.hand_sky(lift, tau),
+            )
+        };
         let diffuse_dir = dot(n, to_lamp).max(0.0) * hands;
         // Underside faces the board: less sky, less light.
         let sky = 0.55 + 0.45 * n[2].max(0.0);
@@ -660,7 +903,11 @@ impl<'a> World<'a> {
             let a = 0.045 + 0.008 * tint;
             ([a, a, a * 1.08], 0.05 * nh.powi(8) + 0.15 * nh.powi(90))
         } else {
-            let mut a = [0.90 + 0.015 * tint, 0.885 + 0.015 * tint, 0.84 + 0.015 * tint];
+            let mut a = [
+                0.90 + 0.015 * tint,
+                0.885 + 0.015 * tint,
+                0.84 + 0.015 * tint,
+            ];
             if let Some((d, freq, phase, strength)) = stripes {
                 // Clam shell: faint slightly curved parallel bands.
                 let along = local[0] * d[0] + local[1] * d[1];
@@ -680,14 +927,19 @@ impl<'a> World<'a> {
 pub fn render(position: &Position, scene: &Scene) -> Result<Rendered, SynthError> {
     let (w, h) = (scene.width, scene.height);
     if w == 0 || h == 0 || w > MAX_SIDE || h > MAX_SIDE {
-        return Err(SynthError::BadSize { width: w, height: h });
+        return Err(SynthError::BadSize {
+            width: w,
+            height: h,
+        });
     }
     let world = World::new(position, scene);
     let (wu, hu) = (w as usize, h as usize);
     let mut colour = vec![[0f32; 3]; wu * hu];
     let mut ids = vec![0 as ObjectId; wu * hu];
     // Rows are independent: split them over the cores (results do not depend on the split).
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_THREADS);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, MAX_THREADS);
     let rows_per = hu.div_ceil(threads).max(1);
     let (hand_pixels, hand_over_board) = std::thread::scope(|s| {
         let world = &world;
@@ -700,7 +952,19 @@ pub fn render(position: &Position, scene: &Scene) -> Result<Rendered, SynthError
                     let (mut pixels, mut over_board) = (0usize, false);
                     for (i, (c, id)) in colour.iter_mut().zip(ids.iter_mut()).enumerate() {
                         let (x, y) = (i % wu, k * rows_per + i / wu);
-                        let (sample, object, over) = world.shade([x as f64 + 0.5, y as f64 + 0.5], 1.0);
+                        let centre = [x as f64 + 0.5, y as f64 + 0.5];
+                        let (mut sample, object, over) = world.shade(centre, 1.0, 0.0);
+                        if world.motion_region.contains(centre) {
+                            // Motion blur: average over the exposure (the mid-exposure sample
+                            // above still decides the object id and hand coverage).
+                            let mut sum = [0f32; 3];
+                            for k in 0..MOTION_SAMPLES {
+                                let tau = exposure_moment(y * wu + x, k, MOTION_SAMPLES);
+                                let (c, _, _) = world.shade(centre, 1.0, tau);
+                                sum = [sum[0] + c[0], sum[1] + c[1], sum[2] + c[2]];
+                            }
+                            sample = sum.map(|v| v / MOTION_SAMPLES as f32);
+                        }
                         *c = sample;
                         *id = object;
                         if object >= ID_HAND {
@@ -719,7 +983,12 @@ pub fn render(position: &Position, scene: &Scene) -> Result<Rendered, SynthError
     });
     if scene.antialias {
         // Re-render object edges with a rotated-grid 4-sample pattern.
-        const OFFSETS: [[f64; 2]; 4] = [[0.375, 0.125], [0.875, 0.375], [0.625, 0.875], [0.125, 0.625]];
+        const OFFSETS: [[f64; 2]; 4] = [
+            [0.375, 0.125],
+            [0.875, 0.375],
+            [0.625, 0.875],
+            [0.125, 0.625],
+        ];
         let ids = &ids;
         let world = &world;
         let edges: Vec<usize> = (0..wu * hu)
@@ -741,8 +1010,14 @@ pub fn render(position: &Position, scene: &Scene) -> Result<Rendered, SynthError
                             .map(|&i| {
                                 let (x, y) = ((i % wu) as f64, (i / wu) as f64);
                                 let mut sum = [0f32; 3];
-                                for o in OFFSETS {
-                                    let (c, _, _) = world.shade([x + o[0], y + o[1]], 0.5);
+                                for (k, o) in OFFSETS.iter().enumerate() {
+                                    // Stratified moments of the exposure where hands move.
+                                    let tau = if world.motion_region.contains([x, y]) {
+                                        (k as f64 + 0.5) / 4.0 - 0.5
+                                    } else {
+                                        0.0
+                                    };
+                                    let (c, _, _) = world.shade([x + o[0], y + o[1]], 0.5, tau);
                                     sum = [sum[0] + c[0], sum[1] + c[1], sum[2] + c[2]];
                                 }
                                 sum.map(|v| v / 4.0)
@@ -751,7 +1026,10 @@ pub fn render(position: &Position, scene: &Scene) -> Result<Rendered, SynthError
                     })
                 })
                 .collect();
-            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
         });
         // A panicked worker would leave `fixed` short; keep its pixels single-sampled then.
         for (i, c) in edges.into_iter().zip(fixed) {
@@ -760,10 +1038,19 @@ pub fn render(position: &Position, scene: &Scene) -> Result<Rendered, SynthError
     }
     crate::post::camera_effects(&mut colour, wu, hu, scene);
     let image = crate::post::to_image(&colour, w, h, scene);
-    let truth = crate::truthcalc::ground_truth(position, &world.camera, scene, &|origin, dir| {
-        world.hit_hands(origin, dir, None).map(|(t, _, _)| t)
-    }, &|col, row| {
-        world.grid[row * BOARD_LINES + col].map(|i| world.stones[i].centre)
-    }, world.stone_half, hand_pixels, hand_over_board);
-    Ok(Rendered { image, truth, jpeg_quality: scene.jpeg_quality.clamp(1, 100) })
+    let truth = crate::truthcalc::ground_truth(
+        position,
+        &world.camera,
+        scene,
+        &|origin, dir| world.hit_hands(origin, dir, None, 0.0).map(|(t, _, _)| t),
+        &|col, row| world.grid[row * BOARD_LINES + col].map(|i| world.stones[i].centre),
+        world.stone_half,
+        hand_pixels,
+        hand_over_board,
+    );
+    Ok(Rendered {
+        image,
+        truth,
+        jpeg_quality: scene.jpeg_quality.clamp(1, 100),
+    })
 }

@@ -70,7 +70,9 @@ impl Default for Scene {
 }
 
 /// Names accepted by [`Scene::preset`].
-pub const PRESETS: &[&str] = &["clean", "overhead", "webcam", "oblique", "phone", "dim", "harsh", "small"];
+pub const PRESETS: &[&str] = &[
+    "clean", "overhead", "webcam", "oblique", "phone", "dim", "harsh", "small",
+];
 
 impl Scene {
     /// A named preset:
@@ -86,20 +88,41 @@ impl Scene {
         let base = Scene::default();
         let scene = match name {
             "clean" => Scene {
-                camera: CameraPose { tilt_deg: 0.0, ..CameraPose::default() },
+                camera: CameraPose {
+                    tilt_deg: 0.0,
+                    ..CameraPose::default()
+                },
                 lens_k1: 0.0,
-                light: Lighting { glare: 0.0, gradient: 0.0, vignette: 0.0, ..Lighting::default() },
-                stones: StoneStyle { jitter_mm: 0.0, ..StoneStyle::default() },
+                light: Lighting {
+                    glare: 0.0,
+                    gradient: 0.0,
+                    vignette: 0.0,
+                    ..Lighting::default()
+                },
+                stones: StoneStyle {
+                    jitter_mm: 0.0,
+                    ..StoneStyle::default()
+                },
                 blur_sigma: 0.0,
                 noise_sigma: 0.0,
                 jpeg_quality: 95,
                 ..base
             },
-            "overhead" => Scene { camera: CameraPose { tilt_deg: 0.0, ..CameraPose::default() }, ..base },
+            "overhead" => Scene {
+                camera: CameraPose {
+                    tilt_deg: 0.0,
+                    ..CameraPose::default()
+                },
+                ..base
+            },
             "webcam" => Scene {
                 width: 640,
                 height: 480,
-                camera: CameraPose { tilt_deg: 25.0, board_fill: 0.85, ..CameraPose::default() },
+                camera: CameraPose {
+                    tilt_deg: 25.0,
+                    board_fill: 0.85,
+                    ..CameraPose::default()
+                },
                 lens_k1: -0.12,
                 blur_sigma: 0.8,
                 noise_sigma: 4.0,
@@ -118,9 +141,17 @@ impl Scene {
                 ..base
             },
             "phone" => Scene {
-                camera: CameraPose { tilt_deg: 30.0, fov_deg: 65.0, ..CameraPose::default() },
+                camera: CameraPose {
+                    tilt_deg: 30.0,
+                    fov_deg: 65.0,
+                    ..CameraPose::default()
+                },
                 lens_k1: -0.02,
-                light: Lighting { cast: ColourCast::Yellow, cast_strength: 0.4, ..Lighting::default() },
+                light: Lighting {
+                    cast: ColourCast::Yellow,
+                    cast_strength: 0.4,
+                    ..Lighting::default()
+                },
                 blur_sigma: 0.3,
                 noise_sigma: 1.5,
                 ..base
@@ -138,7 +169,10 @@ impl Scene {
                 ..base
             },
             "harsh" => Scene {
-                camera: CameraPose { tilt_deg: 15.0, ..CameraPose::default() },
+                camera: CameraPose {
+                    tilt_deg: 15.0,
+                    ..CameraPose::default()
+                },
                 light: Lighting {
                     cast: ColourCast::Blue,
                     glare: 1.0,
@@ -148,7 +182,11 @@ impl Scene {
                 },
                 ..base
             },
-            "small" => Scene { width: 640, height: 480, ..base },
+            "small" => Scene {
+                width: 640,
+                height: 480,
+                ..base
+            },
             _ => return None,
         };
         Some(scene)
@@ -160,12 +198,36 @@ impl Scene {
     /// conditions; the image size is kept at the default (use [`Scene::with_size`]).
     pub fn random(seed: u64) -> Scene {
         let mut rng = crate::noise::Rng::derive(seed, 0x5CE4E);
-        let pick = |rng: &mut crate::noise::Rng, n: usize| ((rng.unit() * n as f64) as usize).min(n - 1);
-        let casts = [ColourCast::Neutral, ColourCast::Neutral, ColourCast::Blue, ColourCast::Green, ColourCast::Yellow];
-        let woods = [[222, 176, 108], [206, 158, 96], [232, 196, 140], [196, 140, 84], [214, 170, 118]];
-        let tables = [[96, 88, 80], [60, 58, 56], [150, 140, 128], [110, 72, 46], [40, 62, 48], [190, 188, 182]];
+        let pick =
+            |rng: &mut crate::noise::Rng, n: usize| ((rng.unit() * n as f64) as usize).min(n - 1);
+        let casts = [
+            ColourCast::Neutral,
+            ColourCast::Neutral,
+            ColourCast::Blue,
+            ColourCast::Green,
+            ColourCast::Yellow,
+        ];
+        let woods = [
+            [222, 176, 108],
+            [206, 158, 96],
+            [232, 196, 140],
+            [196, 140, 84],
+            [214, 170, 118],
+        ];
+        let tables = [
+            [96, 88, 80],
+            [60, 58, 56],
+            [150, 140, 128],
+            [110, 72, 46],
+            [40, 62, 48],
+            [190, 188, 182],
+        ];
         // Mostly upright cameras with a small roll; sometimes any rotation.
-        let roll = if rng.unit() < 0.75 { rng.range(-12.0, 12.0) } else { rng.range(-180.0, 180.0) };
+        let roll = if rng.unit() < 0.75 {
+            rng.range(-12.0, 12.0)
+        } else {
+            rng.range(-180.0, 180.0)
+        };
         // Off-centre, but the whole board stays in the frame.
         let fill = rng.range(0.6, 0.93);
         let slack = (1.0 - fill) / 2.0 * 0.85;
@@ -183,7 +245,11 @@ impl Scene {
                 cast: casts[pick(&mut rng, casts.len())],
                 cast_strength: rng.range(0.3, 1.0) as f32,
                 brightness: rng.range(0.6, 1.2) as f32,
-                lamp_mm: [rng.range(-600.0, 600.0), rng.range(-700.0, 300.0), rng.range(1100.0, 2200.0)],
+                lamp_mm: [
+                    rng.range(-600.0, 600.0),
+                    rng.range(-700.0, 300.0),
+                    rng.range(1100.0, 2200.0),
+                ],
                 glare: rng.range(0.0, 1.0) as f32,
                 gradient: rng.range(0.0, 0.35) as f32,
                 gradient_angle_deg: rng.range(0.0, 360.0) as f32,
@@ -215,10 +281,18 @@ impl Scene {
             let side = sides[pick(&mut rng, 4)];
             let mut hand = Hand::reaching(side, rng.range(1.0, 17.0), rng.range(0.05, 0.8));
             hand.skin_rgb = SKIN_TONES[pick(&mut rng, SKIN_TONES.len())];
-            hand.sleeve_rgb = [rng.range(20.0, 200.0) as u8, rng.range(20.0, 200.0) as u8, rng.range(20.0, 200.0) as u8];
+            hand.sleeve_rgb = [
+                rng.range(20.0, 200.0) as u8,
+                rng.range(20.0, 200.0) as u8,
+                rng.range(20.0, 200.0) as u8,
+            ];
             hand.lift_mm = rng.range(14.0, 60.0);
             if rng.unit() < 0.5 {
-                hand.holding = Some(if rng.unit() < 0.5 { Stone::Black } else { Stone::White });
+                hand.holding = Some(if rng.unit() < 0.5 {
+                    Stone::Black
+                } else {
+                    Stone::White
+                });
             }
             scene.hands.push(hand);
         }
@@ -267,7 +341,14 @@ pub struct CameraPose {
 
 impl Default for CameraPose {
     fn default() -> Self {
-        Self { tilt_deg: 12.0, azimuth_deg: 0.0, roll_deg: 0.0, fov_deg: 60.0, board_fill: 0.88, offset: [0.0, 0.0] }
+        Self {
+            tilt_deg: 12.0,
+            azimuth_deg: 0.0,
+            roll_deg: 0.0,
+            fov_deg: 60.0,
+            board_fill: 0.88,
+            offset: [0.0, 0.0],
+        }
     }
 }
 
@@ -367,7 +448,12 @@ pub struct StoneStyle {
 
 impl Default for StoneStyle {
     fn default() -> Self {
-        Self { jitter_mm: 1.8, diameter_mm: 22.0, thickness_mm: 9.0, shell_stripes: 0.6 }
+        Self {
+            jitter_mm: 1.8,
+            diameter_mm: 22.0,
+            thickness_mm: 9.0,
+            shell_stripes: 0.6,
+        }
     }
 }
 
@@ -389,7 +475,13 @@ pub struct BoardStyle {
 
 impl Default for BoardStyle {
     fn default() -> Self {
-        Self { wood_rgb: [222, 176, 108], grain: 1.0, line_width_mm: 1.0, thickness_mm: 30.0, table_rgb: [96, 88, 80] }
+        Self {
+            wood_rgb: [222, 176, 108],
+            grain: 1.0,
+            line_width_mm: 1.0,
+            thickness_mm: 30.0,
+            table_rgb: [96, 88, 80],
+        }
     }
 }
 
@@ -440,6 +532,10 @@ pub struct Hand {
     pub sleeve_rgb: [u8; 3],
     /// A stone held between the fingertips, if any.
     pub holding: Option<Stone>,
+    /// How far the hand moves while the shutter is open, in world millimetres (x toward column
+    /// T, y toward row 1, z up): motion blur. Zero = still. A hand moving at 0.5 m/s under a
+    /// 1/30 s exposure moves about 17 mm.
+    pub motion_mm: [f64; 3],
 }
 
 impl Default for Hand {
@@ -452,12 +548,18 @@ impl Default for Hand {
             skin_rgb: SKIN_TONES[1],
             sleeve_rgb: [40, 52, 90],
             holding: None,
+            motion_mm: [0.0; 3],
         }
     }
 }
 
 /// A few skin tones (sRGB), light to dark.
-pub const SKIN_TONES: [[u8; 3]; 4] = [[236, 194, 164], [214, 160, 124], [170, 118, 82], [102, 68, 48]];
+pub const SKIN_TONES: [[u8; 3]; 4] = [
+    [236, 194, 164],
+    [214, 160, 124],
+    [170, 118, 82],
+    [102, 68, 48],
+];
 
 impl Hand {
     /// A hand from `side` placing a stone at (`col`, `row`): `progress` 0 = fingertips at the
@@ -472,8 +574,16 @@ impl Hand {
             Side::West => [-1.5, row],
             Side::East => [last + 1.5, row],
         };
-        let target = [start[0] + (col - start[0]) * progress, start[1] + (row - start[1]) * progress];
-        Hand { side, target, holding, ..Hand::default() }
+        let target = [
+            start[0] + (col - start[0]) * progress,
+            start[1] + (row - start[1]) * progress,
+        ];
+        Hand {
+            side,
+            target,
+            holding,
+            ..Hand::default()
+        }
     }
 
     /// A hand from `side` reaching `reach` of the way across the board (0 = edge, 1 = far edge)
@@ -487,7 +597,11 @@ impl Hand {
             Side::West => [depth, along],
             Side::East => [last - depth, along],
         };
-        Hand { side, target, ..Hand::default() }
+        Hand {
+            side,
+            target,
+            ..Hand::default()
+        }
     }
 }
 
@@ -507,10 +621,16 @@ mod tests {
         // Random scenes are deterministic and varied.
         assert_eq!(Scene::random(5), Scene::random(5));
         assert_ne!(Scene::random(5), Scene::random(6));
-        let hands = (0..100).filter(|&s| !Scene::random(s).hands.is_empty()).count();
-        assert!((15..60).contains(&hands), "{hands} of 100 random scenes have a hand");
+        let hands = (0..100)
+            .filter(|&s| !Scene::random(s).hands.is_empty())
+            .count();
+        assert!(
+            (15..60).contains(&hands),
+            "{hands} of 100 random scenes have a hand"
+        );
         // Missing fields take defaults.
-        let partial: Scene = serde_json::from_str(r#"{"width": 320, "height": 240}"#).unwrap_or_default();
+        let partial: Scene =
+            serde_json::from_str(r#"{"width": 320, "height": 240}"#).unwrap_or_default();
         assert_eq!((partial.width, partial.height, partial.seed), (320, 240, 1));
     }
 }
