@@ -194,7 +194,7 @@ fn working_factor(width: u32, height: u32) -> usize {
 
 fn working_at(gray: &GrayImage, factor: usize) -> Working {
     let plane = response::working_plane(gray, factor);
-    Working { resp: response::line_response(&plane), factor }
+    Working { resp: response::line_response(&plane), plane, factor }
 }
 
 /// Converts a board → working-pixel homography into board → full-resolution pixels.

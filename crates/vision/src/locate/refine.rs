@@ -14,12 +14,16 @@ use crate::{GridGeometry, LensDistortion, BOARD_LINES};
 const ARM_MIN_STRENGTH: f32 = 0.02;
 /// Arm length on each side of an intersection, in cells (stops short of a neighbour's stone).
 const ARM_HALF_LENGTH_CELLS: f64 = 0.42;
+/// Line evidence counts only beside surfaces at least this bright relative to the board.
+const BOARD_BRIGHTNESS_FRACTION: f32 = 0.45;
 /// RANSAC inlier distance, in cells.
 const INLIER_CELLS: f64 = 0.15;
 
 /// The line response of the working image and how it maps to full-resolution pixels.
 pub(crate) struct Working {
     pub resp: LineResponse,
+    /// The working grey image the response was computed from.
+    pub plane: super::response::Plane,
     /// Integer downscale factor: full = factor·work + (factor − 1)/2.
     pub factor: usize,
 }
@@ -213,32 +217,70 @@ pub(crate) fn reindex(geom: &GridGeometry, p: &Matrix3<f64>) -> GridGeometry {
     GridGeometry { homography: to_rows(&h), lens: geom.lens }
 }
 
-/// Mean line strength along board line `index` of one family (`columns`: line col = index),
-/// sampled between the outermost perpendicular lines, tolerating ±1 working pixel.
-pub(crate) fn line_evidence(work: &Working, geom: &GridGeometry, columns: bool, index: f64) -> f64 {
-    let mut sum = 0.0;
-    let mut n = 0;
-    let last = (BOARD_LINES - 1) as f64;
-    let mut t = 0.25;
-    while t < last {
-        let (c, r) = if columns { (index, t) } else { (t, index) };
-        if let Some(f) = local_frame(work, geom, c, r) {
-            let dir = if columns { f.along_col } else { f.along_row };
-            let normal = [-dir[1], dir[0]];
-            let mut best = 0.0f32;
-            for s in [-1.0, 0.0, 1.0] {
-                best = best.max(work.strength([f.centre[0] + normal[0] * s, f.centre[1] + normal[1] * s]));
-            }
-            sum += f64::from(best);
-            n += 1;
-        }
-        t += 0.5;
+/// Line strength at board point (c, r) on a line of one family (`columns`: the line of constant
+/// column through it), tolerating ±1 working pixel across the line.
+/// Lines count only where the surface beside them is about as bright as the board: a dark
+/// cloth or table next to the board has texture that looks like faint lines.
+fn point_evidence(work: &Working, geom: &GridGeometry, columns: bool, c: f64, r: f64, board_level: f32) -> Option<f64> {
+    let f = local_frame(work, geom, c, r)?;
+    let dir = if columns { f.along_col } else { f.along_row };
+    let normal = [-dir[1], dir[0]];
+    let beside = 0.3 * if columns { f.cell_along_row } else { f.cell_along_col };
+    let side = |sign: f64| work.plane.sample(f.centre[0] + normal[0] * beside * sign, f.centre[1] + normal[1] * beside * sign);
+    if side(1.0).max(side(-1.0)) < BOARD_BRIGHTNESS_FRACTION * board_level {
+        return Some(0.0);
     }
+    let mut best = 0.0f32;
+    for s in [-1.0, 0.0, 1.0] {
+        best = best.max(work.strength([f.centre[0] + normal[0] * s, f.centre[1] + normal[1] * s]));
+    }
+    Some(f64::from(best))
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
     if n == 0 {
         0.0
     } else {
-        sum / f64::from(n)
+        sum / n as f64
     }
+}
+
+/// Mean line strength along board line `index` of one family (`columns`: line col = index),
+/// sampled between the outermost perpendicular lines, tolerating ±1 working pixel.
+pub(crate) fn line_evidence(work: &Working, geom: &GridGeometry, columns: bool, index: f64, board_level: f32) -> f64 {
+    let last = (BOARD_LINES - 1) as f64;
+    mean((0..36).filter_map(|i| {
+        let t = 0.25 + 0.5 * f64::from(i);
+        let (c, r) = if columns { (index, t) } else { (t, index) };
+        (t < last).then(|| point_evidence(work, geom, columns, c, r, board_level)).flatten()
+    }))
+}
+
+/// Median brightness of the board at cell centres inside the grid.
+fn board_brightness(work: &Working, geom: &GridGeometry) -> f32 {
+    let mut values: Vec<f32> = Vec::new();
+    for r in (0..BOARD_LINES - 1).step_by(2) {
+        for c in (0..BOARD_LINES - 1).step_by(2) {
+            let p = work.to_work(geom.project(c as f64 + 0.5, r as f64 + 0.5));
+            values.push(work.plane.sample(p[0], p[1]));
+        }
+    }
+    values.sort_by(f32::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// Evidence that the perpendicular lines reach line `index`: their strength just before and
+/// just after it. Grid lines stop at the outermost line, so a board edge or a table edge that
+/// looks like one more line gets no support here.
+fn crossing_support(work: &Working, geom: &GridGeometry, columns: bool, index: f64, board_level: f32) -> f64 {
+    mean((0..BOARD_LINES).flat_map(|j| {
+        let j = j as f64;
+        [-0.4, -0.25, 0.25, 0.4].into_iter().filter_map(move |d| {
+            let (c, r) = if columns { (index + d, j) } else { (j, index + d) };
+            point_evidence(work, geom, !columns, c, r, board_level)
+        })
+    }))
 }
 
 /// Shift (in lines) of each family that best covers the 19 lines with evidence, searched within
@@ -246,10 +288,16 @@ pub(crate) fn line_evidence(work: &Working, geom: &GridGeometry, columns: bool, 
 pub(crate) fn best_extent(work: &Working, geom: &GridGeometry, reach: i32) -> (i32, i32, f64) {
     let mut shifts = [0i32; 2];
     let mut contrasts = [0f64; 2];
+    let board_level = board_brightness(work, geom);
     for (family, columns) in [true, false].into_iter().enumerate() {
         let lo = -reach - 1;
         let hi = BOARD_LINES as i32 + reach;
-        let evidence: Vec<f64> = (lo..=hi).map(|k| line_evidence(work, geom, columns, f64::from(k))).collect();
+        let evidence: Vec<f64> = (lo..=hi)
+            .map(|k| {
+                let k = f64::from(k);
+                line_evidence(work, geom, columns, k, board_level) + crossing_support(work, geom, columns, k, board_level)
+            })
+            .collect();
         let at = |k: i32| evidence[(k - lo) as usize];
         let mut best = (f64::MIN, 0);
         for s in -reach..=reach {
