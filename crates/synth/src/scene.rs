@@ -19,7 +19,7 @@ pub struct Scene {
     /// Where the camera is and where it looks.
     pub camera: CameraPose,
     /// Radial distortion `k1` of the division model (see [`crate::LensDistortion`]); negative is
-    /// barrel distortion, typical webcams −0.05 … −0.2.
+    /// barrel distortion, typical webcams −0.05 … −0.2. Clamped to −0.4 … 0.1.
     pub lens_k1: f64,
     /// Light colour, strength, gradient and glare.
     pub light: Lighting,
