@@ -63,6 +63,8 @@ pub struct Board {
     /// Stones in the chain, valid at chain heads.
     size: [u16; CELLS],
     hash: u64,
+    /// Stones on the board (both colours); positions can only repeat at equal counts.
+    stones: u16,
     /// Cells captured by the last `place`, reused to avoid allocating per move.
     captured: Vec<u16>,
 }
@@ -109,6 +111,7 @@ impl Board {
             libs: [0; CELLS],
             size: [0; CELLS],
             hash: 0,
+            stones: 0,
             captured: Vec::with_capacity(64),
         };
         for row in 0..height {
@@ -170,6 +173,12 @@ impl Board {
     #[inline]
     pub fn hash(&self) -> u64 {
         self.hash
+    }
+
+    /// Stones on the board, both colours together.
+    #[inline]
+    pub fn stone_total(&self) -> usize {
+        usize::from(self.stones)
     }
 
     /// Whether the point lies on this board.
@@ -365,6 +374,7 @@ impl Board {
     fn put_stone(&mut self, me: u8, idx: usize) {
         self.cells[idx] = me;
         self.hash ^= key(me, idx);
+        self.stones += 1;
         let i16x = idx as u16;
         self.head[idx] = i16x;
         self.next[idx] = i16x;
@@ -417,6 +427,7 @@ impl Board {
             let c = self.cells[s];
             self.hash ^= key(c, s);
             self.cells[s] = EMPTY;
+            self.stones -= 1;
             self.captured.push(s as u16);
             for nb in self.neighbours(s) {
                 if matches!(self.cells[nb], BLACK | WHITE) {
@@ -471,11 +482,20 @@ impl Board {
             }
         }
         self.hash = 0;
+        self.stones = 0;
         for (idx, &c) in cells.iter().enumerate().take(used) {
             if c == BLACK || c == WHITE {
                 self.put_stone(c, idx);
             }
         }
+    }
+
+    /// A board of this size holding the given raw cells (from `raw_cells`), chains rebuilt.
+    pub(crate) fn with_raw_cells(&self, cells: &[u8]) -> Board {
+        let mut board = self.clone();
+        board.cells[..cells.len()].copy_from_slice(cells);
+        board.rebuild_chains();
+        board
     }
 
     /// Removes the chain through `p` (dead stones at counting); returns how many stones.

@@ -1,11 +1,11 @@
 //! A game under Chinese practice: turn order, basic ko (Art. 20.1), illegal moves as verdicts
 //! (Art. 5, 19), whole-board repetition flags (Art. 6) and no-result cycles (Art. 20.3).
 //!
-//! Every position is kept as a snapshot keyed by its Zobrist hash; a hash hit is confirmed
-//! against the stored cells, so a collision can never raise a false flag.
-
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+//! Every position is indexed by its stone count and Zobrist hash (equal boards have equal counts,
+//! and between captures every count is new, so the chains are short). A hash hit is confirmed
+//! against the stored board — a checkpoint kept every few positions, brought forward by replaying
+//! the moves since — so a collision can never raise a false flag, while ordinary moves copy no
+//! board at all.
 
 use crate::board::{Board, PlaceError, Stone};
 use crate::coord::{Color, Move, Point};
@@ -114,34 +114,20 @@ pub enum SetupError {
     },
 }
 
-/// Hasher for keys that are already uniformly random (Zobrist hashes).
-#[derive(Default)]
-struct IdentityHasher(u64);
-impl Hasher for IdentityHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-type ZobristMap<V> = HashMap<u64, V, BuildHasherDefault<IdentityHasher>>;
-
 const NO_POSITION: u32 = u32::MAX;
+
+/// Positions between stored board checkpoints; a hash hit replays at most this many moves.
+const CHECKPOINT_EVERY: usize = 32;
 
 /// One position of the game's history.
 #[derive(Clone)]
 struct Position {
+    hash: u64,
     to_move: Color,
     /// Move number after which this position stood.
     after_move: u32,
-    /// Earlier position with the same board hash, or `NO_POSITION`.
-    previous_same_hash: u32,
+    /// Earlier position with the same number of stones, or `NO_POSITION`.
+    previous_same_stones: u32,
 }
 
 /// A game: the legal board, whose turn it is, the ko point, and the history of positions.
@@ -155,10 +141,13 @@ pub struct Game {
     since_pass: u32,
     consecutive_passes: u32,
     positions: Vec<Position>,
-    /// Cells of every position, `cells_len` bytes each, in `positions` order.
-    snapshots: Vec<u8>,
+    /// `transitions[k]` leads from position `k` to `k + 1`: a stone (colour, cell) or a pass.
+    transitions: Vec<Option<(Color, u16)>>,
+    /// Cells of positions 0, `CHECKPOINT_EVERY`, 2 × `CHECKPOINT_EVERY` …, `cells_len` bytes each.
+    checkpoints: Vec<u8>,
     cells_len: usize,
-    latest_by_hash: ZobristMap<u32>,
+    /// Latest position holding each number of stones, or `NO_POSITION`.
+    latest_by_stones: Vec<u32>,
 }
 
 impl std::fmt::Debug for Game {
@@ -185,11 +174,13 @@ impl Game {
             since_pass: 0,
             consecutive_passes: 0,
             positions: Vec::with_capacity(400),
-            snapshots: Vec::with_capacity(400 * cells_len),
+            transitions: Vec::with_capacity(400),
+            checkpoints: Vec::with_capacity(16 * cells_len),
             cells_len,
-            latest_by_hash: ZobristMap::with_capacity_and_hasher(512, Default::default()),
+            latest_by_stones: Vec::new(),
         };
-        game.record_position();
+        game.latest_by_stones = vec![NO_POSITION; game.board.area() + 1];
+        game.record_position(None);
         game
     }
 
@@ -238,10 +229,11 @@ impl Game {
         self.ko = None;
         // A setup changes the position outside play: earlier positions no longer repeat it.
         self.positions.clear();
-        self.snapshots.clear();
-        self.latest_by_hash.clear();
+        self.transitions.clear();
+        self.checkpoints.clear();
+        self.latest_by_stones.fill(NO_POSITION);
         self.since_pass = 0;
-        self.record_position();
+        self.record_position(None);
         Ok(())
     }
 
@@ -305,7 +297,7 @@ impl Game {
         self.move_number += 1;
         self.consecutive_passes = 0;
         self.to_move = color.opponent();
-        let (repetition, no_result) = self.record_position();
+        let (repetition, no_result) = self.record_position(Some((color, idx as u16)));
         Ok(MoveOutcome {
             move_number: self.move_number,
             captured,
@@ -324,7 +316,7 @@ impl Game {
         self.ko = None;
         self.to_move = color.opponent();
         self.since_pass = self.positions.len() as u32;
-        self.record_position();
+        self.record_position(None);
         MoveOutcome { move_number: self.move_number, out_of_turn, ..MoveOutcome::default() }
     }
 
@@ -333,31 +325,50 @@ impl Game {
         self.pass(illegal.color)
     }
 
-    /// Stores the current position; reports whether the board occurred before and whether the
-    /// (board, player to move) pair has now occurred three times since the last pass.
-    fn record_position(&mut self) -> (Option<Repetition>, bool) {
+    /// Stores the current position, reached by `transition` (`None` at the start or after a
+    /// pass); reports whether the board occurred before and whether the (board, player to move)
+    /// pair has now occurred three times since the last pass.
+    fn record_position(&mut self, transition: Option<(Color, u16)>) -> (Option<Repetition>, bool) {
         let hash = self.board.hash();
         let index = self.positions.len() as u32;
-        let previous = self.latest_by_hash.insert(hash, index).unwrap_or(NO_POSITION);
+        let slot = self.board.stone_total();
+        let previous = std::mem::replace(&mut self.latest_by_stones[slot], index);
         let mut repetition = None;
         let mut same_situation = 0;
         let mut earlier = previous;
         while earlier != NO_POSITION {
             let pos = &self.positions[earlier as usize];
-            let start = earlier as usize * self.cells_len;
-            // Confirm the hash hit against the stored cells: a collision is never a repetition.
-            if self.snapshots[start..start + self.cells_len] == *self.board.raw_cells() {
+            // Confirm a hash hit against the stored board: a collision is never a repetition.
+            if pos.hash == hash && self.board_at(earlier as usize).raw_cells() == self.board.raw_cells() {
+                let pos = &self.positions[earlier as usize];
                 let same_player = pos.to_move == self.to_move;
                 repetition = Some(Repetition { first_seen_after_move: pos.after_move, same_player_to_move: same_player });
                 if same_player && earlier >= self.since_pass {
                     same_situation += 1;
                 }
             }
-            earlier = pos.previous_same_hash;
+            earlier = self.positions[earlier as usize].previous_same_stones;
         }
-        self.positions.push(Position { to_move: self.to_move, after_move: self.move_number, previous_same_hash: previous });
-        self.snapshots.extend_from_slice(self.board.raw_cells());
+        if index > 0 {
+            self.transitions.push(transition);
+        }
+        if index as usize % CHECKPOINT_EVERY == 0 {
+            self.checkpoints.extend_from_slice(self.board.raw_cells());
+        }
+        self.positions.push(Position { hash, to_move: self.to_move, after_move: self.move_number, previous_same_stones: previous });
         (repetition, same_situation >= 2)
+    }
+
+    /// The board of an earlier position: its checkpoint, brought forward by the moves since.
+    fn board_at(&self, index: usize) -> Board {
+        let checkpoint = index / CHECKPOINT_EVERY;
+        let start = checkpoint * self.cells_len;
+        let mut board = self.board.with_raw_cells(&self.checkpoints[start..start + self.cells_len]);
+        for &(color, cell) in self.transitions[checkpoint * CHECKPOINT_EVERY..index].iter().flatten() {
+            // Every recorded transition was legal when played, so replaying it cannot fail.
+            let _ = board.place(color, usize::from(cell));
+        }
+        board
     }
 
     /// Position key including the player to move (situational).
@@ -434,5 +445,24 @@ mod tests {
         let outs = play_all(&mut g, &["cc", "", "", "gg"]);
         assert!(outs.iter().all(|o| o.repetition.is_none()));
         assert_eq!(outs[2].move_number, 3);
+    }
+
+    #[test]
+    fn stored_boards_are_rebuilt_exactly_from_checkpoints_and_moves() {
+        // A long game on a small board, full of captures and passes, crossing many checkpoints.
+        let mut g = Game::new(5, 5).expect("size");
+        let mut seen = vec![g.board().rows()];
+        let mut seed = 7u64;
+        while g.positions.len() < 5 * CHECKPOINT_EVERY {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let color = g.to_move();
+            let mv = if seed >> 60 == 0 { Move::Pass } else { Move::Place(Point::new(((seed >> 33) % 5) as u8, ((seed >> 45) % 5) as u8)) };
+            if g.play(color, mv).is_ok() {
+                seen.push(g.board().rows());
+            }
+        }
+        for (index, rows) in seen.iter().enumerate() {
+            assert_eq!(&g.board_at(index).rows(), rows, "position {index}");
+        }
     }
 }
