@@ -50,6 +50,12 @@ fn vector(f: &PointFeatures) -> [f64; DIMS] {
 const BRIGHTNESS: usize = 0;
 /// Index of the black class.
 const BLACK: usize = 1;
+/// Index of the white class.
+const WHITE: usize = 2;
+/// Points darker than this (ln ratio to the board, i.e. under 40 % of it) ...
+const SURE_BLACK_BRIGHTNESS: f64 = -0.9;
+/// ... and showing less line contrast than this seed the frame's black class.
+const SURE_BLACK_LINES: f64 = 0.1;
 /// Index of the line-contrast feature.
 const LINES: usize = 4;
 /// Indices of the colour features, whose gross misfit means "neither stone nor board".
@@ -101,7 +107,22 @@ pub fn classify(features: &[[PointFeatures; BOARD_LINES]], temperature: f64) -> 
         .enumerate()
         .flat_map(|(r, row)| row.iter().enumerate().filter(|(_, f)| f.valid).map(move |(c, f)| (r, c, vector(f))))
         .collect();
-    let mut means: [[f64; DIMS]; 3] = [PRIORS[0].mean, PRIORS[1].mean, PRIORS[2].mean];
+    let mut priors = PRIORS;
+    // Start black where this frame's unmistakable black stones are (much darker than the board,
+    // no lines): under a dim lamp they can be far darker than the prior, and stones' shadows
+    // must not capture the class instead.
+    let mut sure_black: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|(_, _, x)| x[BRIGHTNESS] < SURE_BLACK_BRIGHTNESS && x[LINES] < SURE_BLACK_LINES)
+        .map(|(_, _, x)| (x[BRIGHTNESS], x[1]))
+        .collect();
+    if sure_black.len() >= 3 {
+        sure_black.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mid = sure_black[sure_black.len() / 2];
+        priors[BLACK].mean[BRIGHTNESS] = mid.0.min(PRIORS[BLACK].mean[BRIGHTNESS]);
+        priors[BLACK].mean[1] = mid.1.min(PRIORS[BLACK].mean[1]);
+    }
+    let mut means: [[f64; DIMS]; 3] = [priors[0].mean, priors[1].mean, priors[2].mean];
     let mut sds: [[f64; DIMS]; 3] = [PRIORS[0].sd, PRIORS[1].sd, PRIORS[2].sd];
     let mut weights = [0.6, 0.2, 0.2];
     let mut post = vec![[0.0f64; 3]; points.len()];
@@ -115,7 +136,7 @@ pub fn classify(features: &[[PointFeatures; BOARD_LINES]], temperature: f64) -> 
         }
         // M-step with the priors as pseudo-observations.
         for k in 0..3 {
-            let prior = &PRIORS[k];
+            let prior = &priors[k];
             let wsum: f64 = post.iter().map(|p| p[k]).sum();
             for d in 0..DIMS {
                 let sx: f64 = post.iter().zip(&points).map(|(p, (_, _, x))| p[k] * x[d]).sum();
@@ -175,11 +196,16 @@ fn posterior_and_margin(
     for k in 0..3 {
         let mut l = weights[k].ln();
         for d in 0..DIMS {
-            let z = (x[d] - means[k][d]) / sds[k][d];
+            let mut z = (x[d] - means[k][d]) / sds[k][d];
+            // One-sided where only one direction is evidence against the class: a black stone
+            // darker than its class is still black, a white one brighter still white.
+            if (k == BLACK && d <= 1 && z < 0.0) || (k == WHITE && d == BRIGHTNESS && z > 0.0) {
+                z = 0.0;
+            }
             // Student-like tails: one wild colour or brightness value (glare, a shadow) must not
             // be decisive. Gaussian tails where physics is strict: visible lines rule a stone
-            // out, and a black stone is dark whatever the light.
-            l += if d == LINES || (d == BRIGHTNESS && k == BLACK) { -0.5 * z * z } else { -2.0 * (1.0 + z * z / 3.0).ln() } - sds[k][d].ln();
+            // out, a black stone is dark and a white one bright whatever the light.
+            l += if d == LINES || (d == BRIGHTNESS && k != 0) { -0.5 * z * z } else { -2.0 * (1.0 + z * z / 3.0).ln() } - sds[k][d].ln();
         }
         logp[k] = l / temperature;
     }

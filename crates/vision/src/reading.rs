@@ -190,7 +190,8 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
             };
             let _ = prob;
             let z = config.confidence_slope * f64::from(classified.margin[row][col]) + config.confidence_offset;
-            let confidence = (1.0 / (1.0 + (-z).exp())) as f32;
+            // Degenerate geometry can leave nothing measurable (NaN): that is "unknown", not a guess.
+            let confidence = if z.is_finite() { (1.0 / (1.0 + (-z).exp())) as f32 } else { 0.0 };
             let doubtful = classified.outlier[row][col] || covered[row][col];
             let state = if confidence >= config.min_confidence && !doubtful { guess } else { PointState::Unknown };
             points[row][col] = PointReading { state, confidence, best_guess: guess };
