@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use tengen_synth::{parse_coordinate, ColourCast, Hand, Position, Scene, Side};
+use tengen_synth::{parse_coordinate, ColourCast, Hand, Position, Scene, Side, Stone};
 
 /// Arguments of `tengen render`.
 #[derive(clap::Args)]
@@ -49,6 +49,12 @@ pub struct RenderArgs {
     /// Side the arm comes from: north, east, south, west.
     #[arg(long, default_value = "south", requires = "hand")]
     hand_side: String,
+    /// Colour of a stone held in the fingers: black or white.
+    #[arg(long, requires = "hand")]
+    hand_holding: Option<String>,
+    /// Motion blur: how far the hand moves (toward the board centre) during the exposure, in mm.
+    #[arg(long, requires = "hand")]
+    hand_blur: Option<f64>,
     /// Random seed (wood, jitter, noise); the same seed gives the same frame.
     #[arg(long)]
     seed: Option<u64>,
@@ -125,12 +131,34 @@ pub fn run(args: RenderArgs) -> anyhow::Result<ExitCode> {
             Some(at) => parse_coordinate(at).with_context(|| format!("bad --hand-at {at:?}"))?,
             None => (9, 9),
         };
+        let holding = match args
+            .hand_holding
+            .as_deref()
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            None => None,
+            Some("black" | "b") => Some(Stone::Black),
+            Some("white" | "w") => Some(Stone::White),
+            Some(other) => bail!("unknown --hand-holding {other:?} (black or white)"),
+        };
+        let blur = args.hand_blur.unwrap_or(0.0);
+        if !(0.0..=200.0).contains(&blur) {
+            bail!("--hand-blur must be 0–200 mm, got {blur}");
+        }
+        // Inward from the player's side.
+        let inward = match side {
+            Side::North => [0.0, 1.0],
+            Side::South => [0.0, -1.0],
+            Side::West => [1.0, 0.0],
+            Side::East => [-1.0, 0.0],
+        };
         scene.hands.push(Hand {
+            side,
             target: [col as f64, row as f64],
-            ..Hand {
-                side,
-                ..Hand::default()
-            }
+            holding,
+            motion_mm: [inward[0] * blur, inward[1] * blur, 0.0],
+            ..Hand::default()
         });
     }
     let started = std::time::Instant::now();
