@@ -73,20 +73,12 @@ impl LatticeFailure {
 
 pub(crate) fn guess(resp: &LineResponse) -> Result<Vec<LatticeGuess>, LatticeFailure> {
     let (w, h) = (resp.strength.width, resp.strength.height);
-    let debug = std::env::var_os("TENGEN_DEBUG").is_some();
-    let clock = std::time::Instant::now();
     let threshold = strength_threshold(resp);
     let pixels = thin_line_pixels(resp, threshold);
-    if debug {
-        eprintln!("threshold {threshold:.3}, {} line pixels ({:.1} ms)", pixels.len(), clock.elapsed().as_secs_f64() * 1e3);
-    }
     if pixels.len() < 200 {
         return Err(LatticeFailure::TooFewLines);
     }
     let lines = hough_lines(&pixels, w, h);
-    if debug {
-        eprintln!("{} Hough lines ({:.1} ms)", lines.len(), clock.elapsed().as_secs_f64() * 1e3);
-    }
     if lines.len() < 8 {
         return Err(LatticeFailure::TooFewLines);
     }
@@ -102,16 +94,9 @@ pub(crate) fn guess(resp: &LineResponse) -> Result<Vec<LatticeGuess>, LatticeFai
         let (Some(v1), Some(v2)) = (vanishing_point(&fam_a, norm), vanishing_point(&fam_b, norm)) else {
             continue;
         };
-        if std::env::var_os("TENGEN_DEBUG").is_some() {
-            let angles = |f: &[HoughLine]| f.iter().take(12).map(|l| format!("{:.1}/{:.0}/{:.0}", l.theta.to_degrees(), l.rho, l.votes)).collect::<Vec<_>>().join(" ");
-            eprintln!("family A {} lines: {}\nfamily B {} lines: {}\nv1 {v1:?} v2 {v2:?}", fam_a.len(), angles(&fam_a), fam_b.len(), angles(&fam_b));
-        }
         match comb_lattice(&pixels, v1, v2, centre, norm) {
             Some(g) => guesses.push(g),
             None => last_failure = LatticeFailure::NoRegularSpacing,
-        }
-        if debug {
-            eprintln!("pair done ({:.1} ms)", clock.elapsed().as_secs_f64() * 1e3);
         }
     }
     if guesses.is_empty() {
@@ -457,9 +442,6 @@ fn comb_lattice(
     }
     let (ox, sx, cx) = comb_1d(&mut xs)?;
     let (oy, sy, cy) = comb_1d(&mut ys)?;
-    if std::env::var_os("TENGEN_DEBUG").is_some() {
-        eprintln!("comb x: n {} o {ox:.4} s {sx:.4} c {cx:.2}; y: n {} o {oy:.4} s {sy:.4} c {cy:.2}", xs.len(), ys.len());
-    }
     // board (c, r) → rectified (ox + c sx, oy + r sy) → normalised image (M) → working pixels.
     let a = Matrix3::new(sx, 0.0, ox, 0.0, sy, oy, 0.0, 0.0, 1.0);
     let to_pixels = Matrix3::new(norm, 0.0, centre[0], 0.0, norm, centre[1], 0.0, 0.0, 1.0);

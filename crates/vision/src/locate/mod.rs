@@ -114,13 +114,8 @@ pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located,
     if let Some(corners) = options.corners {
         return from_corners(corners, base_lens);
     }
-    let debug = std::env::var_os("TENGEN_DEBUG").is_some();
-    let clock = std::time::Instant::now();
     let fine_factor = working_factor(width, height);
     let fine = working_at(gray, fine_factor);
-    if debug {
-        eprintln!("working image: {:.1} ms", clock.elapsed().as_secs_f64() * 1e3);
-    }
     let mut best: Option<Located> = None;
     let mut last_error = LocateError::NoBoard("no lattice hypothesis".into());
     // Hypotheses from the working image, then (for blurred or faint grids, whose lines are too
@@ -139,9 +134,6 @@ pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located,
                 continue;
             }
         };
-        if debug {
-            eprintln!("level {level} lattice: {:.1} ms, {} hypotheses", clock.elapsed().as_secs_f64() * 1e3, guesses.len());
-        }
         for guess in guesses.iter().take(MAX_HYPOTHESES) {
             let initial = GridGeometry {
                 homography: refine::to_rows(&work_to_full(source, &guess.homography)),
@@ -150,9 +142,6 @@ pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located,
             let mut outcome = refine_from(&fine, &initial, options.lens.is_none());
             if outcome.is_err() && level == 1 {
                 outcome = refine_from(source, &initial, options.lens.is_none());
-            }
-            if debug {
-                eprintln!("refined: {:.1} ms, {:?}", clock.elapsed().as_secs_f64() * 1e3, outcome.as_ref().map(|l| l.quality.inlier_intersections));
             }
             match outcome {
                 Ok(located) => {
