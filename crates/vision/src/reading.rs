@@ -97,9 +97,9 @@ impl BoardReading {
 }
 
 /// Platt-scaling slope fitted on labelled photos (see `ReaderConfig::confidence_slope`).
-pub const CONFIDENCE_SLOPE: f64 = 0.27522;
+pub const CONFIDENCE_SLOPE: f64 = 0.39129;
 /// Platt-scaling offset fitted on labelled photos.
-pub const CONFIDENCE_OFFSET: f64 = -1.17811;
+pub const CONFIDENCE_OFFSET: f64 = 1.04273;
 
 /// Settings of the reader.
 #[derive(Debug, Clone, Copy, PartialEq)]
