@@ -255,3 +255,57 @@ async fn dashboard_shows_a_new_alert_and_the_arbiter_confirms_it() {
     server.shutdown_now();
     let _ = std::fs::remove_dir_all(dir);
 }
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        }.into())
+    };
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in text.bytes().filter_map(value) {
+        acc = (acc << 6) | c;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push(u8::try_from((acc >> bits) & 0xFF).unwrap());
+        }
+    }
+    out
+}
+
+/// Writes a screenshot of a running dashboard (how docs/dashboard.png is made):
+/// `TENGEN_SCREENSHOT_URL='http://127.0.0.1:8080/#/table/demo-infractions?token=…'
+///  TENGEN_SCREENSHOT_OUT=docs/dashboard.png cargo test -p tengen-server --test browser -- --ignored`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a running service: set TENGEN_SCREENSHOT_URL"]
+async fn capture_dashboard_screenshot() {
+    let (Some(binary), Ok(url)) = (chromium(), std::env::var("TENGEN_SCREENSHOT_URL")) else {
+        println!("screenshot skipped: needs chromium and TENGEN_SCREENSHOT_URL");
+        return;
+    };
+    let out = std::env::var("TENGEN_SCREENSHOT_OUT").unwrap_or_else(|_| "dashboard.png".into());
+    let (_browser, port) = launch(&binary);
+    let (_, _, body) = http(std::net::SocketAddr::from(([127, 0, 0, 1], port)), "GET", "/json/list", &[], b"").await;
+    let targets: Value = serde_json::from_slice(&body).unwrap();
+    let page = targets.as_array().unwrap().iter().find(|t| t["type"] == "page").unwrap().clone();
+    let ws_url = page["webSocketDebuggerUrl"].as_str().unwrap();
+    let mut tools = DevTools::connect(port, &ws_url[ws_url.find("/devtools").unwrap()..]).await;
+    tools.call("Emulation.setDeviceMetricsOverride", json!({"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": false})).await;
+    tools.call("Page.navigate", json!({ "url": url })).await;
+    assert!(tools.wait_for("!!document.querySelector('#conn.live') && document.querySelector('#moves').children.length > 0", 30).await);
+    // Best with an open alert on screen (the demo raises them as it goes): wait a while for one.
+    if tools.wait_for("document.querySelectorAll('#alerts .alert img').length >= 2", 120).await {
+        println!("an alert is on screen");
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let shot = tools.call("Page.captureScreenshot", json!({ "format": "png" })).await;
+    std::fs::write(&out, base64_decode(shot["data"].as_str().unwrap())).unwrap();
+    println!("screenshot written to {out}");
+}
