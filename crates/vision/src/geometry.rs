@@ -32,17 +32,16 @@ impl LensDistortion {
         if self.k1 == 0.0 {
             return undistorted;
         }
-        // Invert the division model by fixed-point iteration: a few steps converge for |k1| < 0.5.
+        // Invert the division model exactly: the distorted radius r_d solves
+        // (k1/s²)·r_u·r_d² − r_d + r_u = 0; the root that tends to r_u as k1 → 0 is
+        // r_d = 2·r_u / (1 + √(1 − 4·k1·r_u²/s²)). Past the model's fold (positive k1, far out)
+        // the discriminant is negative and the radius is clamped to the fold.
         let [cx, cy] = self.centre;
         let (ux, uy) = (undistorted[0] - cx, undistorted[1] - cy);
-        let (mut dx, mut dy) = (ux, uy);
-        for _ in 0..8 {
-            let r2 = (dx * dx + dy * dy) / (self.scale * self.scale);
-            let f = 1.0 + self.k1 * r2;
-            dx = ux * f;
-            dy = uy * f;
-        }
-        [cx + dx, cy + dy]
+        let ru2 = (ux * ux + uy * uy) / (self.scale * self.scale);
+        let disc = (1.0 - 4.0 * self.k1 * ru2).max(0.0);
+        let factor = 2.0 / (1.0 + disc.sqrt());
+        [cx + ux * factor, cy + uy * factor]
     }
 
     /// Maps an image pixel to its undistorted position.

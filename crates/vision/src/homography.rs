@@ -231,3 +231,55 @@ mod tests {
         assert!(fit(&pairs[..3]).is_none());
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::LensDistortion;
+    use proptest::prelude::*;
+
+    /// Homographies of boards seen from plausible cameras: scale, rotation, shear, translation
+    /// and a moderate perspective term.
+    fn camera_homography() -> impl Strategy<Value = Matrix3<f64>> {
+        (10.0f64..60.0, -3.2f64..3.2, -0.2f64..0.2, 0.0f64..800.0, 0.0f64..600.0, -0.004f64..0.004, -0.004f64..0.004)
+            .prop_map(|(s, angle, shear, tx, ty, px, py)| {
+                let (c, si) = (angle.cos(), angle.sin());
+                Matrix3::new(s * c, s * (shear - si), tx, s * si, s * c, ty, px, py, 1.0)
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn fit_recovers_any_camera_homography(h in camera_homography()) {
+            let mut pairs = Vec::new();
+            for r in 0..19 {
+                for c in 0..19 {
+                    let from = [f64::from(c), f64::from(r)];
+                    if let Some(to) = apply(&h, from) {
+                        pairs.push(PointPair { from, to });
+                    }
+                }
+            }
+            // Skip views where the board crosses the horizon (not a picture of a board).
+            let z_signs: Vec<bool> = pairs.iter().map(|p| (h * Vector3::new(p.from[0], p.from[1], 1.0)).z > 0.0).collect();
+            prop_assume!(z_signs.iter().all(|&s| s) && pairs.len() == 361);
+            let fitted = fit(&pairs);
+            prop_assert!(fitted.is_some());
+            if let Some(f) = fitted {
+                for p in &pairs {
+                    prop_assert!(reprojection_error(&f, p) < 1e-5);
+                }
+            }
+        }
+
+        #[test]
+        fn lens_distort_and_undistort_are_inverse(k1 in -0.3f64..0.2, x in 0.0f64..1920.0, y in 0.0f64..1080.0) {
+            let lens = LensDistortion { k1, ..LensDistortion::none(1920, 1080) };
+            let d = lens.distort([x, y]);
+            let back = lens.undistort(d);
+            prop_assert!((back[0] - x).abs() < 1e-3 && (back[1] - y).abs() < 1e-3, "{:?} -> {:?} -> {:?}", [x, y], d, back);
+        }
+    }
+}
