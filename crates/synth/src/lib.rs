@@ -31,7 +31,7 @@ pub use camera::{apply_homography, board_mm, Camera, LensDistortion};
 pub use position::{format_coordinate, parse_coordinate, Position, Stone, BOARD_LINES};
 pub use render::{render, Rendered, MAX_SIDE};
 pub use scene::{
-    BoardStyle, CameraPose, ColourCast, Hand, Lighting, Scene, Side, StoneStyle, PRESETS,
+    BoardStyle, Bowl, CameraPose, ColourCast, Hand, Lighting, Scene, Side, StoneStyle, PRESETS,
     SKIN_TONES,
 };
 pub use sequence::{Action, SequenceFrame, Timing};

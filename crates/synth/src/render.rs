@@ -186,6 +186,7 @@ type ObjectId = u32;
 const ID_TABLE: ObjectId = 1;
 const ID_BOARD: ObjectId = 2;
 const ID_SIDE: ObjectId = 3;
+const ID_BOWL: ObjectId = 10;
 const ID_STONE: ObjectId = 1000;
 const ID_HAND: ObjectId = 100_000;
 const ID_HELD: ObjectId = 200_000;
@@ -271,6 +272,114 @@ fn mix3(a: [f32; 3], b: [f32; 3], t: f32) -> [f32; 3] {
         a[1] + (b[1] - a[1]) * t,
         a[2] + (b[2] - a[2]) * t,
     ]
+}
+
+/// Which part of a bowl a ray meets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BowlPart {
+    Wall = 0,
+    Rim = 1,
+    Inside = 2,
+    Pile = 3,
+}
+
+/// Stones in a bowl's heap: spacing of their centres and their radius as seen from above.
+const PILE_CELL_MM: f64 = 17.0;
+const PILE_STONE_RADIUS_MM: f64 = 10.5;
+
+/// Distance from (x, y) to the nearest stone centre of a bowl's heap, and the offset from it.
+fn nearest_pile_stone(seed: u64, x: f64, y: f64) -> (f64, [f64; 2]) {
+    let (gx, gy) = (
+        (x / PILE_CELL_MM).floor() as i64,
+        (y / PILE_CELL_MM).floor() as i64,
+    );
+    let mut best = (f64::INFINITY, [0.0, 0.0]);
+    for j in gy - 1..=gy + 1 {
+        for i in gx - 1..=gx + 1 {
+            let h = crate::noise::hash2(crate::noise::hash2(seed, i as u64), j as u64);
+            let jx = (h & 0xFFFF) as f64 / 65535.0;
+            let jy = ((h >> 16) & 0xFFFF) as f64 / 65535.0;
+            let (sx, sy) = (
+                (i as f64 + jx) * PILE_CELL_MM,
+                (j as f64 + jy) * PILE_CELL_MM,
+            );
+            let d = len2(x - sx, y - sy);
+            if d < best.0 {
+                best = (d, [x - sx, y - sy]);
+            }
+        }
+    }
+    best
+}
+
+/// Wall thickness of a bowl and how far below the rim its stones lie, in millimetres.
+const BOWL_WALL_MM: f64 = 5.0;
+const BOWL_PILE_DEPTH_MM: f64 = 12.0;
+
+/// Ray against a bowl standing on the table (top at table + height): (t, part, normal).
+fn hit_bowl(
+    origin: V3,
+    dir: V3,
+    bowl: &crate::scene::Bowl,
+    thickness: f64,
+) -> Option<(f64, BowlPart, V3)> {
+    if dir[2] >= 0.0 {
+        return None;
+    }
+    let [cx, cy] = bowl.centre_mm;
+    let r = bowl.radius_mm.max(10.0);
+    let bottom = -thickness;
+    let top = bottom + bowl.height_mm.max(5.0);
+    // Through the opening (rim, inner wall or the stones inside)?
+    let t_top = (top - origin[2]) / dir[2];
+    if t_top > 0.0 {
+        let q = add(origin, scale(dir, t_top));
+        let d = len2(q[0] - cx, q[1] - cy);
+        if d < r - BOWL_WALL_MM {
+            let depth = if bowl.contents == Stone::Empty {
+                bowl.height_mm * 0.7
+            } else {
+                BOWL_PILE_DEPTH_MM
+            };
+            let t_pile = (top - depth - origin[2]) / dir[2];
+            let qp = add(origin, scale(dir, t_pile));
+            if len2(qp[0] - cx, qp[1] - cy) < r - BOWL_WALL_MM {
+                // The heap is domed a little: tilt the normal outward from the centre.
+                let n = norm([(qp[0] - cx) / r * 0.3, (qp[1] - cy) / r * 0.3, 1.0]);
+                return Some((t_pile, BowlPart::Pile, n));
+            }
+            let n = norm([cx - q[0], cy - q[1], 0.0]);
+            return Some((t_top, BowlPart::Inside, n));
+        }
+        if d < r {
+            return Some((t_top, BowlPart::Rim, [0.0, 0.0, 1.0]));
+        }
+    }
+    // The outer wall: a vertical cylinder.
+    let (ox, oy) = (origin[0] - cx, origin[1] - cy);
+    let a = dir[0] * dir[0] + dir[1] * dir[1];
+    if a < 1e-12 {
+        return None;
+    }
+    let b = ox * dir[0] + oy * dir[1];
+    let c = ox * ox + oy * oy - r * r;
+    let disc = b * b - a * c;
+    if disc < 0.0 {
+        return None;
+    }
+    let t = (-b - disc.sqrt()) / a;
+    let z = origin[2] + t * dir[2];
+    if t > 0.0 && z >= bottom && z <= top {
+        let q = add(origin, scale(dir, t));
+        // Bowls bulge: lean the normal up near the rim and down near the foot.
+        let lean = 0.5 * ((z - bottom) / (top - bottom) - 0.5);
+        return Some((
+            t,
+            BowlPart::Wall,
+            norm([(q[0] - cx) / r, (q[1] - cy) / r, lean]),
+        ));
+    }
+    None
 }
 
 /// Ray–ellipsoid (semi-axes r, r, h) intersection: nearest t > 0.
@@ -636,7 +745,7 @@ impl<'a> World<'a> {
         let view = scale(dir, -1.0);
 
         let mut t_best = f64::INFINITY;
-        let mut hit_kind = 0u8; // 1 stone, 2 hand, 3 board top, 4 side, 5 table
+        let mut hit_kind = 0u8; // 1 stone, 2 hand, 3 board top, 4 side, 5 table, 6 bowl
         let mut stone_idx = 0usize;
         let mut hand_hit = (0usize, 0usize);
         if let Some((t, i)) = self.hit_stones(origin, dir) {
@@ -687,6 +796,16 @@ impl<'a> World<'a> {
                         t_best = t_table;
                         hit_kind = 5;
                     }
+                }
+            }
+        }
+        let mut bowl_hit = None;
+        for (i, bowl) in self.scene.bowls.iter().enumerate() {
+            if let Some((t, part, normal)) = hit_bowl(origin, dir, bowl, thickness) {
+                if t < t_best {
+                    t_best = t;
+                    hit_kind = 6;
+                    bowl_hit = Some((i, part, normal));
                 }
             }
         }
@@ -833,6 +952,72 @@ impl<'a> World<'a> {
                 let diffuse = ambient * 0.8 + direct_gain * lamp_light(side_normal);
                 (wood.map(|a| (a as f64 * diffuse) as f32), ID_SIDE, false)
             }
+            6 => {
+                let Some((i, part, normal)) = bowl_hit else {
+                    return ([0.0; 3], 0, false);
+                };
+                let bowl = &self.scene.bowls[i];
+                let c = bowl.centre_mm;
+                let (hands, sky) = if self.hands.is_empty() {
+                    (1.0, 1.0)
+                } else {
+                    (
+                        self.hand_shadow(p, to_lamp, false, tau),
+                        self.hand_sky(p, tau),
+                    )
+                };
+                let (albedo, spec) = match part {
+                    BowlPart::Pile => {
+                        // A heap of stones: nearest jittered stone centre (cellular pattern)
+                        // gives a domed stone or a dark gap between stones.
+                        let (near, offset) = nearest_pile_stone(
+                            self.scene.seed ^ (i as u64 + 1),
+                            p[0] - c[0],
+                            p[1] - c[1],
+                        );
+                        let dome = (1.0 - (near / PILE_STONE_RADIUS_MM).powi(2)).max(0.0);
+                        let n = norm([
+                            offset[0] / PILE_STONE_RADIUS_MM,
+                            offset[1] / PILE_STONE_RADIUS_MM,
+                            dome.sqrt() + 0.2,
+                        ]);
+                        let half = norm(add(to_lamp, view));
+                        let glint = dot(n, half).max(0.0);
+                        let gap = if near < PILE_STONE_RADIUS_MM {
+                            1.0
+                        } else {
+                            0.35
+                        };
+                        match bowl.contents {
+                            Stone::Black => (
+                                [0.05 * gap as f32; 3],
+                                gap * (0.05 * glint.powi(8) + 0.25 * glint.powi(60)),
+                            ),
+                            Stone::White => (
+                                [0.88 * gap as f32, 0.87 * gap as f32, 0.82 * gap as f32],
+                                gap * 0.3 * glint.powi(40),
+                            ),
+                            Stone::Empty => (srgb(bowl.rgb).map(|a| a * 0.55), 0.0),
+                        }
+                    }
+                    BowlPart::Inside => (srgb(bowl.rgb).map(|a| a * 0.5), 0.0),
+                    BowlPart::Rim | BowlPart::Wall => {
+                        let angle = (p[1] - c[1]).atan2(p[0] - c[0]);
+                        let grain = self
+                            .cloth
+                            .at((angle * 12.0) as f32 + 7.0, (p[2] * 0.05) as f32);
+                        let half = norm(add(to_lamp, view));
+                        (
+                            srgb(bowl.rgb).map(|a| a * (0.88 + 0.14 * grain)),
+                            0.18 * dot(normal, half).max(0.0).powi(30),
+                        )
+                    }
+                };
+                let diffuse = ambient * sky * (0.6 + 0.4 * normal[2].max(0.0))
+                    + direct_gain * lamp_light(normal) * hands;
+                let colour = albedo.map(|a| (a as f64 * diffuse + spec * hands) as f32);
+                (colour, ID_BOWL + 4 * i as u32 + part as u32, false)
+            }
             _ => {
                 // Table: cloth-like texture and the board's soft shadow.
                 let n1 = self
@@ -851,7 +1036,18 @@ impl<'a> World<'a> {
                 let out = len2(dx, dy);
                 let shadow = 0.35 + 0.65 * smoothstep(0.0, 12.0, out);
                 let near = len2((p[0].abs() - hw).max(0.0), (p[1].abs() - hl).max(0.0));
-                let ao = 0.7 + 0.3 * smoothstep(0.0, 40.0, near);
+                let mut ao = 0.7 + 0.3 * smoothstep(0.0, 40.0, near);
+                let mut shadow = shadow;
+                for bowl in &self.scene.bowls {
+                    let (c, r) = (bowl.centre_mm, bowl.radius_mm);
+                    ao *= 1.0 - 0.5 * smoothstep(r + 30.0, r, len2(p[0] - c[0], p[1] - c[1]));
+                    let h = bowl.height_mm * 0.6;
+                    let (sx, sy) = (
+                        c[0] - to_lamp[0] / to_lamp[2] * h,
+                        c[1] - to_lamp[1] / to_lamp[2] * h,
+                    );
+                    shadow *= 1.0 - 0.75 * smoothstep(r + 8.0, r - 8.0, len2(p[0] - sx, p[1] - sy));
+                }
                 let (hands, sky) = if self.hands.is_empty() {
                     (1.0, 1.0)
                 } else {

@@ -29,6 +29,8 @@ pub struct Scene {
     pub board: BoardStyle,
     /// Hands and arms in the frame (0, 1 or 2 usually).
     pub hands: Vec<Hand>,
+    /// Stone bowls standing on the table beside the board (distractors for board location).
+    pub bowls: Vec<Bowl>,
     /// Gaussian blur sigma in pixels (focus and motion softness); 0 = sharp.
     pub blur_sigma: f32,
     /// Sensor noise standard deviation in 0–255 grey levels; 0 = none.
@@ -58,6 +60,7 @@ impl Default for Scene {
             stones: StoneStyle::default(),
             board: BoardStyle::default(),
             hands: Vec::new(),
+            bowls: Vec::new(),
             blur_sigma: 0.6,
             noise_sigma: 2.0,
             jpeg_quality: 88,
@@ -276,6 +279,24 @@ impl Scene {
             seed,
             ..Scene::default()
         };
+        if rng.unit() < 0.5 {
+            let gap = rng.range(20.0, 90.0);
+            let radius = rng.range(55.0, 75.0);
+            let woods = [[150, 96, 52], [96, 60, 36], [200, 160, 110], [40, 40, 44]];
+            let wood = woods[pick(&mut rng, woods.len())];
+            for (sign, contents) in [(1.0, Stone::Black), (-1.0, Stone::White)] {
+                scene.bowls.push(Bowl {
+                    centre_mm: [
+                        sign * (crate::camera::board_mm::HALF_W + gap + radius),
+                        rng.range(-200.0, 200.0),
+                    ],
+                    radius_mm: radius,
+                    height_mm: rng.range(60.0, 90.0),
+                    contents,
+                    rgb: wood,
+                });
+            }
+        }
         if rng.unit() < 0.35 {
             let sides = [Side::South, Side::North, Side::East, Side::West];
             let side = sides[pick(&mut rng, 4)];
@@ -482,6 +503,53 @@ impl Default for BoardStyle {
             thickness_mm: 30.0,
             table_rgb: [96, 88, 80],
         }
+    }
+}
+
+/// A round stone bowl (go-ke) on the table, open, full of stones.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Bowl {
+    /// Centre on the table in world millimetres (x toward column T, y toward row 1; the board
+    /// spans about ±213 × ±228).
+    pub centre_mm: [f64; 2],
+    /// Outer radius in millimetres.
+    pub radius_mm: f64,
+    /// Height above the table in millimetres.
+    pub height_mm: f64,
+    /// Which stones fill it (black or white; empty = an empty bowl).
+    pub contents: Stone,
+    /// Colour of the bowl's wood or plastic (sRGB 0–255).
+    pub rgb: [u8; 3],
+}
+
+impl Default for Bowl {
+    fn default() -> Self {
+        Self {
+            centre_mm: [330.0, 120.0],
+            radius_mm: 65.0,
+            height_mm: 75.0,
+            contents: Stone::Black,
+            rgb: [150, 96, 52],
+        }
+    }
+}
+
+impl Bowl {
+    /// The usual pair: black bowl right of the board, white bowl left, level with row `row_mm`.
+    pub fn pair(row_mm: f64) -> [Bowl; 2] {
+        [
+            Bowl {
+                centre_mm: [335.0, row_mm],
+                contents: Stone::Black,
+                ..Bowl::default()
+            },
+            Bowl {
+                centre_mm: [-335.0, -row_mm],
+                contents: Stone::White,
+                ..Bowl::default()
+            },
+        ]
     }
 }
 

@@ -332,3 +332,24 @@ fn moving_hands_are_blurred_but_truth_stays_at_mid_exposure() {
         blurred.image.get_pixel(20, 20)
     );
 }
+
+#[test]
+fn bowls_stand_beside_the_board_without_touching_the_truth() {
+    let mut scene = preset("clean").with_size(800, 600);
+    scene.camera.board_fill = 0.6;
+    let bare = render_ok(&sample_position(), &scene);
+    scene.bowls = tengen_synth::Bowl::pair(100.0).to_vec();
+    let with_bowls = render_ok(&sample_position(), &scene);
+    assert_eq!(bare.truth, with_bowls.truth);
+    // Look straight down into each bowl: black heap dark, white heap bright.
+    let cam = tengen_synth::Camera::from_scene(&scene);
+    for bowl in &scene.bowls {
+        let top = -scene.board.thickness_mm + bowl.height_mm - 12.0;
+        let px = cam.project([bowl.centre_mm[0], bowl.centre_mm[1], top]);
+        let y = median_luma(&with_bowls.image, px);
+        match bowl.contents {
+            Stone::Black => assert!(y < 60.0, "black bowl luma {y}"),
+            _ => assert!(y > 120.0, "white bowl luma {y}"),
+        }
+    }
+}
