@@ -295,7 +295,7 @@ pub(crate) fn best_extent(work: &Working, geom: &GridGeometry, reach: i32) -> (i
         let evidence: Vec<f64> = (lo..=hi)
             .map(|k| {
                 let k = f64::from(k);
-                line_evidence(work, geom, columns, k, board_level) + crossing_support(work, geom, columns, k, board_level)
+                line_evidence(work, geom, columns, k, board_level) + 2.0 * crossing_support(work, geom, columns, k, board_level)
             })
             .collect();
         let at = |k: i32| evidence[(k - lo) as usize];
