@@ -5,7 +5,7 @@
 
 use image::{GrayImage, Luma, RgbImage};
 use tengen_synth::noise::Rng;
-use tengen_synth::{render, GroundTruth, Position, Scene, Stone};
+use tengen_synth::{render, GroundTruth, Hand, Position, Scene, Side, Stone};
 use tengen_vision::locate::from_corners;
 use tengen_vision::tracking::{TrackStatus, Tracker, TrackerConfig};
 use tengen_vision::{locate, GridGeometry, LensDistortion, LocateError, LocateOptions, BOARD_LINES};
@@ -158,6 +158,13 @@ fn tracker_tells_stable_moved_and_lost() {
     let Ok(again) = render(&position, &s.clone().with_seed(12)) else { panic!("render failed") };
     let status = tracker.check(&gray(&again.image));
     assert!(matches!(status, TrackStatus::Stable { .. }), "{status:?}");
+
+    // A hand over the board hides lines but moves nothing: still stable.
+    let hand_scene = s.clone().with_seed(13).with_hand(Hand::reaching(Side::South, 9.0, 0.7));
+    let Ok(with_hand) = render(&position, &hand_scene) else { panic!("render failed") };
+    assert!(with_hand.truth.hand_over_board);
+    let status = tracker.check(&gray(&with_hand.image));
+    assert!(matches!(status, TrackStatus::Stable { .. }), "hand over the board: {status:?}");
 
     // Board pushed across the table and turned a little: moved, with the new grid.
     let mut moved_scene = s.clone();
