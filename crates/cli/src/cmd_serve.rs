@@ -130,13 +130,16 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             "tengen: post frames with: curl -H 'Authorization: Bearer <camera token>' -H 'Content-Type: image/jpeg' --data-binary @frame.jpg http://{}/api/tables/<table>/frames",
             server.addr
         );
+        // Ctrl-C or SIGTERM (systemd, docker stop). Stopping loses nothing: every event is in
+        // the log before it is published, and the next start replays it.
+        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .context("cannot listen for SIGTERM")?;
         tokio::select! {
-            outcome = tokio::signal::ctrl_c() => {
-                outcome.context("cannot wait for Ctrl-C")?;
-                println!("tengen: stopping");
-                server.shutdown_now();
-            }
+            outcome = tokio::signal::ctrl_c() => outcome.context("cannot wait for Ctrl-C")?,
+            _ = terminate.recv() => {}
         }
+        println!("tengen: stopping");
+        server.shutdown_now();
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)

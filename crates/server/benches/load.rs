@@ -77,7 +77,30 @@ struct Level {
     rss: f64,
 }
 
-async fn run_level(tables: usize, seconds: f64, frames: &[Arc<Vec<u8>>]) -> Level {
+/// The service with its vision replaced by a bare JPEG decode (same frames, same referee, same
+/// log): what the service itself costs, apart from reading boards.
+struct DecodeOnly;
+impl tengen_server::FrameAnalyzer for DecodeOnly {
+    fn analyze(&mut self, encoded: &[u8]) -> Result<tengen_server::model::Observation, tengen_server::engine::AnalyzeError> {
+        let img = image::load_from_memory(encoded).map_err(|e| tengen_server::engine::AnalyzeError::Decode(e.to_string()))?;
+        std::hint::black_box(img);
+        Ok(tengen_server::model::Observation {
+            points: vec![tengen_server::model::PointReading::Empty; tengen_server::model::POINTS],
+            corners: None,
+            confidence: 1.0,
+            occluded: false,
+        })
+    }
+    fn set_calibration(&mut self, _corners: Option<tengen_server::engine::Corners>) {}
+}
+struct DecodeOnlyFactory;
+impl tengen_server::engine::AnalyzerFactory for DecodeOnlyFactory {
+    fn create(&self, _table: &str, _calibration: Option<tengen_server::engine::Corners>) -> Box<dyn tengen_server::FrameAnalyzer> {
+        Box::new(DecodeOnly)
+    }
+}
+
+async fn run_level(tables: usize, seconds: f64, frames: &[Arc<Vec<u8>>], decode_only: bool) -> Level {
     let dir = std::env::temp_dir().join(format!("tengen-bench-{}-{tables}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let config = Config {
@@ -97,7 +120,11 @@ async fn run_level(tables: usize, seconds: f64, frames: &[Arc<Vec<u8>>]) -> Leve
             .collect(),
         ..Config::default()
     };
-    let server = tengen_server::start(config, tengen_server::adapters::standard_engines()).await.unwrap();
+    let mut engines = tengen_server::adapters::standard_engines();
+    if decode_only {
+        engines.analyzers = Arc::new(DecodeOnlyFactory);
+    }
+    let server = tengen_server::start(config, engines).await.unwrap();
     let addr = server.addr;
     let hub = Arc::clone(&server.hub);
     let deadline = Instant::now() + Duration::from_secs_f64(seconds);
@@ -173,7 +200,9 @@ fn main() {
     let levels: Vec<usize> = std::env::var("TENGEN_BENCH_LEVELS")
         .ok()
         .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect())
-        .unwrap_or_else(|| vec![2, 5, 10, 20, 40, 100]);
+        .unwrap_or_else(|| vec![1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 100]);
+    // TENGEN_BENCH_VISION=decode replaces the vision by a bare decode (the service's own cost).
+    let decode_only = std::env::var("TENGEN_BENCH_VISION").is_ok_and(|v| v == "decode");
     let seconds: f64 = std::env::var("TENGEN_BENCH_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15.0);
     let frames = frames_1080p();
     // Baseline: a bare decode of one frame, the floor of any vision.
@@ -186,11 +215,12 @@ fn main() {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     println!("load bench: {} frames of 1920x1080 JPEG (~{} KiB), {FPS} fps per camera, {seconds} s per level, {cores} cores", frames.len(), frames[0].len() / 1024);
     println!("baseline: bare JPEG decode of one frame {decode_ms:.1} ms → at most {:.0} frames/s on {cores} cores", 1000.0 / decode_ms * cores as f64);
+    println!("vision: {}", if decode_only { "bare JPEG decode only (TENGEN_BENCH_VISION=decode)" } else { "tengen-vision (locate/track + read 361 points)" });
     println!("{:>6} {:>7} {:>7} {:>8} {:>7} {:>8} {:>8} {:>8} {:>7} {:>8} {:>9}", "tables", "posted", "refused", "analysed", "dropped", "p50 ms", "p99 ms", "p99/dec", "least", "events", "rss MiB");
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let mut best = None;
     for n in levels {
-        let level = runtime.block_on(run_level(n, seconds, &frames));
+        let level = runtime.block_on(run_level(n, seconds, &frames, decode_only));
         println!(
             "{:>6} {:>7} {:>7} {:>8} {:>7} {:>8.0} {:>8.0} {:>8.1} {:>7.2} {:>8} {:>9.0}",
             level.tables, level.posted, level.refused, level.analysed, level.dropped, level.p50 * 1000.0, level.p99 * 1000.0,

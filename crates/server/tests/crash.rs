@@ -5,7 +5,7 @@
 //! The child is this test binary re-executed with `TENGEN_CRASH_CHILD_DIR` set: it runs the
 //! service (the same `tengen_server::start` that `tengen serve` runs) and writes its address.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs, clippy::zombie_processes)]
 
 mod common;
 

@@ -79,7 +79,7 @@ impl SimpleReferee {
         }
     }
     fn to_move(&self) -> Colour {
-        if self.moves.len() % 2 == 0 { Colour::Black } else { Colour::White }
+        if self.moves.len() & 1 == 0 { Colour::Black } else { Colour::White }
     }
     fn event(kind: &str, severity: Severity, summary: String) -> RefereeEvent {
         RefereeEvent {
@@ -96,7 +96,7 @@ impl SimpleReferee {
 
 impl TableReferee for SimpleReferee {
     fn observe(&mut self, _at_ms: i64, obs: &Observation) -> Vec<RefereeEvent> {
-        if obs.points.iter().any(|p| *p == PointReading::Occluded) {
+        if obs.points.contains(&PointReading::Occluded) {
             return vec![];
         }
         let seen: Vec<char> = obs.board_string().chars().collect();
@@ -237,13 +237,13 @@ pub const ARBITER: &str = "arbiter-token-for-tests";
 pub const CAMERA: &str = "camera-token-for-tests";
 
 pub fn test_config(data_dir: PathBuf, tables: &[&str]) -> tengen_server::Config {
-    let mut config = tengen_server::Config::default();
-    config.listen = "127.0.0.1:0".into();
-    config.data_dir = data_dir;
-    config.arbiter_token = Some(ARBITER.into());
-    config.camera_token = Some(CAMERA.into());
-    config.max_camera_fps = 1000.0;
-    config.tables = tables
+    tengen_server::Config {
+        listen: "127.0.0.1:0".into(),
+        data_dir,
+        arbiter_token: Some(ARBITER.into()),
+        camera_token: Some(CAMERA.into()),
+        max_camera_fps: 1000.0,
+        tables: tables
         .iter()
         .map(|id| tengen_server::TableConfig {
             id: (*id).into(),
@@ -253,8 +253,9 @@ pub fn test_config(data_dir: PathBuf, tables: &[&str]) -> tengen_server::Config 
             camera: tengen_server::CameraConfig::Post,
             calibration: None,
         })
-        .collect();
-    config
+        .collect(),
+        ..tengen_server::Config::default()
+    }
 }
 
 /// Minimal HTTP/1.1 client over a TcpStream for tests against a real listener.
