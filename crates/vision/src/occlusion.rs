@@ -61,6 +61,12 @@ pub struct OcclusionMask {
     pub occluded: bool,
 }
 
+/// Whether a cell's visible-line fraction is below `min`; a cell without lines (NaN) counts as
+/// hidden, so its colour alone decides.
+fn lattice_hidden(lattice: f32, min: f32) -> bool {
+    !matches!(lattice.partial_cmp(&min), Some(std::cmp::Ordering::Greater | std::cmp::Ordering::Equal))
+}
+
 /// Luminance (0–255) from which a cell much brighter than the board counts as a lamp's glare.
 pub const GLARE_LUMA: f32 = 200.0;
 /// How much brighter than the board a glare patch is, at least.
@@ -85,7 +91,7 @@ pub fn detect(colour: &BoardColour, config: &OcclusionConfig) -> OcclusionMask {
             // Margin cells lie on the narrow wooden border (or past it when the grid is a little
             // off); they are not evidence of a hand by themselves.
             let inner = i > 0 && j > 0 && i < CELLS - 1 && j < CELLS - 1;
-            inner && d.is_finite() && d > config.foreign_distance && !(lattice >= config.min_lattice) && !is_glare(colour, k)
+            inner && d.is_finite() && d > config.foreign_distance && lattice_hidden(lattice, config.min_lattice) && !is_glare(colour, k)
         })
         .collect();
     let mut seen = vec![false; CELLS * CELLS];

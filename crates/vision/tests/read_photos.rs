@@ -2,6 +2,8 @@
 //! labelled photos from `../shared/datasets/photos` (skipped with a printed line when absent).
 //! Scored as the best of the 8 board symmetries: a photo has no canonical "up".
 
+#![allow(clippy::expect_used)] // a test that cannot render or read its fixture should fail loudly
+
 use std::path::{Path, PathBuf};
 
 use tengen_vision::evaluate::{parse_grid, reading_grid, score, Confusion};

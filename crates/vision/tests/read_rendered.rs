@@ -2,6 +2,8 @@
 //! casts, glare, oblique parallax and hands — through the renderer's exact geometry, so these
 //! measure reading and occlusion alone.
 
+#![allow(clippy::expect_used)] // a test that cannot render or read its fixture should fail loudly
+
 use tengen_synth::{render, ColourCast, Hand, Position, Scene, Side, Stone};
 use tengen_vision::evaluate::{parse_grid, reading_grid};
 use tengen_vision::reading::read_board_detailed;
