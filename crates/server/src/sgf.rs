@@ -1,24 +1,15 @@
 //! The live game record as SGF FF[4]: the legal moves, with the game's events (infractions,
 //! arbiter decisions, camera trouble) as comments on the move they concern.
-//! A small writer of its own; the project's `tengen-sgf` writer can replace it once it lands.
+//! Written by the project's SGF writer (`tengen-sgf`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::model::{GameView, StoredEvent};
-use crate::store::GameRow;
+use tengen_rules::{Color, Move, Point};
+use tengen_sgf::{GameRecord, RecordedMove};
 
-/// Escapes an SGF text value (`]`, `\` and `:` in composed values are backslash-escaped).
-pub fn escape_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c == ']' || c == '\\' {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
+use crate::model::{Colour, GameView, StoredEvent};
+use crate::store::GameRow;
 
 /// The UTC calendar date (YYYY-MM-DD) of a time in ms since the epoch.
 pub fn utc_date(ms: i64) -> String {
@@ -37,12 +28,8 @@ pub fn utc_date(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-fn format_komi(komi: f64) -> String {
-    let text = format!("{komi:.2}");
-    text.trim_end_matches('0').trim_end_matches('.').to_owned()
-}
-
-/// Writes the record of a game.
+/// Writes the record of a game with the project's SGF writer (`tengen-sgf`), so what the
+/// service serves reads back with `tengen sgf check` into the same record.
 pub fn write_sgf(game: &GameRow, table_name: &str, view: &GameView, events: &[StoredEvent]) -> String {
     // Comments per node: 0 is the root, n is the node of move n.
     let mut comments: BTreeMap<usize, Vec<String>> = BTreeMap::new();
@@ -64,35 +51,33 @@ pub fn write_sgf(game: &GameRow, table_name: &str, view: &GameView, events: &[St
         line.push_str(&e.summary);
         comments.entry(node).or_default().push(line);
     }
-    let mut out = String::from("(;GM[1]FF[4]CA[UTF-8]AP[Tengen:0.1]SZ[19]RU[Chinese]");
-    let _ = write!(out, "KM[{}]", format_komi(game.komi));
-    let _ = write!(out, "DT[{}]", utc_date(game.started_ms));
-    let _ = write!(out, "GN[{}]", escape_text(&format!("{table_name}, game {}", game.id)));
-    if let Some(black) = &game.black {
-        let _ = write!(out, "PB[{}]", escape_text(black));
-    }
-    if let Some(white) = &game.white {
-        let _ = write!(out, "PW[{}]", escape_text(white));
-    }
-    if let Some(result) = &view.result {
-        let _ = write!(out, "RE[{}]", escape_text(result));
-    }
-    if let Some(c) = comments.get(&0) {
-        let _ = write!(out, "C[{}]", escape_text(&c.join("\n")));
-    }
+    let size = u8::try_from(crate::model::SIZE).unwrap_or(19);
+    let mut record = GameRecord::new(size, size);
+    record.komi = Some(game.komi);
+    record.rules = Some("Chinese".into());
+    record.result.clone_from(&view.result);
+    record.date = Some(utc_date(game.started_ms));
+    record.black_name.clone_from(&game.black);
+    record.white_name.clone_from(&game.white);
+    record.game_name = Some(format!("{table_name}, game {}", game.id));
+    record.root_comment = comments.get(&0).map(|c| c.join("\n"));
     for (i, mv) in view.moves.iter().enumerate() {
         let node = i + 1;
-        let _ = write!(out, "\n;{}[{}]", mv.colour.sgf_letter(), mv.point.as_deref().unwrap_or(""));
         let mut text = comments.get(&node).cloned().unwrap_or_default();
         if node == view.moves.len() && !view.dead.is_empty() {
             text.push(format!("Dead stones: {}", view.dead.join(" ")));
         }
-        if !text.is_empty() {
-            let _ = write!(out, "C[{}]", escape_text(&text.join("\n")));
-        }
+        let point = mv.point.as_deref().and_then(|p| Point::from_sgf(p, size, size).ok());
+        record.moves.push(RecordedMove {
+            color: match mv.colour {
+                Colour::Black => Color::Black,
+                Colour::White => Color::White,
+            },
+            mv: point.map_or(Move::Pass, Move::Place),
+            comment: (!text.is_empty()).then(|| text.join("\n")),
+        });
     }
-    out.push_str(")\n");
-    out
+    tengen_sgf::write_game(&record)
 }
 
 #[cfg(test)]
@@ -104,9 +89,6 @@ mod tests {
     fn dates_and_escapes() {
         assert_eq!(utc_date(0), "1970-01-01");
         assert_eq!(utc_date(1_795_000_000_000), "2026-11-18");
-        assert_eq!(escape_text("a]b\\c"), "a\\]b\\\\c");
-        assert_eq!(format_komi(7.5), "7.5");
-        assert_eq!(format_komi(0.0), "0");
     }
 
     #[test]
@@ -156,7 +138,8 @@ mod tests {
             ev("infraction_suspected", Some(1), Some("Art. 18.2")),
         ];
         let sgf = write_sgf(&game, "Table 1", &view, &events);
-        assert!(sgf.starts_with("(;GM[1]FF[4]"), "{sgf}");
+        assert!(sgf.starts_with("(;FF[4]GM[1]"), "{sgf}");
+        assert!(sgf.contains("RU[Chinese]") && sgf.contains("KM[7.5]"), "{sgf}");
         assert!(sgf.contains("PB[Ke\\]Jie]"));
         assert!(sgf.contains("RE[B+R]"));
         assert!(sgf.contains("C[camera_lost here]"));

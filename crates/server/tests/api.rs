@@ -180,7 +180,7 @@ async fn frames_become_moves_alerts_with_evidence_and_arbiter_decisions() {
     let response = tengen_server::router(Arc::clone(&hub)).oneshot(get("/api/tables/1/sgf")).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     let sgf = String::from_utf8(axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap().to_vec()).unwrap();
-    assert!(sgf.starts_with("(;GM[1]FF[4]"), "{sgf}");
+    assert!(sgf.starts_with("(;FF[4]GM[1]"), "{sgf}");
     assert!(sgf.contains(";B[pd]") && sgf.contains(";W[dp]") && sgf.contains(";B[]"), "{sgf}");
     assert!(sgf.contains("RE[W+R]") && sgf.contains("Art. 17.5"), "{sgf}");
 
