@@ -73,7 +73,8 @@ struct FolderScore {
 }
 
 impl FolderScore {
-    fn new() -> Self {
+    /// Empty scores with the reliability bins set up.
+    fn with_bins() -> Self {
         Self { calibration: Calibration::new(&CONFIDENCE_BINS), ..Self::default() }
     }
 }
@@ -112,6 +113,8 @@ fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
 }
 
+// Several parallel 19×19 arrays are indexed together, hence index loops.
+#[allow(clippy::needless_range_loop)]
 fn eval_photos(dir: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
     let mut files = Vec::new();
     walk(dir, &mut files)?;
@@ -137,7 +140,7 @@ fn eval_photos(dir: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
             continue;
         }
         let folder = Path::new(&rel).parent().map(|p| p.to_string_lossy().to_string()).unwrap_or_default();
-        let score_of = folders.entry(folder).or_insert_with(FolderScore::new);
+        let score_of = folders.entry(folder).or_insert_with(FolderScore::with_bins);
         score_of.images += 1;
         let t = Instant::now();
         let frame = match std::fs::read(&path).map_err(anyhow::Error::from).and_then(|b| Ok(decode_rgb(&b)?)) {
@@ -239,6 +242,7 @@ fn read_corners(path: &Path) -> anyhow::Result<[[f64; 2]; 4]> {
     Ok(parsed.corners_px)
 }
 
+#[allow(clippy::needless_range_loop)]
 fn eval_rendered(per_preset: u64, out: Option<&Path>) -> anyhow::Result<ExitCode> {
     use tengen_synth::{render, ColourCast, Hand, Position, Scene, Side, Stone, PRESETS};
     let config = ReaderConfig::default();
@@ -268,7 +272,7 @@ fn eval_rendered(per_preset: u64, out: Option<&Path>) -> anyhow::Result<ExitCode
             }
             let frame = render(&position, &scene)?;
             let truth_info = &frame.truth;
-            let score_of = folders.entry(format!("{preset}{}", if with_hand { " + hand" } else { "" })).or_insert_with(FolderScore::new);
+            let score_of = folders.entry(format!("{preset}{}", if with_hand { " + hand" } else { "" })).or_insert_with(FolderScore::with_bins);
             score_of.images += 1;
             let t = Instant::now();
             let located = locate(&frame.image, &LocateOptions::default());
@@ -371,7 +375,7 @@ fn finish(title: &str, notes: &[String], folders: &BTreeMap<String, FolderScore>
         "\n| folder | images | located | per-point accuracy | wrong | unknown | exact boards | corner error (cells, mean / max) | flagged occluded | hand frames flagged | clean frames flagged | decode / locate / read ms (median) |"
     );
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let mut total = FolderScore::new();
+    let mut total = FolderScore::with_bins();
     for (name, f) in folders {
         row(&mut md, name, f);
         total.images += f.images;

@@ -2,6 +2,8 @@
 //! truncated JPEG, a picture with no board, 1×1 image, a 20000×20000 header) gives a clear
 //! message and a non-zero exit — never a panic.
 
+#![allow(clippy::expect_used)] // test set-up failures should fail loudly
+
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -24,6 +24,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+#[allow(clippy::needless_range_loop)] // reading and truth grids are indexed together
 fn main() -> Result<(), Box<dyn Error>> {
     let mut samples: Vec<(f64, bool)> = Vec::new();
     for dir in std::env::args().skip(1) {
