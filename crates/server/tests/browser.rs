@@ -299,9 +299,16 @@ async fn capture_dashboard_screenshot() {
     let mut tools = DevTools::connect(port, &ws_url[ws_url.find("/devtools").unwrap()..]).await;
     tools.call("Emulation.setDeviceMetricsOverride", json!({"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": false})).await;
     tools.call("Page.navigate", json!({ "url": url })).await;
-    assert!(tools.wait_for("!!document.querySelector('#conn.live') && document.querySelector('#moves').children.length > 0", 30).await);
+    let hall = !url.contains("#/table/");
+    let ready = if hall {
+        "!!document.querySelector('#conn.live') && document.querySelectorAll('.card').length > 0"
+    } else {
+        "!!document.querySelector('#conn.live') && document.querySelector('#moves').children.length > 0"
+    };
+    assert!(tools.wait_for(ready, 30).await);
     // Best with an open alert on screen (the demo raises them as it goes): wait a while for one.
-    if tools.wait_for("document.querySelectorAll('#alerts .alert img').length >= 2", 120).await {
+    let alert = if hall { "!!document.querySelector('.card.alerting')" } else { "document.querySelectorAll('#alerts .alert img').length >= 2" };
+    if tools.wait_for(alert, 120).await {
         println!("an alert is on screen");
     }
     tokio::time::sleep(Duration::from_millis(1500)).await;
