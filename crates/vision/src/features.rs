@@ -246,8 +246,9 @@ pub struct PointFeatures {
     /// Grid-line (Weber) contrast of the cross through the intersection: clearly positive only
     /// where the point is empty, in light or in shadow.
     pub lines: f32,
-    /// Weber contrast of the weakest arm of the cross (relative to the surface beside it, so a
-    /// point in a stone's shadow still shows its lines): positive on every arm only when empty.
+    /// Contrast of the weakest arm of the cross: positive on every arm only when empty.
+    /// (Measured, not used by the classifier: it did not separate stone shadows from black
+    /// stones better than the mean contrast on the labelled photos.)
     pub weakest_arm: f32,
     /// Spread of disc luminance relative to board luminance (texture: edges, lines, grain).
     pub spread: f32,
@@ -339,7 +340,7 @@ pub fn measure_points(
                 green_red,
                 colour_distance: colour_distance(mean, local),
                 lines: lines.0,
-                weakest_arm: weakest_arm(board, col, row, board_l),
+                weakest_arm: lines.1,
                 spread: (q90 - q10) / board_l,
                 luma: med,
                 valid,
@@ -348,15 +349,6 @@ pub fn measure_points(
     }
     out
 }
-
-/// Weakest-arm Weber contrast (the surface beside a line in shadow is its own reference; the
-/// floor keeps sensor noise on a black stone from counting).
-fn weakest_arm(board: &RectifiedBoard, col: usize, row: usize, board_l: f32) -> f32 {
-    line_contrast(board, col, row, board_l * WEBER_MIN_FLOOR).1
-}
-
-/// Floor of the Weber denominator for the weakest-arm contrast, relative to board luminance.
-const WEBER_MIN_FLOOR: f32 = 0.3;
 
 /// Grid-line contrast of the cross at an intersection, from the arms that stay on the grid
 /// (an edge point has three, a corner two): (mean over arms, weakest arm). Each arm's contrast is
