@@ -140,17 +140,16 @@ pub(crate) struct LinePixel {
 }
 
 fn strength_threshold(resp: &LineResponse) -> f32 {
-    // The top ~12 % of responses, but never below a faint absolute contrast.
+    // The strongest ~12 % of pixels that have a line orientation, never below a faint absolute
+    // contrast. Pixels without one (noise specks, crossings, blobs) would otherwise crowd the
+    // faint lines of blurred frames out of the selection.
     let mut hist = [0usize; 256];
-    let mut count = 0usize;
-    for &v in &resp.strength.data {
-        if v > 0.0 {
+    for (i, &v) in resp.strength.data.iter().enumerate() {
+        if v > 0.0 && resp.coherence(i) >= MIN_COHERENCE {
             hist[((v * 255.0) as usize).min(255)] += 1;
-            count += 1;
         }
     }
-    let total = resp.strength.data.len();
-    let target = total / 8;
+    let target = resp.strength.data.len() / 8;
     let mut acc = 0;
     let mut level = 255;
     while level > 0 {
@@ -160,7 +159,6 @@ fn strength_threshold(resp: &LineResponse) -> f32 {
         }
         level -= 1;
     }
-    let _ = count;
     (level as f32 / 255.0).max(MIN_LINE_STRENGTH)
 }
 

@@ -119,6 +119,15 @@ pub(crate) struct LineResponse {
 }
 
 impl LineResponse {
+    /// Coherence (0..1) of the orientation at a pixel index, without computing the angle.
+    pub fn coherence(&self, i: usize) -> f32 {
+        let (c, s, t) = (self.cos2.data[i], self.sin2.data[i], self.total.data[i]);
+        if t <= 0.5 * self.strength.data[i] || t <= 0.0 {
+            return 0.0;
+        }
+        (c * c + s * s).sqrt() / t
+    }
+
     /// Normal angle in radians (−π/2..π/2) and coherence (0..1) at a pixel index.
     pub fn orientation(&self, i: usize) -> (f32, f32) {
         let (c, s, t) = (self.cos2.data[i], self.sin2.data[i], self.total.data[i]);
