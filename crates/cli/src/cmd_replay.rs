@@ -33,7 +33,7 @@ pub struct ReplayArgs {
     calibration: Option<PathBuf>,
     /// Frames per second of the sequence (sets the time of each frame). When the folder holds
     /// a `sequence.json` with `frames[].file` and `frames[].time_s` (the project's samples), the
-    /// times come from there instead.
+    /// times come from there instead, and each frame is seen again at this rate until the next.
     #[arg(long, default_value_t = 2.0)]
     fps: f64,
     /// Seconds a board must be seen still (hand-free) before it is accepted.
@@ -269,7 +269,17 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             continue;
         };
         let reading = read_board(&rgb, g, &reader);
-        produced.extend(referee.observe(&observation(t, &reading, name)));
+        produced.extend(referee.observe(&observation(t, &reading, name.clone())));
+        // A timed sequence (keyframes) shows each frame until the next one: seen by a camera at
+        // `fps`, the same still board comes again, as the server's folder camera also does.
+        let next_t = files.get(i + 1).and_then(|p| p.file_name()).and_then(|n| times.get(&*n.to_string_lossy()).copied());
+        if let Some(next_t) = next_t {
+            let mut repeat_t = t + 1.0 / args.fps;
+            while repeat_t + 1e-9 < next_t {
+                produced.extend(referee.observe(&observation(repeat_t, &reading, name.clone())));
+                repeat_t += 1.0 / args.fps;
+            }
+        }
         for e in &produced {
             serde_json::to_writer(&mut events_out, e)?;
             events_out.write_all(b"\n")?;

@@ -1,0 +1,131 @@
+//! The `tengen` commands end to end as a user runs them: `referee` over JSON-line readings,
+//! `replay` over the project's own rendered sample frames, and `sgf check` on a record with an
+//! illegal move — each checked against what the articles say, plus bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn tengen(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_tengen")).args(args).output().expect("run tengen");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "tengen {args:?} panicked: {stderr}");
+    out
+}
+
+fn temp_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tengen-cli-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn json_lines(bytes: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(bytes).lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect()
+}
+
+fn empty_rows() -> Vec<String> {
+    vec![".".repeat(19); 19]
+}
+
+fn with_stone(mut rows: Vec<String>, col: usize, row: usize, c: char) -> Vec<String> {
+    let mut chars: Vec<char> = rows[row].chars().collect();
+    chars[col] = c;
+    rows[row] = chars.into_iter().collect();
+    rows
+}
+
+#[test]
+fn referee_turns_readings_into_moves_and_flags_two_moves_in_a_row() {
+    // Black D16 ("dd"), White Q4 ("pp"), then White again at Q16 ("pd"): Art. 17.2.
+    let b1 = with_stone(empty_rows(), 3, 3, 'X');
+    let w1 = with_stone(b1.clone(), 15, 15, 'O');
+    let w2 = with_stone(w1.clone(), 15, 3, 'O');
+    let mut lines = String::new();
+    let mut t = 0.0;
+    for (board, hand) in [(&empty_rows(), false), (&b1, true), (&b1, false), (&w1, true), (&w1, false), (&w2, true), (&w2, false)] {
+        for _ in 0..6 {
+            lines.push_str(&serde_json::json!({"t": t, "grid": board, "occluded": hand}).to_string());
+            lines.push('\n');
+            t += 0.5;
+        }
+    }
+    lines.push_str("this line is not JSON\n");
+    let dir = temp_dir("referee");
+    let obs = dir.join("obs.jsonl");
+    std::fs::write(&obs, lines).expect("write readings");
+    let out = tengen(&["referee", obs.to_str().expect("path")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("43"), "the bad line is reported with its number");
+    let events = json_lines(&out.stdout);
+    let moves: Vec<String> = events
+        .iter()
+        .filter(|e| e["kind"] == "move")
+        .map(|e| format!("{} {}", e["side"].as_str().unwrap_or("?"), e["points"][0]["sgf"].as_str().unwrap_or("?")))
+        .collect();
+    assert_eq!(moves, ["black dd", "white pp", "white pd"]);
+    let double: Vec<&serde_json::Value> = events.iter().filter(|e| e["kind"] == "double_move").collect();
+    assert_eq!(double.len(), 1, "{events:?}");
+    assert_eq!(double[0]["article"], "17.2");
+    assert_eq!(double[0]["side"], "white");
+    assert_eq!(double[0]["status"], "suspected");
+}
+
+#[test]
+fn replay_reads_the_sample_frames_into_the_expected_record_and_infractions() {
+    let samples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/infractions");
+    let dir = temp_dir("replay");
+    let (sgf, events) = (dir.join("game.sgf"), dir.join("events.jsonl"));
+    let out = tengen(&[
+        "replay",
+        samples.to_str().expect("path"),
+        "--out",
+        sgf.to_str().expect("path"),
+        "--events",
+        events.to_str().expect("path"),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let events = json_lines(&std::fs::read(&events).expect("events written"));
+    let mut infractions: Vec<(String, String)> = events
+        .iter()
+        .filter(|e| ["missed_capture", "takeback", "double_move"].contains(&e["kind"].as_str().unwrap_or("")))
+        .map(|e| (e["kind"].as_str().unwrap_or("").to_string(), e["article"].as_str().unwrap_or("").to_string()))
+        .collect();
+    infractions.dedup();
+    assert_eq!(
+        infractions,
+        [("missed_capture".to_string(), "18.2".to_string()), ("takeback".into(), "17.3".into()), ("double_move".into(), "17.2".into())]
+    );
+    let others: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["status"] == "suspected" && !["missed_capture", "takeback", "double_move"].contains(&e["kind"].as_str().unwrap_or("")))
+        .collect();
+    assert!(others.is_empty(), "false infractions: {others:?}");
+    // The record agrees with the sample's expected record, move by move.
+    let expected = std::fs::read_to_string(samples.join("expected.sgf")).expect("expected.sgf");
+    let written = std::fs::read_to_string(&sgf).expect("sgf written");
+    let moves = |text: &str| -> Vec<String> {
+        text.split(';').filter_map(|node| node.trim().get(0..5).filter(|m| m.starts_with("B[") || m.starts_with("W[")).map(str::to_string)).collect()
+    };
+    assert_eq!(moves(&written), moves(&expected));
+}
+
+#[test]
+fn sgf_check_reports_a_suicide_as_an_illegal_move_and_bad_files_as_parse_errors() {
+    let dir = temp_dir("sgf");
+    // 9×9: Black surrounds A9; White's move 4 at A9 ("aa") is suicide (Art. 5, 19).
+    std::fs::write(dir.join("a.sgf"), "(;GM[1]FF[4]SZ[9];B[ba];W[ee];B[ab];W[aa];B[gg])").expect("write");
+    std::fs::write(dir.join("b.sgf"), "this is not a game record").expect("write");
+    let out = tengen(&["sgf", "check", "--json", dir.to_str().expect("path")]);
+    assert!(out.status.success(), "findings are not failures: {}", String::from_utf8_lossy(&out.stderr));
+    let lines = json_lines(&out.stdout);
+    let illegal: Vec<&serde_json::Value> = lines.iter().filter(|l| l["kind"] == "illegal_move").collect();
+    assert_eq!(illegal.len(), 1, "{lines:?}");
+    assert_eq!(illegal[0]["move"], 4);
+    assert_eq!(illegal[0]["article"], "19");
+    let summary = &lines.last().expect("a summary line")["summary"];
+    assert_eq!(summary["files"], 2);
+    assert_eq!(summary["illegal_moves"], 1);
+    assert_eq!(summary["parse_errors"], 1);
+    // A path that does not exist: it could not run.
+    let out = tengen(&["sgf", "check", dir.join("missing.sgf").to_str().expect("path")]);
+    assert!(!out.status.success());
+}
