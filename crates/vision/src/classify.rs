@@ -98,6 +98,9 @@ pub struct Classified {
     pub misfit: Vec<[f32; BOARD_LINES]>,
     /// Log-odds of the best class over the runner-up, `[row][col]` (0 where unmeasurable).
     pub margin: Vec<[f32; BOARD_LINES]>,
+    /// The frame's class means and spreads after re-estimation (empty, black, white), for
+    /// inspection.
+    pub class_model: Vec<(Vec<f64>, Vec<f64>)>,
 }
 
 /// Classifies every point of one frame. `temperature` ≥ 1 softens the posteriors.
@@ -144,7 +147,9 @@ pub fn classify(features: &[[PointFeatures; BOARD_LINES]], temperature: f64) -> 
                 let sxx: f64 = post.iter().zip(&points).map(|(p, (_, _, x))| p[k] * (x[d] - mean).powi(2)).sum();
                 let var = (prior.weight * prior.sd[d].powi(2) + sxx) / (prior.weight + wsum);
                 means[k][d] = mean;
-                sds[k][d] = var.sqrt().max(SD_FLOOR[d]);
+                // A frame may sharpen a class but not widen it beyond the prior: otherwise a few
+                // doubtful points (stone shadows) widen the class until it swallows them.
+                sds[k][d] = var.sqrt().clamp(SD_FLOOR[d], prior.sd[d].max(SD_FLOOR[d]));
             }
             weights[k] = (wsum + 2.0) / (points.len() as f64 + 6.0);
         }
@@ -163,7 +168,8 @@ pub fn classify(features: &[[PointFeatures; BOARD_LINES]], temperature: f64) -> 
         misfit[*r][*c] = z as f32;
         out[*r][*c] = p;
     }
-    Classified { posteriors: out, outlier, misfit, margin }
+    let class_model = (0..3).map(|k| (means[k].to_vec(), sds[k].to_vec())).collect();
+    Classified { posteriors: out, outlier, misfit, margin, class_model }
 }
 
 /// Keeps the re-estimated classes physically ordered: black darker than empty, white greyer
