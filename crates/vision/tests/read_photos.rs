@@ -61,12 +61,16 @@ fn evaluate(folder: &Path) -> (usize, usize, usize, Confusion) {
 }
 
 #[test]
-fn webcam_sequences_and_gomrade_singles_are_read() {
+fn imago_sequences_and_gomrade_singles_are_read() {
     let Some(dir) = photos() else {
         println!("../shared/datasets/photos absent: skipping the real-photo test");
         return;
     };
-    for (folder, min_accuracy) in [("imago-tests/t2", 0.995), ("imago-tests/t3", 0.99), ("gomrade-singles", 0.98)] {
+    // Bounds a little under what was measured on 29 Nov (t1 99.87 %, t2 100 %, t3 99.86 %,
+    // gomrade 99.72 %), so a real regression in location or reading fails here.
+    for (folder, min_accuracy) in
+        [("imago-tests/t1", 0.997), ("imago-tests/t2", 0.999), ("imago-tests/t3", 0.997), ("gomrade-singles", 0.995)]
+    {
         let (images, located, exact, c) = evaluate(&dir.join(folder));
         let accuracy = c.correct() as f64 / c.total().max(1) as f64;
         println!(
