@@ -12,7 +12,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tengen_referee::{Event, EventKind, Observation, PointObservation, Reading, RecordAction, Referee, RefereeConfig, StabiliserConfig, StartPosition, SIZE};
 use tengen_rules::{Color, Move, Point, Stone};
 use tengen_sgf::{write_game, GameRecord, RecordedMove};
-use tengen_vision::calibration::Calibration;
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::tracking::{max_shift_cells, TrackStatus, Tracker, TrackerConfig};
 use tengen_vision::{locate, read_board, BoardReading, GridGeometry, LocateOptions, PointState, ReaderConfig};
@@ -183,12 +182,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let files = frame_files(&args.frames_dir)?;
     let times = sequence_times(&args.frames_dir)?;
     let calibration = match &args.calibration {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-            let cal = Calibration::from_toml(&text).with_context(|| format!("{}: not a calibration", path.display()))?;
-            cal.validate().with_context(|| format!("{}: unusable calibration", path.display()))?;
-            Some(cal)
-        }
+        Some(path) => Some(crate::calibration_file::load(path)?),
         None => None,
     };
     let config = RefereeConfig {

@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod calibration_file;
 mod cmd_calibrate;
 mod cmd_detect;
 mod cmd_eval;

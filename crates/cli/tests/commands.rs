@@ -129,3 +129,24 @@ fn sgf_check_reports_a_suicide_as_an_illegal_move_and_bad_files_as_parse_errors(
     let out = tengen(&["sgf", "check", dir.join("missing.sgf").to_str().expect("path")]);
     assert!(!out.status.success());
 }
+
+#[test]
+fn a_calibration_written_by_calibrate_is_read_by_detect() {
+    use tengen_synth::{render, Position, Scene, Stone};
+    let position = Position::empty().with(3, 3, Stone::Black).with(15, 15, Stone::White).with(9, 9, Stone::Black);
+    let frame = render(&position, &Scene::preset("webcam").expect("preset").with_seed(3)).expect("render");
+    let dir = temp_dir("calibrate");
+    let (image, toml) = (dir.join("frame.jpg"), dir.join("table.toml"));
+    std::fs::write(&image, frame.jpeg()).expect("write frame");
+    let out = tengen(&["calibrate", image.to_str().expect("path"), "-o", toml.to_str().expect("path")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = tengen(&["detect", image.to_str().expect("path"), "--calibration", toml.to_str().expect("path")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let printed: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+    assert_eq!(printed, frame.truth.grid);
+    // A calibration file that is not one: a clear error, not a panic.
+    std::fs::write(&toml, "corners = \"somewhere\"").expect("write");
+    let out = tengen(&["detect", image.to_str().expect("path"), "--calibration", toml.to_str().expect("path")]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a calibration"));
+}
