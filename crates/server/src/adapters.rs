@@ -1,11 +1,10 @@
 //! Adapters from the project's pure cores to the service's seams: `tengen-vision` behind
 //! [`FrameAnalyzer`], `tengen-referee` behind [`TableReferee`].
 
-
-
 use tengen_vision::image_io::decode_rgb;
-use tengen_vision::locate::{from_corners, locate, refine_gray, LocateOptions};
-use tengen_vision::{GridGeometry, LensDistortion, PointState, ReaderConfig};
+use tengen_vision::locate::{from_corners, locate_gray, LocateOptions};
+use tengen_vision::tracking::{line_score, TrackerConfig};
+use tengen_vision::{read_board, GridGeometry, LensDistortion, PointState, ReaderConfig};
 
 use std::sync::Arc;
 
@@ -21,13 +20,22 @@ use crate::model::{
     RefereeEvent, Severity, POINTS, SIZE,
 };
 
-/// Reads frames with `tengen-vision`: decode, locate the board (fixed calibration, else track
-/// the previous frame's grid, else search), read the 361 points with occlusion.
+/// Reads frames with `tengen-vision`: decode, place the grid (fixed calibration, else the
+/// tracked grid, else a search), read the 361 points with occlusion.
+///
+/// Tracking is a cheap check of the previous grid's lines. When they fit less well, a hand over
+/// the board is the usual cause: the frame is read with the previous grid first, and only a
+/// frame without a hand that still does not fit pays for a new search.
 pub struct VisionAnalyzer {
     calibration: Option<Corners>,
-    /// The grid found in the previous frame: refining it is much cheaper than a full search.
-    tracked: Option<GridGeometry>,
+    tracked: Option<TrackedGrid>,
     config: ReaderConfig,
+}
+
+/// The grid found earlier and how well its lines showed then.
+struct TrackedGrid {
+    geometry: GridGeometry,
+    reference_score: f64,
 }
 
 impl VisionAnalyzer {
@@ -36,38 +44,7 @@ impl VisionAnalyzer {
         Self { calibration, tracked: None, config: ReaderConfig::default() }
     }
 
-    fn geometry(&mut self, rgb: &image::RgbImage) -> Result<GridGeometry, AnalyzeError> {
-        let (w, h) = rgb.dimensions();
-        if let Some(corners) = self.calibration {
-            return from_corners(corners, LensDistortion::none(w, h))
-                .map(|l| l.geometry)
-                .map_err(|e| AnalyzeError::BoardNotFound(e.to_string()));
-        }
-        if let Some(previous) = &self.tracked {
-            let gray = image::imageops::grayscale(rgb);
-            if let Ok(located) = refine_gray(&gray, previous) {
-                self.tracked = Some(located.geometry.clone());
-                return Ok(located.geometry);
-            }
-        }
-        match locate(rgb, &LocateOptions::default()) {
-            Ok(located) => {
-                self.tracked = Some(located.geometry.clone());
-                Ok(located.geometry)
-            }
-            Err(err) => {
-                self.tracked = None;
-                Err(AnalyzeError::BoardNotFound(err.to_string()))
-            }
-        }
-    }
-}
-
-impl FrameAnalyzer for VisionAnalyzer {
-    fn analyze(&mut self, encoded: &[u8]) -> Result<Observation, AnalyzeError> {
-        let frame = decode_rgb(encoded).map_err(|e| AnalyzeError::Decode(e.to_string()))?;
-        let geometry = self.geometry(&frame.rgb)?;
-        let reading = tengen_vision::read_board(&frame.rgb, &geometry, &self.config);
+    fn observation(reading: &tengen_vision::BoardReading, geometry: &GridGeometry) -> Observation {
         let mut points = Vec::with_capacity(POINTS);
         let mut confidence = 0.0f32;
         for row in reading.points.iter().take(SIZE) {
@@ -83,12 +60,41 @@ impl FrameAnalyzer for VisionAnalyzer {
         }
         #[allow(clippy::cast_precision_loss)]
         let confidence = confidence / POINTS as f32;
-        Ok(Observation {
-            points,
-            corners: Some(geometry.corners()),
-            confidence,
-            occluded: reading.occluded,
-        })
+        Observation { points, corners: Some(geometry.corners()), confidence, occluded: reading.occluded }
+    }
+}
+
+impl FrameAnalyzer for VisionAnalyzer {
+    fn analyze(&mut self, encoded: &[u8]) -> Result<Observation, AnalyzeError> {
+        let frame = decode_rgb(encoded).map_err(|e| AnalyzeError::Decode(e.to_string()))?;
+        let rgb = &frame.rgb;
+        let (w, h) = rgb.dimensions();
+        if let Some(corners) = self.calibration {
+            let geometry = from_corners(corners, LensDistortion::none(w, h))
+                .map(|l| l.geometry)
+                .map_err(|e| AnalyzeError::BoardNotFound(e.to_string()))?;
+            return Ok(Self::observation(&read_board(rgb, &geometry, &self.config), &geometry));
+        }
+        let gray = image::imageops::grayscale(rgb);
+        if let Some(tracked) = &self.tracked {
+            let fit = line_score(&gray, &tracked.geometry) / tracked.reference_score;
+            let reading = read_board(rgb, &tracked.geometry, &self.config);
+            if fit >= TrackerConfig::default().stable_ratio || reading.occluded {
+                return Ok(Self::observation(&reading, &tracked.geometry));
+            }
+        }
+        match locate_gray(&gray, &LocateOptions::default()) {
+            Ok(located) => {
+                let reference_score = line_score(&gray, &located.geometry).max(1e-6);
+                let observation = Self::observation(&read_board(rgb, &located.geometry, &self.config), &located.geometry);
+                self.tracked = Some(TrackedGrid { geometry: located.geometry, reference_score });
+                Ok(observation)
+            }
+            Err(err) => {
+                self.tracked = None;
+                Err(AnalyzeError::BoardNotFound(err.to_string()))
+            }
+        }
     }
 
     fn set_calibration(&mut self, corners: Option<Corners>) {
