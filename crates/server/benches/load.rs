@@ -89,6 +89,7 @@ impl tengen_server::FrameAnalyzer for DecodeOnly {
             corners: None,
             confidence: 1.0,
             occluded: false,
+            moved_cells: None,
         })
     }
     fn set_calibration(&mut self, _corners: Option<tengen_server::engine::Corners>) {}

@@ -2,8 +2,8 @@
 //! [`FrameAnalyzer`], `tengen-referee` behind [`TableReferee`].
 
 use tengen_vision::image_io::decode_rgb;
-use tengen_vision::locate::{from_corners, locate_gray, LocateOptions};
-use tengen_vision::tracking::{line_score, TrackerConfig};
+use tengen_vision::locate::{from_corners, locate_gray, refine_gray, LocateOptions};
+use tengen_vision::tracking::{line_score, max_shift_cells, TrackerConfig};
 use tengen_vision::{read_board, GridGeometry, LensDistortion, PointState, ReaderConfig};
 
 use std::sync::Arc;
@@ -23,9 +23,10 @@ use crate::model::{
 /// Reads frames with `tengen-vision`: decode, place the grid (fixed calibration, else the
 /// tracked grid, else a search), read the 361 points with occlusion.
 ///
-/// Tracking is a cheap check of the previous grid's lines. When they fit less well, a hand over
-/// the board is the usual cause: the frame is read with the previous grid first, and only a
-/// frame without a hand that still does not fit pays for a new search.
+/// Tracking is a cheap check of the previous grid's lines. When they fit less well (a hand over
+/// the board, or a bump), a local re-fit tells which; only a board that moved, or a frame that
+/// fits neither way without a hand in it, pays for a new search, and a move is reported so the
+/// referee raises `board_moved`.
 pub struct VisionAnalyzer {
     calibration: Option<Corners>,
     tracked: Option<TrackedGrid>,
@@ -60,7 +61,7 @@ impl VisionAnalyzer {
         }
         #[allow(clippy::cast_precision_loss)]
         let confidence = confidence / POINTS as f32;
-        Observation { points, corners: Some(geometry.corners()), confidence, occluded: reading.occluded }
+        Observation { points, corners: Some(geometry.corners()), confidence, occluded: reading.occluded, moved_cells: None }
     }
 }
 
@@ -76,17 +77,35 @@ impl FrameAnalyzer for VisionAnalyzer {
             return Ok(Self::observation(&read_board(rgb, &geometry, &self.config), &geometry));
         }
         let gray = image::imageops::grayscale(rgb);
+        let mut previous = None;
         if let Some(tracked) = &self.tracked {
             let fit = line_score(&gray, &tracked.geometry) / tracked.reference_score;
-            let reading = read_board(rgb, &tracked.geometry, &self.config);
-            if fit >= TrackerConfig::default().stable_ratio || reading.occluded {
-                return Ok(Self::observation(&reading, &tracked.geometry));
+            if fit >= TrackerConfig::default().stable_ratio {
+                return Ok(Self::observation(&read_board(rgb, &tracked.geometry, &self.config), &tracked.geometry));
             }
+            // The lines fit less well: a hand over the board, or a bump. A local re-fit from the
+            // old grid tells them apart; a hand that hides too much to re-fit is seen by the reader.
+            match refine_gray(&gray, &tracked.geometry) {
+                Ok(refit) if max_shift_cells(&tracked.geometry, &refit.geometry) <= TrackerConfig::default().moved_cells => {
+                    return Ok(Self::observation(&read_board(rgb, &tracked.geometry, &self.config), &tracked.geometry));
+                }
+                Ok(_) => {}
+                Err(_) => {
+                    let reading = read_board(rgb, &tracked.geometry, &self.config);
+                    if reading.occluded {
+                        return Ok(Self::observation(&reading, &tracked.geometry));
+                    }
+                }
+            }
+            previous = Some(tracked.geometry.clone());
         }
+        // No grid yet, or it moved: a full search settles where the board is now.
         match locate_gray(&gray, &LocateOptions::default()) {
             Ok(located) => {
                 let reference_score = line_score(&gray, &located.geometry).max(1e-6);
-                let observation = Self::observation(&read_board(rgb, &located.geometry, &self.config), &located.geometry);
+                let mut observation = Self::observation(&read_board(rgb, &located.geometry, &self.config), &located.geometry);
+                let shift = previous.as_ref().map(|old| max_shift_cells(old, &located.geometry));
+                observation.moved_cells = shift.filter(|&s| s > TrackerConfig::default().moved_cells);
                 self.tracked = Some(TrackedGrid { geometry: located.geometry, reference_score });
                 Ok(observation)
             }
@@ -217,7 +236,12 @@ impl RefereeAdapter {
 impl TableReferee for RefereeAdapter {
     fn observe(&mut self, at_ms: i64, observation: &Observation) -> Vec<RefereeEvent> {
         let obs = Self::to_referee_observation(at_ms, observation);
-        self.referee.observe(&obs).iter().map(convert_event).collect()
+        let mut events = match observation.moved_cells {
+            Some(shift) => self.referee.board_moved(obs.t, Some(shift)),
+            None => Vec::new(),
+        };
+        events.extend(self.referee.observe(&obs));
+        events.iter().map(convert_event).collect()
     }
 
     fn arbiter(
@@ -338,5 +362,40 @@ pub fn standard_engines() -> Engines {
         analyzers: Arc::new(VisionAnalyzers),
         referees: Arc::new(RefereeAdapters),
         clock: Arc::new(SystemClock),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tengen_synth::{render, Hand, Position, Scene, Side, Stone};
+
+    fn jpeg(position: &Position, scene: &Scene) -> Vec<u8> {
+        render(position, scene).expect("render").jpeg()
+    }
+
+    #[test]
+    fn a_bumped_board_is_relocated_and_the_referee_raises_board_moved() {
+        let position = Position::empty().with(3, 3, Stone::Black).with(15, 15, Stone::White);
+        let scene = Scene::preset("webcam").expect("preset").with_size(960, 720).with_seed(4);
+        let mut bumped = scene.clone();
+        bumped.camera.offset = [scene.camera.offset[0] + 0.08, scene.camera.offset[1] - 0.05];
+        let mut with_hand = scene.clone().with_hand(Hand::placing(Side::South, 9.0, 9.0, 1.0, None));
+        with_hand.seed = scene.seed;
+        let mut analyzer = VisionAnalyzer::new(None);
+        let mut referee = RefereeAdapter::new("t", 1, 7.5);
+        let first = analyzer.analyze(&jpeg(&position, &scene)).expect("located");
+        assert_eq!(first.moved_cells, None);
+        // A hand over the board lowers the line fit but is not a move of the board.
+        let covered = analyzer.analyze(&jpeg(&position, &with_hand)).expect("read with the tracked grid");
+        assert_eq!(covered.moved_cells, None);
+        let still = analyzer.analyze(&jpeg(&position, &scene)).expect("tracked");
+        assert_eq!(still.moved_cells, None);
+        let moved = analyzer.analyze(&jpeg(&position, &bumped)).expect("relocated");
+        let shift = moved.moved_cells.expect("the bump is reported");
+        assert!(shift > 0.25, "shift {shift}");
+        assert_eq!(moved.board_string(), first.board_string(), "the same stones are read after the bump");
+        let kinds: Vec<String> = [first, still, moved].iter().enumerate().flat_map(|(i, o)| referee.observe(i as i64 * 500, o)).map(|e| e.kind).collect();
+        assert_eq!(kinds.iter().filter(|k| k.as_str() == "board_moved").count(), 1, "{kinds:?}");
     }
 }

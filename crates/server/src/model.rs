@@ -92,6 +92,10 @@ pub struct Observation {
     /// Whether something (a hand, an arm) covers part of the board in this frame.
     #[serde(default)]
     pub occluded: bool,
+    /// The board (or camera) moved since the previous frame: largest shift of an intersection,
+    /// in cells. The referee raises `board_moved` and restarts its stable window.
+    #[serde(default)]
+    pub moved_cells: Option<f64>,
 }
 
 impl Observation {

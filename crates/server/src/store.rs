@@ -112,6 +112,8 @@ struct LoggedObservation {
     confidence: f32,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     occluded: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    moved_cells: Option<f64>,
 }
 
 /// Body of an observation row that repeats the previous one (most frames: a still board).
@@ -420,9 +422,10 @@ impl Store {
                 let (seq, at_ms, kind, body) = row?;
                 let corrupt = |message: String| StoreError::Corrupt { seq, message };
                 let input = if kind == "observation" && body == SAME_OBSERVATION {
-                    ReplayInput::Observation(
-                        previous.clone().ok_or_else(|| corrupt("a repeat before any observation".into()))?,
-                    )
+                    // A repeat is the same reading again, never a second move of the board.
+                    let mut repeat = previous.clone().ok_or_else(|| corrupt("a repeat before any observation".into()))?;
+                    repeat.moved_cells = None;
+                    ReplayInput::Observation(repeat)
                 } else if kind == "observation" {
                     let logged: LoggedObservation =
                         serde_json::from_str(&body).map_err(|e| corrupt(e.to_string()))?;
@@ -433,6 +436,7 @@ impl Store {
                         corners: logged.corners,
                         confidence: logged.confidence,
                         occluded: logged.occluded,
+                        moved_cells: logged.moved_cells,
                     };
                     previous = Some(obs.clone());
                     ReplayInput::Observation(obs)
@@ -512,6 +516,7 @@ fn append_in_transaction(
                 corners: obs.corners,
                 confidence: obs.confidence,
                 occluded: obs.occluded,
+                moved_cells: obs.moved_cells,
             };
             serde_json::to_string(&logged).unwrap_or_default()
         };
@@ -585,7 +590,7 @@ mod tests {
         let game = store.create_game("t1", 7.5, 1000).await.expect("game");
         let mut points = vec![PointReading::Empty; POINTS];
         points[60] = PointReading::Black;
-        let obs = Observation { points, corners: None, confidence: 0.9, occluded: true };
+        let obs = Observation { points, corners: None, confidence: 0.9, occluded: true, moved_cells: None };
         let stored = store
             .append(LogBatch {
                 table: "t1".into(),

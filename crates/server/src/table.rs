@@ -488,7 +488,7 @@ impl TableTask {
         let events = self.referee.observe(frame.at_ms, &observation);
         let board = observation.board_string();
         let key = (board.clone(), observation.occluded, observation.confidence);
-        let repeats = self.last_logged.as_ref() == Some(&key);
+        let repeats = self.last_logged.as_ref() == Some(&key) && observation.moved_cells.is_none();
         if let Ok(mut live) = self.handle.live.write() {
             live.last_error = None;
             live.last_reading = Some(board.clone());

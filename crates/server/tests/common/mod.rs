@@ -41,7 +41,7 @@ impl FrameAnalyzer for PixelBoardAnalyzer {
             })
             .collect();
         let occluded = points.contains(&PointReading::Occluded);
-        Ok(Observation { points, corners: Some([[0.0, 0.0], [18.0, 0.0], [18.0, 18.0], [0.0, 18.0]]), confidence: 1.0, occluded })
+        Ok(Observation { points, corners: Some([[0.0, 0.0], [18.0, 0.0], [18.0, 18.0], [0.0, 18.0]]), confidence: 1.0, occluded, moved_cells: None })
     }
     fn set_calibration(&mut self, _corners: Option<Corners>) {}
 }
