@@ -126,13 +126,7 @@ impl RectifiedBoard {
         let (fx, fy) = ((x - x0 as f64) as f32, (y - y0 as f64) as f32);
         let s = |xx: usize, yy: usize| self.rgb[yy * self.side + xx];
         let (a, b, c, d) = (s(x0, y0), s(x1, y0), s(x0, y1), s(x1, y1));
-        let mut out = [0.0; 3];
-        for k in 0..3 {
-            let top = a[k] + (b[k] - a[k]) * fx;
-            let bottom = c[k] + (d[k] - c[k]) * fx;
-            out[k] = top + (bottom - top) * fy;
-        }
-        out
+        blend([a, b, c, d], fx, fy)
     }
 
     /// Bilinear lookup at a board coordinate.
@@ -208,13 +202,7 @@ impl Downscaled {
         let (fx, fy) = ((u - x0 as f64) as f32, (v - y0 as f64) as f32);
         let w = self.width as usize;
         let (a, b, c, d) = (self.rgb[y0 * w + x0], self.rgb[y0 * w + x1], self.rgb[y1 * w + x0], self.rgb[y1 * w + x1]);
-        let mut out = [0.0; 3];
-        for k in 0..3 {
-            let top = a[k] + (b[k] - a[k]) * fx;
-            let bottom = c[k] + (d[k] - c[k]) * fx;
-            out[k] = top + (bottom - top) * fy;
-        }
-        out
+        blend([a, b, c, d], fx, fy)
     }
 }
 
@@ -239,6 +227,13 @@ pub fn bilinear(image: &RgbImage, x: f64, y: f64) -> [f32; 3] {
         [f32::from(raw[o]), f32::from(raw[o + 1]), f32::from(raw[o + 2])]
     };
     let (a, b, c, d) = (px(x0, y0), px(x1, y0), px(x0, y1), px(x1, y1));
+    blend([a, b, c, d], fx, fy)
+}
+
+/// Bilinear blend of four RGB neighbours (top-left, top-right, bottom-left, bottom-right) at
+/// fractional offsets `fx`, `fy` from the top-left one.
+#[inline]
+fn blend([a, b, c, d]: [[f32; 3]; 4], fx: f32, fy: f32) -> [f32; 3] {
     let mut out = [0.0; 3];
     for k in 0..3 {
         let top = a[k] + (b[k] - a[k]) * fx;
