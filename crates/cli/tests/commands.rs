@@ -2,6 +2,8 @@
 //! `replay` over the project's own rendered sample frames, and `sgf check` on a record with an
 //! illegal move — each checked against what the articles say, plus bad input.
 
+#![allow(clippy::expect_used)] // set-up failures in tests should fail loudly
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 

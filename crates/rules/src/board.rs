@@ -237,9 +237,10 @@ impl Board {
     /// The orthogonal neighbours of a point that lie on the board.
     pub fn adjacent(&self, p: Point) -> impl Iterator<Item = Point> + '_ {
         let (c, r) = (i16::from(p.col), i16::from(p.row));
-        [(c, r - 1), (c - 1, r), (c + 1, r), (c, r + 1)].into_iter().filter_map(move |(c, r)| {
-            (c >= 0 && r >= 0 && c < i16::from(self.width) && r < i16::from(self.height)).then(|| Point::new(c as u8, r as u8))
-        })
+        [(c, r - 1), (c - 1, r), (c + 1, r), (c, r + 1)]
+            .into_iter()
+            .filter(move |&(c, r)| c >= 0 && r >= 0 && c < i16::from(self.width) && r < i16::from(self.height))
+            .map(|(c, r)| Point::new(c as u8, r as u8))
     }
 
     /// Stones of each colour: (black, white).

@@ -88,13 +88,13 @@ pub fn pass_alive_chains(board: &Board, color: Color) -> Vec<Point> {
     loop {
         let mut changed = false;
         // A chain needs two healthy regions vital to it.
-        for c in 0..chains.len() {
-            if !chain_alive[c] {
+        for (c, alive) in chain_alive.iter_mut().enumerate() {
+            if !*alive {
                 continue;
             }
             let vital = (0..regions.len()).filter(|&r| region_healthy[r] && vital_to[r].contains(&c)).count();
             if vital < 2 {
-                chain_alive[c] = false;
+                *alive = false;
                 changed = true;
             }
         }

@@ -352,7 +352,7 @@ impl Game {
         if index > 0 {
             self.transitions.push(transition);
         }
-        if index as usize % CHECKPOINT_EVERY == 0 {
+        if (index as usize).is_multiple_of(CHECKPOINT_EVERY) {
             self.checkpoints.extend_from_slice(self.board.raw_cells());
         }
         self.positions.push(Position { hash, to_move: self.to_move, after_move: self.move_number, previous_same_stones: previous });

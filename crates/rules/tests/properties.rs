@@ -2,6 +2,8 @@
 //! incremental hash equals a recompute, the chains agree with a slow liberty count, and area
 //! counting always shares out the whole board.
 
+#![allow(clippy::expect_used)] // set-up failures in tests should fail loudly
+
 use proptest::prelude::*;
 use tengen_rules::{count_area, Board, Color, Game, Move, Point, Stone};
 
