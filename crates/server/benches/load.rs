@@ -101,7 +101,7 @@ impl tengen_server::engine::AnalyzerFactory for DecodeOnlyFactory {
     }
 }
 
-async fn run_level(tables: usize, seconds: f64, frames: &[Arc<Vec<u8>>], decode_only: bool) -> Level {
+async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[Arc<Vec<u8>>], decode_only: bool) -> Level {
     let dir = std::env::temp_dir().join(format!("tengen-bench-{}-{tables}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let config = Config {
@@ -128,7 +128,8 @@ async fn run_level(tables: usize, seconds: f64, frames: &[Arc<Vec<u8>>], decode_
     let server = tengen_server::start(config, engines).await.unwrap();
     let addr = server.addr;
     let hub = Arc::clone(&server.hub);
-    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let warm = Instant::now() + Duration::from_secs_f64(warmup);
+    let deadline = warm + Duration::from_secs_f64(seconds);
     let mut cameras = Vec::new();
     for i in 0..tables {
         let frames: Vec<Arc<Vec<u8>>> = frames.to_vec();
@@ -147,6 +148,12 @@ async fn run_level(tables: usize, seconds: f64, frames: &[Arc<Vec<u8>>], decode_
             }
             (posted, refused)
         }));
+    }
+    // The warm-up covers every table's first board search (they all start at once); the
+    // latencies measured are those of the steady state that follows.
+    tokio::time::sleep_until(warm.into()).await;
+    for t in hub.tables.values() {
+        t.metrics.clear_recent();
     }
     let mut rss_peak = 0.0f64;
     while Instant::now() < deadline {
@@ -205,6 +212,8 @@ fn main() {
     // TENGEN_BENCH_VISION=decode replaces the vision by a bare decode (the service's own cost).
     let decode_only = std::env::var("TENGEN_BENCH_VISION").is_ok_and(|v| v == "decode");
     let seconds: f64 = std::env::var("TENGEN_BENCH_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15.0);
+    // TENGEN_BENCH_WARMUP=0 measures from the cold start instead.
+    let warmup: f64 = std::env::var("TENGEN_BENCH_WARMUP").ok().and_then(|v| v.parse().ok()).unwrap_or(5.0);
     let frames = frames_1080p();
     // Baseline: a bare decode of one frame, the floor of any vision.
     let start = Instant::now();
@@ -214,14 +223,14 @@ fn main() {
     }
     let decode_ms = start.elapsed().as_secs_f64() * 1000.0 / decodes as f64;
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    println!("load bench: {} frames of 1920x1080 JPEG (~{} KiB), {FPS} fps per camera, {seconds} s per level, {cores} cores", frames.len(), frames[0].len() / 1024);
+    println!("load bench: {} frames of 1920x1080 JPEG (~{} KiB), {FPS} fps per camera, {seconds} s measured per level after {warmup} s of warm-up, {cores} cores", frames.len(), frames[0].len() / 1024);
     println!("baseline: bare JPEG decode of one frame {decode_ms:.1} ms → at most {:.0} frames/s on {cores} cores", 1000.0 / decode_ms * cores as f64);
     println!("vision: {}", if decode_only { "bare JPEG decode only (TENGEN_BENCH_VISION=decode)" } else { "tengen-vision (locate/track + read 361 points)" });
     println!("{:>6} {:>7} {:>7} {:>8} {:>7} {:>8} {:>8} {:>8} {:>7} {:>8} {:>9}", "tables", "posted", "refused", "analysed", "dropped", "p50 ms", "p99 ms", "p99/dec", "least", "events", "rss MiB");
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let mut best = None;
     for n in levels {
-        let level = runtime.block_on(run_level(n, seconds, &frames, decode_only));
+        let level = runtime.block_on(run_level(n, warmup, seconds, &frames, decode_only));
         println!(
             "{:>6} {:>7} {:>7} {:>8} {:>7} {:>8.0} {:>8.0} {:>8.1} {:>7.2} {:>8} {:>9.0}",
             level.tables, level.posted, level.refused, level.analysed, level.dropped, level.p50 * 1000.0, level.p99 * 1000.0,

@@ -88,6 +88,13 @@ impl TableMetrics {
         }
     }
 
+    /// Forgets the recent latencies (a benchmark's warm-up ends; the histogram keeps them).
+    pub fn clear_recent(&self) {
+        if let Ok(mut recent) = self.recent.lock() {
+            recent.clear();
+        }
+    }
+
     /// The given quantile (0..=1) of recent latencies in seconds.
     pub fn recent_quantile(&self, q: f64) -> Option<f64> {
         let mut recent = self.recent.lock().ok()?.clone();
