@@ -13,12 +13,7 @@ use tengen_rules::Color;
 #[test]
 fn ordinary_moves_and_a_capture_lifted_over_two_views_raise_nothing() {
     let mut t = Table::new();
-    t.play("D4", 'X', &[]);
-    t.play("D5", 'O', &[]);
-    t.play("C5", 'X', &[]);
-    t.play("Q16", 'O', &[]);
-    t.play("E5", 'X', &[]);
-    t.play("R16", 'O', &[]);
+    t.play_atari_on_d5();
     // D6 captures D5; the capturer lifts it in a second view.
     let ev = t.play("D6", 'X', &[]);
     assert!(kinds(&ev).contains(&EventKind::Capture), "{:?}", kinds(&ev));
@@ -229,12 +224,7 @@ fn wrong_capture_article_18_1() {
 #[test]
 fn missed_capture_article_18_2_when_the_opponent_moves() {
     let mut t = Table::new();
-    t.play("D4", 'X', &[]);
-    t.play("D5", 'O', &[]);
-    t.play("C5", 'X', &[]);
-    t.play("Q16", 'O', &[]);
-    t.play("E5", 'X', &[]);
-    t.play("R16", 'O', &[]);
+    t.play_atari_on_d5();
     let ev = t.play("D6", 'X', &[]);
     assert!(infractions(&ev).is_empty(), "pending, not yet missed");
     let ev = t.play("S16", 'O', &[]);

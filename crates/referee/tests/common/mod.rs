@@ -61,6 +61,14 @@ impl Table {
         out
     }
 
+    /// Six moves (D4, D5, C5, Q16, E5, R16) that leave White's D5 in atari, Black to take it
+    /// at D6 — the start of every capture scenario.
+    pub fn play_atari_on_d5(&mut self) {
+        for (at, ch) in [("D4", 'X'), ("D5", 'O'), ("C5", 'X'), ("Q16", 'O'), ("E5", 'X'), ("R16", 'O')] {
+            self.play(at, ch, &[]);
+        }
+    }
+
     /// Plays a stone and lifts the given captured stones in the same view.
     pub fn play(&mut self, at: &str, ch: char, lifts: &[&str]) -> Vec<Event> {
         self.put(at, ch);
