@@ -3,32 +3,14 @@
 //! frames, to keep the test quick; `cargo run --release -p tengen-vision --example locate_eval
 //! -- corners DIR` runs all of them), and located-or-not on imago-tests and gomrade-singles.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::{locate, LocateOptions, BOARD_LINES};
 
-fn photos() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/photos");
-    dir.is_dir().then_some(dir)
-}
+mod common;
 
-fn images_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = entry.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|e| e == "jpg") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
+use common::{jpegs_under as images_under, photos};
 
 fn parse_corners(json: &str) -> Option<[[f64; 2]; 4]> {
     let value: serde_json::Value = serde_json::from_str(json).ok()?;

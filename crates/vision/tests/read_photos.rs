@@ -10,26 +10,13 @@ use tengen_vision::evaluate::{parse_grid, reading_grid, score, Confusion};
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::{locate, read_board, LocateOptions, ReaderConfig};
 
-fn photos() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/photos");
-    dir.is_dir().then_some(dir)
-}
+mod common;
 
+use common::{jpegs_under, photos};
+
+/// The photos under `dir` that have a per-point ground truth.
 fn labelled(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = entry.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|e| e == "jpg") && PathBuf::from(format!("{}.grid.txt", p.display())).exists() {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    jpegs_under(dir).into_iter().filter(|p| PathBuf::from(format!("{}.grid.txt", p.display())).exists()).collect()
 }
 
 /// (located boards, exact boards, confusion) over a folder.

@@ -1,0 +1,27 @@
+//! Shared by the real-photo tests: where the photos are, and the JPEGs under a folder.
+
+use std::path::{Path, PathBuf};
+
+/// `../shared/datasets/photos` beside the repository, when it is there.
+pub fn photos() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/photos");
+    dir.is_dir().then_some(dir)
+}
+
+/// Every `.jpg` under `dir`, at any depth, sorted.
+pub fn jpegs_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "jpg") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
