@@ -34,7 +34,7 @@ fn observation(t: f64, board: &[[Stone; SIZE]; SIZE], occluded: bool, rng: &mut 
                 *p = PointObservation { reading: Reading::Unknown, confidence: 0.0 };
             }
         }
-    } else if lcg(rng) % 3 == 0 {
+    } else if lcg(rng).is_multiple_of(3) {
         let (r, c) = ((lcg(rng) % 19) as usize, (lcg(rng) % 19) as usize);
         points[r][c] = PointObservation { reading: Reading::White, confidence: 0.9 };
     }

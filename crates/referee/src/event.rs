@@ -59,6 +59,8 @@ pub enum EventKind {
     Repetition,
     /// A cycle that cannot end (triple ko, eternal life: Art. 20.3).
     NoResult,
+    /// The arbiter corrected a recorded move.
+    Correction,
 }
 
 impl EventKind {
@@ -88,6 +90,7 @@ impl EventKind {
             EventKind::ForbiddenPoint => "forbidden_point",
             EventKind::Repetition => "repetition",
             EventKind::NoResult => "no_result",
+            EventKind::Correction => "correction",
         }
     }
 
@@ -117,7 +120,12 @@ impl EventKind {
             EventKind::ForbiddenPoint => "19",
             EventKind::Repetition => "6",
             EventKind::NoResult => "20.3",
-            EventKind::Start | EventKind::Move | EventKind::Resync | EventKind::Occluded | EventKind::BoardMoved => return None,
+            EventKind::Start
+            | EventKind::Move
+            | EventKind::Resync
+            | EventKind::Occluded
+            | EventKind::BoardMoved
+            | EventKind::Correction => return None,
         })
     }
 

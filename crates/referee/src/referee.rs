@@ -104,6 +104,20 @@ pub enum ArbiterAction {
         /// The side to move.
         side: Color,
     },
+    /// Correct a recorded move the camera got wrong (a misread point, or stones seen together
+    /// and ordered wrongly): the move with this number becomes a stone of the same side at
+    /// `point`, or a pass when `point` is absent. Refused if the corrected move, or any later
+    /// move that was legal, would become illegal.
+    CorrectMove {
+        /// The move number, as in the record.
+        number: u32,
+        /// The right point ("Q16" or "pd"); absent for a pass.
+        #[serde(default)]
+        point: Option<String>,
+    },
+    /// The players were found holding the wrong colours (Art. 17.1): corrected up to and
+    /// including move 10, after which the game stands as played.
+    WrongColours,
 }
 
 /// An arbiter action that cannot be applied; nothing changed.
@@ -121,6 +135,12 @@ pub enum ArbiterError {
     /// A point could not be read.
     #[error("bad point `{0}`")]
     BadPoint(String),
+    /// No move in the record has this number.
+    #[error("no move {0} in the record")]
+    UnknownMove(u32),
+    /// The correction contradicts the rules (the corrected move or a later one would be illegal).
+    #[error("cannot correct the record: {0}")]
+    BadCorrection(String),
 }
 
 /// One input of the referee, as the server logs it; replaying the log rebuilds the state.
@@ -222,6 +242,12 @@ pub enum DifferenceCause {
         /// Its kind.
         kind: EventKind,
     },
+    /// The arbiter corrected the record here; the board (or the camera's reading of it) does
+    /// not show the corrected move yet.
+    Correction {
+        /// The corrected move number.
+        number: u32,
+    },
 }
 
 /// A point where the two boards differ.
@@ -315,6 +341,7 @@ struct PendingCapture {
 enum AckCause {
     Pending,
     Infraction(u64),
+    Correction(u32),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1050,36 +1077,7 @@ impl Referee {
 
     /// Rebuilds the legal game from the start position and the record (after a ruling).
     fn rebuild(&mut self) {
-        let mut game = Game::from_board(self.start_board.clone(), self.start_to_move);
-        let mut offset = 0;
-        for e in &mut self.record {
-            if e.struck {
-                continue;
-            }
-            match &e.action {
-                RecordAction::Place { point } => match game.play(e.side, Move::Place(*point)) {
-                    Ok(o) => {
-                        e.number = offset + o.move_number;
-                        e.captured = o.captured;
-                    }
-                    Err(illegal) => {
-                        let o = game.void_move(&illegal);
-                        e.number = offset + o.move_number;
-                        e.captured.clear();
-                    }
-                },
-                RecordAction::Pass | RecordAction::Void { .. } => {
-                    e.number = offset + game.pass(e.side).move_number;
-                }
-                RecordAction::Setup { rows, to_move, missed } => {
-                    offset += game.move_number() + missed;
-                    e.number = offset;
-                    let board = Grid::from_rows(rows).map(|g| g.to_legal_board().0).unwrap_or_else(empty_board);
-                    game = Game::from_board(board, *to_move);
-                }
-                RecordAction::Turn => game.set_to_move(e.side),
-            }
-        }
+        let (game, offset, _) = replay_record(&self.start_board, self.start_to_move, &mut self.record);
         self.game = game;
         self.number_offset = offset;
     }
@@ -1184,7 +1182,77 @@ impl Referee {
                 self.record.push(RecordEntry { number: self.move_number(), side: *side, action: RecordAction::Turn, t, captured: Vec::new(), struck: false });
                 Ok(Vec::new())
             }
+            ArbiterAction::CorrectMove { number, point } => self.correct_move(t, *number, point.as_deref()),
+            ArbiterAction::WrongColours => Ok(vec![self.wrong_colours_ruled(t)]),
         }
+    }
+
+    /// Replaces a recorded move and replays the record; nothing changes if the rules refuse it.
+    fn correct_move(&mut self, t: f64, number: u32, point: Option<&str>) -> Result<Vec<Event>, ArbiterError> {
+        if !matches!(self.phase, Phase::Playing | Phase::Ended) {
+            return Err(ArbiterError::WrongPhase(self.phase_name()));
+        }
+        let point = point
+            .map(|text| Point::parse(text, SIZE as u8, SIZE as u8).map_err(|_| ArbiterError::BadPoint(text.to_owned())))
+            .transpose()?;
+        let idx = self
+            .record
+            .iter()
+            .rposition(|e| !e.struck && e.number == number && matches!(e.action, RecordAction::Place { .. } | RecordAction::Pass | RecordAction::Void { .. }))
+            .ok_or(ArbiterError::UnknownMove(number))?;
+        let (_, _, legal_before) = replay_record(&self.start_board, self.start_to_move, &mut self.record.clone());
+        let mut corrected = self.record.clone();
+        let was = corrected[idx].action.clone();
+        corrected[idx].action = match point {
+            Some(point) => RecordAction::Place { point },
+            None => RecordAction::Pass,
+        };
+        let (_, _, legal_after) = replay_record(&self.start_board, self.start_to_move, &mut corrected);
+        if point.is_some() && !legal_after[idx] {
+            return Err(ArbiterError::BadCorrection(format!("{} is not a legal move at move {number}", refs(&point.into_iter().collect::<Vec<_>>()))));
+        }
+        if let Some(later) = (idx + 1..corrected.len()).find(|&i| legal_before[i] && !legal_after[i]) {
+            return Err(ArbiterError::BadCorrection(format!("move {} would become illegal", corrected[later].number)));
+        }
+        let side = corrected[idx].side;
+        self.record = corrected;
+        self.rebuild();
+        // The camera may still show (or misread) the old move: that difference is explained.
+        self.refresh_acks(Some(AckCause::Correction(number)));
+        let shown = |action: &RecordAction| match action {
+            RecordAction::Place { point } | RecordAction::Void { point, .. } => point.to_human(SIZE as u8),
+            _ => "pass".to_owned(),
+        };
+        let (from, to) = (shown(&was), shown(&self.record[idx].action));
+        let mut e = self
+            .event(t, EventKind::Correction, Message::new(format!("The arbiter corrected move {number}: {} {to} (was {from}).", side_en(side)), format!("裁判更正第{number}手：{}{to}（原記為{from}）。", side.chinese())))
+            .with_side(Some(side))
+            .with_move(Some(number))
+            .with_points(&point.into_iter().collect::<Vec<_>>());
+        e.captured = e_captured(&self.record[idx].captured);
+        e.confidence = 1.0;
+        Ok(vec![e])
+    }
+
+    /// The arbiter's finding that the players hold the wrong colours, ruled by Art. 17.1.
+    fn wrong_colours_ruled(&mut self, t: f64) -> Event {
+        let number = self.move_number();
+        let (en, zh) = if number <= 10 {
+            self.colours_corrected = true;
+            (
+                format!("The players hold the wrong colours, found at move {number}: corrected (allowed up to and including move 10, Art. 17.1). The record names who plays which colour."),
+                format!("第{number}手時發現拿錯黑白棋：允許改正（第10手之前含第10手，第17條1款）。"),
+            )
+        } else {
+            (
+                format!("The players hold the wrong colours, found at move {number}: after move 10 the game stands as played (Art. 17.1). The record names who played which colour; later pairings follow the organiser's colours."),
+                format!("第{number}手時發現拿錯黑白棋：超過10手，不予改正（第17條1款）；此後的編排以賽會原定為依據。"),
+            )
+        };
+        let mut e = self.event(t, EventKind::WrongColours, Message::new(en, zh)).with_move(Some(number));
+        e.status = Status::Confirmed;
+        e.confidence = 1.0;
+        e
     }
 
     fn phase_name(&self) -> &'static str {
@@ -1355,6 +1423,7 @@ impl Referee {
                     let kind = self.infractions.iter().find(|i| i.id == id).map_or(EventKind::MovedStone, |i| i.kind);
                     DifferenceCause::Infraction { id, kind }
                 }
+                Some(AckCause::Correction(number)) => DifferenceCause::Correction { number },
                 _ => DifferenceCause::PendingCapture,
             };
             differences.push(Difference { point: PointRef::of(p), legal: stone_colour(l), physical: stone_colour(ph), cause });
@@ -1384,6 +1453,45 @@ impl Referee {
             colours_corrected: self.colours_corrected,
         }
     }
+}
+
+/// Replays a record from its start position, renumbering the entries and refreshing their
+/// captures; returns the game, the move-number offset of the last setup, and for every entry
+/// whether it is a stone legally placed (an illegal one is replayed as a void move).
+fn replay_record(start_board: &Board, start_to_move: Color, record: &mut [RecordEntry]) -> (Game, u32, Vec<bool>) {
+    let mut game = Game::from_board(start_board.clone(), start_to_move);
+    let mut offset = 0;
+    let mut legal_places = vec![false; record.len()];
+    for (e, legal) in record.iter_mut().zip(&mut legal_places) {
+        if e.struck {
+            continue;
+        }
+        match &e.action {
+            RecordAction::Place { point } => match game.play(e.side, Move::Place(*point)) {
+                Ok(o) => {
+                    e.number = offset + o.move_number;
+                    e.captured = o.captured;
+                    *legal = true;
+                }
+                Err(illegal) => {
+                    let o = game.void_move(&illegal);
+                    e.number = offset + o.move_number;
+                    e.captured.clear();
+                }
+            },
+            RecordAction::Pass | RecordAction::Void { .. } => {
+                e.number = offset + game.pass(e.side).move_number;
+            }
+            RecordAction::Setup { rows, to_move, missed } => {
+                offset += game.move_number() + missed;
+                e.number = offset;
+                let board = Grid::from_rows(rows).map(|g| g.to_legal_board().0).unwrap_or_else(empty_board);
+                game = Game::from_board(board, *to_move);
+            }
+            RecordAction::Turn => game.set_to_move(e.side),
+        }
+    }
+    (game, offset, legal_places)
 }
 
 fn e_captured(points: &[Point]) -> Vec<PointRef> {

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{infractions, kinds, moves, only_infraction, Table};
-use tengen_referee::{ArbiterAction, EventKind, Input, Observation, Referee, RefereeConfig, Status};
+use tengen_referee::{ArbiterAction, DifferenceCause, EventKind, Input, Observation, RecordAction, Referee, RefereeConfig, Status};
 use tengen_rules::Color;
 
 #[test]
@@ -519,4 +519,70 @@ fn time_never_runs_backwards_and_a_bad_time_is_not_a_crash() {
     assert!(events[0].t.is_finite());
     // The late frame (4.0 after 5.0) was taken as happening at 5.0.
     assert!((events[0].t - 6.0).abs() < 1e-9, "{}", events[0].t);
+}
+
+#[test]
+fn the_arbiter_corrects_a_misread_move_and_the_rules_guard_the_correction() {
+    let mut t = Table::new();
+    for (at, ch) in [("D4", 'X'), ("Q16", 'O'), ("D16", 'X'), ("Q4", 'O')] {
+        t.play(at, ch, &[]);
+    }
+    let before = t.state();
+    // Refused corrections change nothing: an occupied point, a later move made illegal, a
+    // move that does not exist, a point that is not one.
+    let refused = [
+        (ArbiterAction::CorrectMove { number: 3, point: Some("Q16".into()) }, "not a legal move"),
+        (ArbiterAction::CorrectMove { number: 1, point: Some("Q4".into()) }, "move 4 would become illegal"),
+        (ArbiterAction::CorrectMove { number: 9, point: Some("C3".into()) }, "no move 9"),
+        (ArbiterAction::CorrectMove { number: 3, point: Some("Z99".into()) }, "bad point"),
+    ];
+    for (action, why) in refused {
+        let err = t.referee.arbiter(t.t, &action).expect_err(why);
+        assert!(err.to_string().contains(why), "{err} / {why}");
+        assert_eq!(t.state(), before, "{why}: nothing changed");
+    }
+    // The stone stands on C16 but was read at D16: the arbiter corrects move 3.
+    let ev = t.arbiter(ArbiterAction::CorrectMove { number: 3, point: Some("C16".into()) });
+    assert_eq!(kinds(&ev), vec![EventKind::Correction]);
+    assert_eq!(ev[0].move_number, Some(3));
+    assert!(ev[0].message.en.contains("Black C16 (was D16)"), "{}", ev[0].message.en);
+    let st = t.state();
+    assert_eq!(st.legal[3].chars().nth(2), Some('X'), "C16 on the legal board");
+    assert_eq!(st.legal[3].chars().nth(3), Some('.'), "D16 off it");
+    assert_eq!(st.differences.len(), 2, "the camera still shows D16");
+    assert!(st.differences.iter().all(|d| d.cause == DifferenceCause::Correction { number: 3 }));
+    // The known difference is not raised as an infraction; play goes on.
+    let ev = t.play("C3", 'X', &[]);
+    assert!(infractions(&ev).is_empty(), "{:#?}", infractions(&ev));
+    assert_eq!(moves(&ev), vec![(Color::Black, "C3".into())]);
+    // When the board is put right, the difference is gone.
+    t.put("D16", '.').put("C16", 'X');
+    assert!(infractions(&t.show()).is_empty());
+    assert!(t.state().differences.is_empty());
+    // A move corrected to a pass: the record keeps its numbering.
+    t.arbiter(ArbiterAction::CorrectMove { number: 5, point: None });
+    let st = t.state();
+    assert_eq!(st.move_number, 5);
+    assert!(matches!(st.moves.last().map(|m| &m.action), Some(RecordAction::Pass)));
+}
+
+#[test]
+fn wrong_colours_found_by_the_arbiter_are_ruled_by_move_ten() {
+    let mut t = Table::new();
+    t.play("D4", 'X', &[]);
+    let ev = t.arbiter(ArbiterAction::WrongColours);
+    assert_eq!((ev[0].kind, ev[0].status), (EventKind::WrongColours, Status::Confirmed));
+    assert!(ev[0].message.en.contains("corrected"), "{}", ev[0].message.en);
+    assert!(t.state().colours_corrected);
+
+    let mut late = Table::new();
+    let stones = ["D4", "Q16", "D16", "Q4", "C3", "R3", "C17", "R17", "K10", "K4", "K16"];
+    for (i, at) in stones.iter().enumerate() {
+        late.play(at, if i % 2 == 0 { 'X' } else { 'O' }, &[]);
+    }
+    assert_eq!(late.state().move_number, 11);
+    let ev = late.arbiter(ArbiterAction::WrongColours);
+    assert!(ev[0].message.en.contains("stands as played"), "{}", ev[0].message.en);
+    assert!(!late.state().colours_corrected);
+    assert_eq!(late.state().warnings, [0, 0]);
 }

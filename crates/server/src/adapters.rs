@@ -272,15 +272,9 @@ impl TableReferee for RefereeAdapter {
                 }]);
             }
             ArbiterAction::SetColours { swapped: false, .. } => return Ok(vec![]),
-            ArbiterAction::SetColours { swapped: true, .. } => {
-                return Err(RefereeError::Invalid(
-                    "the referee detects wrong colours itself (Art. 17.1): answer its wrong_colours alert".into(),
-                ))
-            }
-            ArbiterAction::CorrectRecord { .. } => {
-                return Err(RefereeError::Invalid(
-                    "correct the record by restoring the board and using adopt_physical".into(),
-                ))
+            ArbiterAction::SetColours { swapped: true, .. } => A::WrongColours,
+            ArbiterAction::CorrectRecord { move_number, point } => {
+                A::CorrectMove { number: *move_number, point: point.clone() }
             }
             ArbiterAction::NewGame { .. } => {
                 return Err(RefereeError::Invalid("new games are started by the service".into()))
@@ -294,7 +288,10 @@ impl TableReferee for RefereeAdapter {
             Err(err @ (referee::ArbiterError::AlreadyDecided(_) | referee::ArbiterError::WrongPhase(_))) => {
                 Err(RefereeError::Conflict(err.to_string()))
             }
-            Err(err @ referee::ArbiterError::BadPoint(_)) => Err(RefereeError::Invalid(err.to_string())),
+            Err(err @ referee::ArbiterError::UnknownMove(_)) => Err(RefereeError::NotFound(err.to_string())),
+            Err(
+                err @ (referee::ArbiterError::BadPoint(_) | referee::ArbiterError::BadCorrection(_)),
+            ) => Err(RefereeError::Invalid(err.to_string())),
         }
     }
 

@@ -251,8 +251,10 @@ pub enum ArbiterAction {
         /// Who passed.
         colour: Colour,
     },
-    /// Set who holds which colour (Art. 17.1): `swapped` true means the players' colours were
-    /// wrong and are swapped from now on.
+    /// Set the players' names, and/or report that they hold the wrong colours (Art. 17.1):
+    /// `swapped` true swaps the names in the record so that it names who plays which colour;
+    /// the referee rules the colours corrected up to and including move 10, and the game
+    /// standing as played after that.
     SetColours {
         /// Whether the colours are swapped.
         swapped: bool,

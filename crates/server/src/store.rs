@@ -254,7 +254,7 @@ impl Store {
         .await
     }
 
-    /// Records the players' names of a game.
+    /// Records the players' names of a game (both, exactly as given: the caller merges).
     pub async fn set_players(
         &self,
         game: i64,
@@ -263,7 +263,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         self.write(move |conn| {
             conn.execute(
-                "UPDATE games SET black = COALESCE(?2, black), white = COALESCE(?3, white) WHERE id = ?1",
+                "UPDATE games SET black = ?2, white = ?3 WHERE id = ?1",
                 params![game, black, white],
             )?;
             Ok(())

@@ -557,17 +557,25 @@ impl TableTask {
             // The new game's log starts with this event; the action is not a referee input.
             return Ok(self.log_and_publish(None, None, vec![(event, None)]).await?);
         }
-        if let ArbiterAction::SetColours { black, white, .. } = &action {
-            if black.is_some() || white.is_some() {
+        let mut events = self.referee.arbiter(now, &action)?;
+        if let ArbiterAction::SetColours { black, white, swapped } = &action {
+            // Wrong colours (Art. 17.1): the record names who actually plays which colour.
+            let (old_black, old_white) = if *swapped {
+                (self.game.white.clone(), self.game.black.clone())
+            } else {
+                (self.game.black.clone(), self.game.white.clone())
+            };
+            let black = black.clone().or(old_black);
+            let white = white.clone().or(old_white);
+            if black != self.game.black || white != self.game.white {
                 self.shared.store.set_players(self.game.id, black.clone(), white.clone()).await?;
-                self.game.black = black.clone().or(self.game.black.take());
-                self.game.white = white.clone().or(self.game.white.take());
+                self.game.black = black;
+                self.game.white = white;
                 if let Ok(mut live) = self.handle.live.write() {
                     live.game = self.game.clone();
                 }
             }
         }
-        let mut events = self.referee.arbiter(now, &action)?;
         events.insert(
             0,
             RefereeEvent {

@@ -394,3 +394,62 @@ async fn the_dashboard_and_its_assets_are_served() {
     server.shutdown_now();
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Fetches a table's live SGF.
+async fn sgf_of(hub: &Arc<tengen_server::Hub>, table: &str) -> String {
+    let response = tengen_server::router(Arc::clone(hub)).oneshot(get(&format!("/api/tables/{table}/sgf"))).await.unwrap();
+    String::from_utf8(axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap().to_vec()).unwrap()
+}
+
+#[tokio::test]
+async fn the_arbiter_corrects_the_record_and_the_colours_and_both_survive_a_restart() {
+    let dir = temp_dir("api-correct");
+    let server = tengen_server::start(test_config(dir.clone(), &["1"]), real_referee_engines()).await.unwrap();
+    let hub = Arc::clone(&server.hub);
+    for board in [&[][..], &[(15, 3, 'B')], &[(15, 3, 'B'), (3, 15, 'W')]] {
+        // The real referee accepts a board after several clear frames.
+        for _ in 0..6 {
+            feed(&hub, "1", board).await;
+        }
+    }
+    assert_eq!(table_json(&hub, "1").await["move_number"], 2);
+    let arbiter = |body: Value| post_json("/api/tables/1/arbiter", Some(ARBITER), &body.to_string());
+    let (status, body) = call(&hub, arbiter(json!({"action":"set_colours","swapped":false,"black":"Ann","white":"Bo"}))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    // Refused corrections are clear errors and change nothing.
+    let before = table_json(&hub, "1").await;
+    for (body, want) in [
+        (json!({"action":"correct_record","move_number":1,"point":"dp"}), StatusCode::UNPROCESSABLE_ENTITY),
+        (json!({"action":"correct_record","move_number":7,"point":"dd"}), StatusCode::NOT_FOUND),
+        (json!({"action":"correct_record","move_number":1,"point":"zz"}), StatusCode::UNPROCESSABLE_ENTITY),
+    ] {
+        let (status, error) = call(&hub, arbiter(body.clone())).await;
+        assert_eq!(status, want, "{body}: {error}");
+        assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()), "{error}");
+    }
+    assert_eq!(table_json(&hub, "1").await["view"], before["view"]);
+
+    // Move 1 was really at D16 ("dd"): corrected, the SGF follows.
+    let (status, body) = call(&hub, arbiter(json!({"action":"correct_record","move_number":1,"point":"dd"}))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["events"].as_array().unwrap().iter().any(|e| e["kind"] == "correction"), "{body}");
+    // Found at move 2: the colours are corrected (Art. 17.1) and the record names follow.
+    let (status, body) = call(&hub, arbiter(json!({"action":"set_colours","swapped":true}))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["events"].as_array().unwrap().iter().any(|e| e["kind"] == "wrong_colours_confirmed"), "{body}");
+    let sgf = sgf_of(&hub, "1").await;
+    assert!(sgf.contains(";B[dd]") && !sgf.contains("B[pd]") && sgf.contains(";W[dp]"), "{sgf}");
+    assert!(sgf.contains("PB[Bo]") && sgf.contains("PW[Ann]"), "{sgf}");
+    let corrected = table_json(&hub, "1").await;
+    server.shutdown().await.unwrap();
+    drop(hub);
+
+    let server = tengen_server::start(test_config(dir.clone(), &["1"]), real_referee_engines()).await.unwrap();
+    let hub = Arc::clone(&server.hub);
+    assert_eq!(table_json(&hub, "1").await["view"], corrected["view"]);
+    let sgf = sgf_of(&hub, "1").await;
+    assert!(sgf.contains(";B[dd]") && sgf.contains("PB[Bo]") && sgf.contains("PW[Ann]"), "{sgf}");
+    server.shutdown().await.unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -9,7 +9,7 @@ const I18N = {
     legend_extra: "on the board, not in the record", legend_missing: "in the record, not on the board",
     legend_dead: "marked dead", pass_black: "Black passes", pass_white: "White passes",
     mark_dead: "Mark dead stones", mark_dead_done: "Done marking", end_game: "End game",
-    set_result: "Set result", swap_colours: "Swap colours", correct: "Correct record from board",
+    set_result: "Set result", swap_colours: "Swap colours", correct: "Correct record from board", correct_move: "Correct a move",
     new_game: "New game", download_sgf: "Download SGF", alerts: "Alerts", camera: "Camera",
     moves: "Moves", events: "Events", no_alerts: "No open alerts.", confirm: "Confirm",
     dismiss: "Dismiss", before: "Before", after: "After", move: "Move", to_move: "to move",
@@ -29,7 +29,7 @@ const I18N = {
     legend_extra: "棋盘上有、棋谱中无", legend_missing: "棋谱中有、棋盘上无",
     legend_dead: "已标为死子", pass_black: "黑方虚着", pass_white: "白方虚着",
     mark_dead: "标记死子", mark_dead_done: "完成标记", end_game: "终局",
-    set_result: "录入结果", swap_colours: "交换执子", correct: "按棋盘更正棋谱",
+    set_result: "录入结果", swap_colours: "交换执子", correct: "按棋盘更正棋谱", correct_move: "更正一手",
     new_game: "新对局", download_sgf: "下载 SGF 棋谱", alerts: "警示", camera: "摄像头",
     moves: "着手", events: "事件", no_alerts: "没有待处理的警示。", confirm: "确认犯规",
     dismiss: "驳回", before: "之前", after: "之后", move: "第", to_move: "行棋",
@@ -426,6 +426,13 @@ function setup() {
     if (a === "colours") act({ action: "set_colours", swapped: true });
     if (a === "result") { const r = prompt(t("ask_result")); if (r) act({ action: "set_result", result: r }); }
     if (a === "correct" && confirm(t("sure_adopt"))) act({ action: "adopt_physical" });
+    if (a === "correct-move") {
+      const n = Number(prompt(t("ask_correct_n")));
+      if (Number.isInteger(n) && n > 0) {
+        const p = prompt(t("ask_correct_p"));
+        if (p !== null) act({ action: "correct_record", move_number: n, point: p.trim() || null });
+      }
+    }
     if (a === "count") act({ action: "count" });
     if (a === "mark-dead") {
       if (!state.markingDead) { state.markingDead = true; state.deadSelection.clear(); e.target.textContent = t("mark_dead_done"); e.target.classList.add("active"); toast(t("tap_dead")); }

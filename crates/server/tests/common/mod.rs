@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tengen_server::engine::{
-    AnalyzeError, AnalyzerFactory, Corners, Engines, FrameAnalyzer, RefereeError, RefereeFactory,
+    AnalyzeError, AnalyzerFactory, Clock, Corners, Engines, FrameAnalyzer, RefereeError, RefereeFactory,
     SystemClock, TableReferee,
 };
 use tengen_server::model::{
@@ -206,6 +206,28 @@ pub fn test_engines() -> Engines {
         analyzers: Arc::new(PixelBoards),
         referees: Arc::new(SimpleReferees),
         clock: Arc::new(SystemClock),
+    }
+}
+
+/// A clock that moves on by `step_ms` every time it is read: the real referee's stabiliser
+/// (several frames over at least a second) is satisfied by a few posts, without waiting.
+pub struct SteppingClock {
+    now_ms: std::sync::atomic::AtomicI64,
+    step_ms: i64,
+}
+
+impl Clock for SteppingClock {
+    fn now_ms(&self) -> i64 {
+        self.now_ms.fetch_add(self.step_ms, std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Pixel boards read exactly, judged by the real referee (`tengen-referee`), on a stepping clock.
+pub fn real_referee_engines() -> Engines {
+    Engines {
+        analyzers: Arc::new(PixelBoards),
+        referees: Arc::new(tengen_server::adapters::RefereeAdapters),
+        clock: Arc::new(SteppingClock { now_ms: std::sync::atomic::AtomicI64::new(1_000_000), step_ms: 250 }),
     }
 }
 
