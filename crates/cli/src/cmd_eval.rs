@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use serde::Serialize;
-use tengen_vision::evaluate::{corner_error_cells, parse_grid, reading_grid, score, Calibration, Confusion};
+use tengen_vision::evaluate::{corner_error_cells, parse_grid, reading_grid, score, Calibration, Confusion, Grid};
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::reading::read_board_detailed;
 use tengen_vision::{locate, GridGeometry, LensDistortion, LocateOptions, PointState, ReaderConfig};
@@ -122,6 +122,7 @@ fn eval_photos(dir: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
     let config = ReaderConfig::default();
     let mut folders: BTreeMap<String, FolderScore> = BTreeMap::new();
     let mut excluded = Vec::new();
+    let mut sequence_frames = Vec::new();
     for path in files {
         let rel = path.strip_prefix(dir).unwrap_or(&path).to_string_lossy().replace('\\', "/");
         if EXCLUDED.iter().any(|e| rel.ends_with(e)) {
@@ -191,6 +192,18 @@ fn eval_photos(dir: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
             score_of.exact_boards += usize::from(s.exact);
             score_of.confusion.merge(&s.confusion);
             let truth_seen = inverse(s.symmetry).apply(&truth);
+            if let Some((sequence, number)) = sequence_position(&rel) {
+                // Moves are diffs between frames: compare them in stored pixel order, because
+                // the EXIF orientation may change within a sequence (imago t1).
+                let raw_label = std::fs::read_to_string(sidecar(&path, ".grid.raw.txt")).ok().and_then(|t| parse_grid(&t).ok());
+                sequence_frames.push(SequenceFrame {
+                    sequence,
+                    number,
+                    read: to_stored(&s.symmetry.apply(&read), frame.exif_orientation),
+                    truth: to_stored(&truth, frame.exif_orientation),
+                    raw_label_agrees: raw_label.map(|raw| raw == to_stored(&truth, frame.exif_orientation)),
+                });
+            }
             for r in 0..19 {
                 for c in 0..19 {
                     let p = details.reading.points[r][c];
@@ -210,13 +223,150 @@ fn eval_photos(dir: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
         }
     }
     let title = format!("Vision on labelled photos: `tengen eval photos {}`", dir.display());
-    let notes = vec![
+    let moves = move_pairs(&sequence_frames);
+    let mut notes = vec![
         "Points are scored as the best of the 8 board symmetries: a photo has no canonical \"up\".".to_string(),
         format!("Excluded (mislabelled): {}.", if excluded.is_empty() { "none found".to_string() } else { excluded.join(", ") }),
         "A board that is not located counts as 361 unknown points.".to_string(),
         "Occlusion: photos carry no hand labels, so the report lists which frames were flagged.".to_string(),
     ];
+    notes.extend(moves.notes());
+    for (sequence, pairs) in &moves.sequences {
+        if let Some(f) = folders.get_mut(sequence) {
+            f.failures.extend(pairs.wrong.iter().cloned());
+        }
+    }
     finish(&title, &notes, &folders, out, "eval-photos")
+}
+
+/// A labelled frame of a move-by-move sequence, in stored pixel order.
+struct SequenceFrame {
+    /// The folder and name prefix (`imago-tests/t2/t2`), shared by the frames of one game.
+    sequence: String,
+    /// The frame (move) number.
+    number: u32,
+    read: Grid,
+    truth: Grid,
+    /// Whether the label turned to stored order equals `.grid.raw.txt`, when there is one.
+    raw_label_agrees: Option<bool>,
+}
+
+/// A frame's sequence and number from a name like `t2/skip/t2_053.jpg`: frames of one game share
+/// the name prefix (the `skip/` subfolder of imago t2 holds frames of the same game).
+fn sequence_position(rel: &str) -> Option<(String, u32)> {
+    let path = Path::new(rel);
+    let stem = path.file_stem()?.to_str()?;
+    let (prefix, number) = stem.rsplit_once('_')?;
+    let number = number.parse().ok()?;
+    let mut folder = path.parent().unwrap_or(Path::new(""));
+    if folder.file_name().is_some_and(|n| n == "skip") {
+        folder = folder.parent().unwrap_or(Path::new(""));
+    }
+    Some((format!("{}/{prefix}", folder.to_string_lossy()), number))
+}
+
+/// A grid as seen turned back into stored pixel order, undoing the EXIF orientation (1–8).
+fn to_stored(seen: &Grid, exif_orientation: u8) -> Grid {
+    let n = 18;
+    let mut stored = *seen;
+    for r in 0..19 {
+        for c in 0..19 {
+            // Where the seen point (r, c) was in the stored image.
+            let (sr, sc) = match exif_orientation {
+                2 => (r, n - c),
+                3 => (n - r, n - c),
+                4 => (n - r, c),
+                5 => (c, r),
+                6 => (n - c, r),
+                7 => (n - c, n - r),
+                8 => (c, n - r),
+                _ => (r, c),
+            };
+            stored[sr][sc] = seen[r][c];
+        }
+    }
+    stored
+}
+
+/// How many consecutive frame pairs of each sequence gave exactly the true move.
+#[derive(Default)]
+struct MovePairs {
+    sequences: BTreeMap<String, PairScore>,
+    raw_checked: usize,
+    raw_disagreeing: usize,
+}
+
+#[derive(Default)]
+struct PairScore {
+    pairs: usize,
+    exact: usize,
+    wrong: Vec<String>,
+}
+
+impl MovePairs {
+    fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        let (pairs, exact) = self.sequences.values().fold((0, 0), |(p, e), s| (p + s.pairs, e + s.exact));
+        if pairs > 0 {
+            let each: Vec<String> = self.sequences.iter().map(|(k, s)| format!("{k} {}/{}", s.exact, s.pairs)).collect();
+            notes.push(format!(
+                "Move-by-move sequences: {exact}/{pairs} consecutive frame pairs ({}) give exactly the true change (every point that changed, to the right colour, and nothing else; a `?` counts as a change); {}. Pairs with an excluded frame are not scored.",
+                pct(exact as u64, pairs as u64),
+                each.join(", ")
+            ));
+        }
+        if self.raw_checked > 0 {
+            notes.push(format!(
+                "EXIF orientation undone for the pairs: {}/{} labels turned to stored order equal their `.grid.raw.txt`.",
+                self.raw_checked - self.raw_disagreeing,
+                self.raw_checked
+            ));
+        }
+        notes
+    }
+}
+
+/// Scores the inferred move of every pair of consecutive frames (n, n+1) of a sequence.
+fn move_pairs(frames: &[SequenceFrame]) -> MovePairs {
+    let mut out = MovePairs::default();
+    for f in frames {
+        if let Some(agrees) = f.raw_label_agrees {
+            out.raw_checked += 1;
+            out.raw_disagreeing += usize::from(!agrees);
+        }
+    }
+    let mut by_sequence: BTreeMap<&str, Vec<&SequenceFrame>> = BTreeMap::new();
+    for f in frames {
+        by_sequence.entry(&f.sequence).or_default().push(f);
+    }
+    for (sequence, mut list) in by_sequence {
+        list.sort_by_key(|f| f.number);
+        for pair in list.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            if b.number != a.number + 1 {
+                continue;
+            }
+            let changes = |from: &Grid, to: &Grid| -> Vec<(usize, usize, PointState)> {
+                (0..19).flat_map(|r| (0..19).map(move |c| (r, c))).filter(|&(r, c)| from[r][c] != to[r][c]).map(|(r, c)| (r, c, to[r][c])).collect()
+            };
+            let (seen, truth) = (changes(&a.read, &b.read), changes(&a.truth, &b.truth));
+            let folder = sequence.rsplit_once('/').map_or(sequence, |(f, _)| f).to_string();
+            let score = out.sequences.entry(folder).or_default();
+            score.pairs += 1;
+            if seen == truth {
+                score.exact += 1;
+            } else {
+                score.wrong.push(format!(
+                    "move pair {}→{}: {} point(s) changed in the readings, {} in the truth",
+                    a.number,
+                    b.number,
+                    seen.len(),
+                    truth.len()
+                ));
+            }
+        }
+    }
+    out
 }
 
 fn inverse(s: tengen_vision::evaluate::Symmetry) -> tengen_vision::evaluate::Symmetry {

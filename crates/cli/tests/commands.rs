@@ -152,3 +152,27 @@ fn a_calibration_written_by_calibrate_is_read_by_detect() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a calibration"));
 }
+
+#[test]
+fn eval_photos_scores_points_boards_and_the_moves_of_a_sequence_whose_orientation_flips() {
+    let t1 = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/photos/imago-tests/t1");
+    if !t1.is_dir() {
+        println!("SKIP: {} absent", t1.display());
+        return;
+    }
+    let out_dir = temp_dir("eval");
+    let out = tengen(&["eval", "photos", t1.to_str().expect("path"), "--out", out_dir.to_str().expect("path")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = std::fs::read_to_string(out_dir.join("eval-photos.md")).expect("report written");
+    assert!(report.contains("| 11 | 11 |"), "all 11 frames located: {report}");
+    // t1's EXIF tag flips between frames 002 and 003: move diffs are taken in stored order,
+    // and every label turned back agrees with its `.grid.raw.txt`.
+    let exif = report.lines().find(|l| l.contains("EXIF orientation undone")).expect("EXIF line");
+    let (agree, of) = exif.split_once(": ").and_then(|(_, r)| r.split_once(' ')).and_then(|(f, _)| f.split_once('/')).expect("n/m");
+    assert_eq!(agree, of, "{exif}");
+    assert!(of.parse::<u32>().expect("count") >= 8, "{exif}");
+    let pairs = report.lines().find(|l| l.contains("consecutive frame pairs")).expect("pairs line");
+    assert!(pairs.contains("/10 consecutive frame pairs"), "t1 holds moves 0-10: {pairs}");
+    assert!(std::fs::read_to_string(out_dir.join("eval-photos.json")).is_ok_and(|j| j.contains("\"folders\"")));
+    let _ = std::fs::remove_dir_all(out_dir);
+}
