@@ -266,6 +266,7 @@ fn sequence_position(rel: &str) -> Option<(String, u32)> {
 }
 
 /// A grid as seen turned back into stored pixel order, undoing the EXIF orientation (1–8).
+#[allow(clippy::needless_range_loop)] // (r, c) index two grids through a coordinate map
 fn to_stored(seen: &Grid, exif_orientation: u8) -> Grid {
     let n = 18;
     let mut stored = *seen;
