@@ -43,7 +43,8 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 4)]
     stable_frames: usize,
     /// Locate the board on every frame (a camera that moves between frames, e.g. hand-held
-    /// photos); by default the board is located once and then tracked (a shifted board raises
+    /// photos; a view that turns keeps the first frame's indexing, matched on the stones); by
+    /// default the board is located once and then tracked (a shifted board raises
     /// `board_moved`).
     #[arg(long)]
     relocate: bool,
@@ -166,6 +167,64 @@ fn record(referee: &Referee, events: &[Event], komi: f64) -> GameRecord {
 }
 
 /// Prints a line above the progress bar, or on stderr when the bar is hidden (not a terminal).
+/// A board located afresh is indexed from the top-left corner *as seen*, so a hand-held camera
+/// that turns (imago t1: the EXIF tag flips mid-game) would turn the whole board. Turns the
+/// reading by the quarter turn that agrees best with the last reading, when that is clearly
+/// better than not turning; returns the number of quarter turns applied.
+fn align_quarter_turns(reading: &mut BoardReading, last: &BoardReading) -> Option<usize> {
+    // Agreement: each stone of the last reading found again counts for, each one now read as
+    // something else (another colour, or empty) against; new stones are moves and count neither.
+    let agreement = |points: &[[tengen_vision::PointReading; SIZE]; SIZE]| -> i64 {
+        let mut score = 0;
+        for (row, last_row) in points.iter().zip(&last.points) {
+            for (p, q) in row.iter().zip(last_row) {
+                if !matches!(q.state, PointState::Black | PointState::White) || p.state == PointState::Unknown {
+                    continue;
+                }
+                score += if p.state == q.state { 1 } else { -1 };
+            }
+        }
+        score
+    };
+    let mut turned = reading.points;
+    let mut best = (0, agreement(&reading.points));
+    let unturned = best.1;
+    for turns in 1..4 {
+        turned = quarter_turn(&turned);
+        let score = agreement(&turned);
+        if score > best.1 {
+            best = (turns, score);
+        }
+    }
+    // At least one stone more found again (and one fewer lost): an empty board gives no reason
+    // to turn, and a turn must beat staying put, not tie with it.
+    if best.0 == 0 || best.1 < unturned + 2 {
+        return None;
+    }
+    turn_reading(reading, best.0);
+    Some(best.0)
+}
+
+/// Turns a reading (points and occluded points) by quarter turns clockwise.
+fn turn_reading(reading: &mut BoardReading, turns: usize) {
+    for _ in 0..turns % 4 {
+        reading.points = quarter_turn(&reading.points);
+        // (col, row) → the same quarter turn as the points.
+        reading.occluded_points = reading.occluded_points.iter().map(|&(c, r)| (18 - r, c)).collect();
+    }
+}
+
+/// The grid turned a quarter clockwise: the point at (row, col) moves to (col, 18 − row).
+fn quarter_turn<T: Copy>(points: &[[T; SIZE]; SIZE]) -> [[T; SIZE]; SIZE] {
+    let mut out = *points;
+    for (r, row) in points.iter().enumerate() {
+        for (c, &p) in row.iter().enumerate() {
+            out[c][SIZE - 1 - r] = p;
+        }
+    }
+    out
+}
+
 fn say(bar: &ProgressBar, line: String) {
     if bar.is_hidden() {
         eprintln!("{line}");
@@ -207,6 +266,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let mut tracker: Option<Tracker> = None;
     let mut all_events: Vec<Event> = Vec::new();
     let (mut unreadable, mut no_board) = (0usize, 0usize);
+    let mut last_reading: Option<BoardReading> = None;
+    // Quarter turns that bring a freshly located view back to the first view's indexing.
+    let mut view_turns = 0usize;
     for (i, path) in files.iter().enumerate() {
         let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().to_string());
         let t = times.get(&name).copied().unwrap_or(i as f64 / args.fps);
@@ -249,6 +311,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
                 }
             }
         }
+        let relocated = located.is_some();
         if let Some(new) = located {
             if let Some(old) = &geometry {
                 let shift = max_shift_cells(old, &new);
@@ -262,7 +325,17 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             no_board += 1;
             continue;
         };
-        let reading = read_board(&rgb, g, &reader);
+        let mut reading = read_board(&rgb, g, &reader);
+        if args.relocate && relocated {
+            turn_reading(&mut reading, view_turns);
+            if let Some(last) = &last_reading {
+                if let Some(turns) = align_quarter_turns(&mut reading, last) {
+                    view_turns = (view_turns + turns) % 4;
+                    say(&bar, format!("tengen replay: {name}: the view turned; the board keeps its first indexing ({turns} quarter turn(s))"));
+                }
+            }
+        }
+        last_reading = Some(reading.clone());
         produced.extend(referee.observe(&observation(t, &reading, name.clone())));
         // A timed sequence (keyframes) shows each frame until the next one: seen by a camera at
         // `fps`, the same still board comes again, as the server's folder camera also does.

@@ -176,3 +176,58 @@ fn eval_photos_scores_points_boards_and_the_moves_of_a_sequence_whose_orientatio
     assert!(std::fs::read_to_string(out_dir.join("eval-photos.json")).is_ok_and(|j| j.contains("\"folders\"")));
     let _ = std::fs::remove_dir_all(out_dir);
 }
+
+#[test]
+fn replay_of_hand_held_photos_whose_view_turns_gives_the_true_game() {
+    // imago t1: one photo per move, hand-held, and the EXIF tag turns the view by a quarter
+    // between frames 002 and 003. Vision and referee together must give the 10 moves and no
+    // infraction, and the final position must be the labelled one (up to the board's turn: a
+    // board has no canonical "up").
+    let t1 = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/photos/imago-tests/t1");
+    if !t1.is_dir() {
+        println!("SKIP: {} absent", t1.display());
+        return;
+    }
+    let dir = temp_dir("replay-t1");
+    let (sgf, events) = (dir.join("t1.sgf"), dir.join("t1.jsonl"));
+    let out = tengen(&[
+        "replay",
+        t1.to_str().expect("path"),
+        "--out",
+        sgf.to_str().expect("path"),
+        "--events",
+        events.to_str().expect("path"),
+        "--stable-frames",
+        "1",
+        "--min-stable-seconds",
+        "0",
+        "--relocate",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let events = json_lines(&std::fs::read(&events).expect("events written"));
+    let suspected: Vec<&serde_json::Value> = events.iter().filter(|e| e["status"] == "suspected").collect();
+    assert!(suspected.is_empty(), "false infractions: {suspected:#?}");
+    assert_eq!(events.iter().filter(|e| e["kind"] == "move").count(), 10);
+    // The record's final position, turned to the labelled one.
+    let text = std::fs::read_to_string(&sgf).expect("sgf written");
+    let mut board = vec![vec!['.'; 19]; 19];
+    for node in text.split(';').skip(2) {
+        let (colour, rest) = node.split_at(1);
+        let point: Vec<u8> = rest.bytes().skip(1).take(2).collect();
+        if (colour == "B" || colour == "W") && point.len() == 2 && point.iter().all(u8::is_ascii_lowercase) {
+            board[usize::from(point[1] - b'a')][usize::from(point[0] - b'a')] = if colour == "B" { 'X' } else { 'O' };
+        }
+    }
+    let label: Vec<Vec<char>> = std::fs::read_to_string(t1.join("t1_011.jpg.grid.raw.txt"))
+        .expect("label")
+        .lines()
+        .map(|l| l.chars().collect())
+        .collect();
+    let mut turned = board;
+    let matches = (0..4).any(|_| {
+        turned = (0..19).map(|r| (0..19).map(|c| turned[18 - c][r]).collect()).collect();
+        turned == label
+    });
+    assert!(matches, "final position differs from the label:\n{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}
