@@ -3,6 +3,10 @@
 //! `locate_eval overlay IMAGE OUT.png` — locates the board and draws the grid on the image.
 //! `locate_eval corners DIR` — corner error in cells over every `*.corners.json` in DIR
 //!   (roboflow-corners layout), printing the distribution.
+//! `locate_eval analyse DIR [CROPDIR]` — signed label-minus-located corner error along the board's
+//!   own axes (outward positive), per corner and per source frame across its augmentations; with
+//!   CROPDIR, 8× crops of the four corners of every frame with the located corner (red ring) and
+//!   the label (cyan ring) marked.
 //! `locate_eval synth N [OUTDIR]` — N rendered frames per preset (random poses, rolls, stone
 //!   densities), error over all 361 intersections against the renderer's ground truth.
 //! `locate_eval folder DIR [OUTDIR]` — located or not for every image in DIR (recursively),
@@ -21,10 +25,11 @@ fn main() -> Result<(), Box<dyn Error>> {
     match args.first().map(String::as_str) {
         Some("overlay") if args.len() == 3 => overlay(&args[1], &args[2]),
         Some("corners") if args.len() == 2 => corners(Path::new(&args[1])),
+        Some("analyse") if args.len() >= 2 => analyse(Path::new(&args[1]), args.get(2).map(PathBuf::from)),
         Some("synth") if args.len() >= 2 => synth(args[1].parse()?, args.get(2).map(PathBuf::from)),
         Some("zoom") if args.len() == 6 => zoom(&args[1], &args[2], &args[3], &args[4], &args[5]),
         Some("folder") if args.len() >= 2 => folder(Path::new(&args[1]), args.get(2).map(PathBuf::from)),
-        _ => Err("usage: locate_eval overlay IMAGE OUT.png | corners DIR | folder DIR [OUTDIR]".into()),
+        _ => Err("usage: locate_eval overlay IMAGE OUT.png | corners DIR | analyse DIR [CROPDIR] | folder DIR [OUTDIR]".into()),
     }
 }
 
@@ -349,4 +354,403 @@ fn synth(per_preset: u64, outdir: Option<PathBuf>) -> Result<(), Box<dyn Error>>
         errors.get(errors.len() / 2).copied().unwrap_or(f64::NAN)
     );
     Ok(())
+}
+
+/// Board coordinates (col, row) of an image pixel under a geometry (inverse lens + homography).
+fn to_board(geom: &GridGeometry, pixel: [f64; 2]) -> Option<[f64; 2]> {
+    let inv = geom.matrix().try_inverse()?;
+    let u = geom.lens.undistort(pixel);
+    let v = inv * nalgebra::Vector3::new(u[0], u[1], 1.0);
+    (v.z.abs() > 1e-12).then(|| [v.x / v.z, v.y / v.z])
+}
+
+/// Source frame of a roboflow file name: the part before `_jpg.rf.`.
+fn source_of(path: &Path) -> String {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    name.split("_jpg.rf.").next().unwrap_or(&name).to_string()
+}
+
+/// A 32×32 grey thumbnail of the board area, for finding the 90° rotation between augmentations.
+fn thumbnail(rgb: &RgbImage) -> Vec<f64> {
+    let small = image::imageops::resize(rgb, 32, 32, image::imageops::FilterType::Triangle);
+    let v: Vec<f64> = small.pixels().map(|p| f64::from(p[0]) + f64::from(p[1]) + f64::from(p[2])).collect();
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / v.len() as f64).sqrt().max(1e-9);
+    v.iter().map(|x| (x - mean) / sd).collect()
+}
+
+/// Thumbnail `b` turned by `quarter` × 90° clockwise.
+fn rotate_thumb(b: &[f64], quarter: usize) -> Vec<f64> {
+    let n = 32;
+    let mut out = b.to_vec();
+    for _ in 0..quarter {
+        let src = out.clone();
+        for y in 0..n {
+            for x in 0..n {
+                // Clockwise: new(x, y) = old(y, n-1-x).
+                out[y * n + x] = src[(n - 1 - x) * n + y];
+            }
+        }
+    }
+    out
+}
+
+struct FrameRecord {
+    path: PathBuf,
+    source: String,
+    /// Per label corner TL, TR, BR, BL: (outward across the vertical edge, outward across the
+    /// horizontal edge), in cells, label minus located.
+    outward: [[f64; 2]; 4],
+    thumb: Vec<f64>,
+}
+
+fn stats(v: &[f64]) -> (f64, f64, f64) {
+    let n = v.len().max(1) as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    (mean, s.get(s.len() / 2).copied().unwrap_or(f64::NAN), sd)
+}
+
+fn mark_ring(img: &mut RgbImage, cx: f64, cy: f64, radius: f64, colour: Rgb<u8>) {
+    for a in 0..256 {
+        let ang = f64::from(a) / 256.0 * std::f64::consts::TAU;
+        let (x, y) = (cx + radius * ang.cos(), cy + radius * ang.sin());
+        if x >= 0.0 && y >= 0.0 && (x as u32) < img.width() && (y as u32) < img.height() {
+            img.put_pixel(x as u32, y as u32, colour);
+        }
+    }
+}
+
+/// Four 8× crops (TL, TR / BL, BR) of radius `r` source pixels around the located corners, with
+/// the located corner (red) and the label (cyan) marked by rings of one source pixel radius
+/// (and a larger ring of a quarter cell around the located corner, in yellow).
+fn corner_crops(
+    rgb: &RgbImage,
+    ours: [[f64; 2]; 4],
+    labels: [[f64; 2]; 4],
+    local: [Option<[f64; 2]>; 4],
+    cell: f64,
+) -> RgbImage {
+    let scale = 8.0;
+    let r = 16.0;
+    let side = ((2.0 * r + 1.0) * scale) as u32;
+    let mut out = RgbImage::new(2 * side + 4, 2 * side + 4);
+    for (i, slot) in [(0u32, 0u32), (1, 0), (1, 1), (0, 1)].into_iter().enumerate() {
+        let (ox, oy) = (ours[i][0].round() - r, ours[i][1].round() - r);
+        let mut tile = RgbImage::from_fn(side, side, |u, v| {
+            let (sx, sy) = (ox + (f64::from(u) / scale).floor(), oy + (f64::from(v) / scale).floor());
+            if sx >= 0.0 && sy >= 0.0 && (sx as u32) < rgb.width() && (sy as u32) < rgb.height() {
+                *rgb.get_pixel(sx as u32, sy as u32)
+            } else {
+                Rgb([0, 0, 0])
+            }
+        });
+        // Pixel (sx, sy) covers [sx - 0.5, sx + 0.5] in image coordinates with pixel centres at
+        // integers; the tile shows it over [(sx - ox)·8, (sx - ox + 1)·8).
+        let to_tile = |p: [f64; 2]| ((p[0] - ox + 0.5) * scale, (p[1] - oy + 0.5) * scale);
+        let (ax, ay) = to_tile(ours[i]);
+        mark_ring(&mut tile, ax, ay, scale, Rgb([255, 0, 0]));
+        mark_ring(&mut tile, ax, ay, 0.25 * cell * scale, Rgb([255, 255, 0]));
+        let (bx, by) = to_tile(labels[i]);
+        mark_ring(&mut tile, bx, by, scale, Rgb([0, 255, 255]));
+        if let Some(l) = local[i] {
+            let (lx, ly) = to_tile(l);
+            mark_ring(&mut tile, lx, ly, 0.5 * scale, Rgb([0, 255, 0]));
+        }
+        image::imageops::replace(&mut out, &tile, i64::from(slot.0 * (side + 4)), i64::from(slot.1 * (side + 4)));
+    }
+    out
+}
+
+fn analyse(dir: &Path, crops: Option<PathBuf>) -> Result<(), Box<dyn Error>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jpg"))
+        .collect();
+    paths.sort();
+    let last = (BOARD_LINES - 1) as f64;
+    let ideal = [[0.0, 0.0], [last, 0.0], [last, last], [0.0, last]];
+    let mut records = Vec::new();
+    let mut local_vs_ours: Vec<[f64; 2]> = Vec::new();
+    let mut verified_worst: Vec<(f64, f64, PathBuf)> = Vec::new();
+    let mut label_vs_local: Vec<[f64; 2]> = Vec::new();
+    println!("file,source,corner,outward_x_cells,outward_y_cells");
+    for path in &paths {
+        let label = PathBuf::from(format!("{}.corners.json", path.display()));
+        let Some(truth) = std::fs::read_to_string(&label).ok().and_then(|s| parse_corners(&s)) else { continue };
+        let rgb = decode_rgb(&std::fs::read(path)?)?.rgb;
+        let Ok(located) = locate(&rgb, &LocateOptions::default()) else { continue };
+        let geom = &located.geometry;
+        let mut outward = [[0.0; 2]; 4];
+        let local = local_corners(&rgb, geom);
+        if local.iter().all(Option::is_some) {
+            let cell = located.quality.cell_px;
+            let worst = (0..4)
+                .filter_map(|i| local[i].map(|l| ((l[0] - geom.corners()[i][0]).powi(2) + (l[1] - geom.corners()[i][1]).powi(2)).sqrt() / cell))
+                .fold(0.0, f64::max);
+            let label_worst = (0..4)
+                .filter_map(|i| local[i].map(|l| ((l[0] - truth[i][0]).powi(2) + (l[1] - truth[i][1]).powi(2)).sqrt() / cell))
+                .fold(0.0, f64::max);
+            verified_worst.push((worst, label_worst, path.clone()));
+        }
+        for i in 0..4 {
+            if let Some(l) = local[i].and_then(|l| to_board(geom, l)) {
+                let sx = if ideal[i][0] == 0.0 { -1.0 } else { 1.0 };
+                let sy = if ideal[i][1] == 0.0 { -1.0 } else { 1.0 };
+                let lo = [(l[0] - ideal[i][0]) * sx, (l[1] - ideal[i][1]) * sy];
+                local_vs_ours.push(lo);
+                if let Some(b) = to_board(geom, truth[i]) {
+                    let lab = [(b[0] - ideal[i][0]) * sx, (b[1] - ideal[i][1]) * sy];
+                    label_vs_local.push([lab[0] - lo[0], lab[1] - lo[1]]);
+                }
+            }
+        }
+        for i in 0..4 {
+            let Some(b) = to_board(geom, truth[i]) else { continue };
+            let sx = if ideal[i][0] == 0.0 { -1.0 } else { 1.0 };
+            let sy = if ideal[i][1] == 0.0 { -1.0 } else { 1.0 };
+            outward[i] = [(b[0] - ideal[i][0]) * sx, (b[1] - ideal[i][1]) * sy];
+            let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            println!("{name},{},{},{:.4},{:.4}", source_of(path), ["TL", "TR", "BR", "BL"][i], outward[i][0], outward[i][1]);
+        }
+        if let Some(out) = &crops {
+            std::fs::create_dir_all(out)?;
+            let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            let mosaic = corner_crops(&rgb, geom.corners(), truth, local, located.quality.cell_px);
+            mosaic.save(out.join(format!("{name}.corners.png")))?;
+        }
+        records.push(FrameRecord { path: path.clone(), source: source_of(path), outward, thumb: thumbnail(&rgb) });
+    }
+    // Per corner and axis.
+    println!("\nframes located {}", records.len());
+    println!("signed label − located, in cells, outward positive (x: across the left/right edge, y: across the top/bottom edge)");
+    let mut all = Vec::new();
+    for (i, name) in ["TL", "TR", "BR", "BL"].iter().enumerate() {
+        for axis in 0..2 {
+            let v: Vec<f64> = records.iter().map(|r| r.outward[i][axis]).collect();
+            all.extend_from_slice(&v);
+            let (mean, median, sd) = stats(&v);
+            println!("  {name} {}: mean {mean:+.3} median {median:+.3} sd {sd:.3}", ["x", "y"][axis]);
+        }
+    }
+    let (mean, median, sd) = stats(&all);
+    println!("  all 8 components: mean {mean:+.3} median {median:+.3} sd {sd:.3}");
+    let mut hist = [0usize; 16];
+    for v in &all {
+        let b = ((v + 0.4) / 0.05).floor();
+        hist[(b.max(0.0) as usize).min(15)] += 1;
+    }
+    println!("  histogram (0.05-cell bins from -0.40; ends open):");
+    for (b, n) in hist.iter().enumerate() {
+        let lo = -0.4 + 0.05 * b as f64;
+        println!("    [{lo:+.2},{:+.2}) {n:4} {}", lo + 0.05, "#".repeat(n / 4));
+    }
+    for (name, v) in [("local line crossing − located", &local_vs_ours), ("label − local line crossing", &label_vs_local)] {
+        let comps: Vec<f64> = v.iter().flatten().copied().collect();
+        let dists: Vec<f64> = v.iter().map(|c| (c[0] * c[0] + c[1] * c[1]).sqrt()).collect();
+        let (m, med, sd) = stats(&comps);
+        let mut d = dists.clone();
+        d.sort_by(f64::total_cmp);
+        let q = |f: f64| d.get(((d.len() as f64 - 1.0) * f).round() as usize).copied().unwrap_or(f64::NAN);
+        println!(
+            "{name}: {} corners; outward components mean {m:+.3} median {med:+.3} sd {sd:.3}; distance median {:.3} p90 {:.3} p95 {:.3} max {:.3}; ≤0.1 cell {:.1} %",
+            v.len(),
+            q(0.5),
+            q(0.9),
+            q(0.95),
+            q(1.0),
+            100.0 * d.iter().filter(|&&x| x <= 0.1).count() as f64 / d.len().max(1) as f64
+        );
+    }
+    verified_worst.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let nv = verified_worst.len();
+    let count = |f: &dyn Fn(&(f64, f64, PathBuf)) -> bool| verified_worst.iter().filter(|v| f(v)).count();
+    println!(
+        "frames with all 4 corners measured locally: {nv}; located worst corner vs local ≤0.1 cell {}, ≤0.25 cell {}; label worst corner vs local ≤0.25 cell {}, ≤0.5 cell {}",
+        count(&|v| v.0 <= 0.1),
+        count(&|v| v.0 <= 0.25),
+        count(&|v| v.1 <= 0.25),
+        count(&|v| v.1 <= 0.5)
+    );
+    for (w, lw, p) in verified_worst.iter().take(5) {
+        println!("  located vs local {w:.3} (label vs local {lw:.3})  {}", p.display());
+    }
+    // Per-frame mean outward (rotation invariant), and its spread within and between source frames.
+    let frame_mean = |r: &FrameRecord| r.outward.iter().flatten().sum::<f64>() / 8.0;
+    let mut by_source: std::collections::BTreeMap<String, Vec<&FrameRecord>> = Default::default();
+    for r in &records {
+        by_source.entry(r.source.clone()).or_default().push(r);
+    }
+    let means: Vec<f64> = records.iter().map(frame_mean).collect();
+    let (_, _, between_sd) = stats(&means);
+    let mut within = Vec::new();
+    let mut component_diffs = Vec::new();
+    let mut rotations = [0usize; 4];
+    for group in by_source.values() {
+        if group.len() < 2 {
+            continue;
+        }
+        let m = group.iter().map(|r| frame_mean(r)).sum::<f64>() / group.len() as f64;
+        within.extend(group.iter().map(|r| frame_mean(r) - m));
+        // Physical corner matching: the quarter turn that best aligns each augmentation with the
+        // first one, then the same physical corner's components compared.
+        let base = group[0];
+        for other in &group[1..] {
+            let (q, _) = (0..4)
+                .map(|q| {
+                    let t = rotate_thumb(&other.thumb, q);
+                    (q, base.thumb.iter().zip(&t).map(|(a, b)| a * b).sum::<f64>())
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .unwrap_or((0, 0.0));
+            rotations[q] += 1;
+            // `other` turned clockwise by q quarters looks like `base`: base corner i is other's
+            // corner (i + 4 - q) % 4 as seen, and an odd turn swaps the x/y axes.
+            for i in 0..4 {
+                let j = (i + 4 - q) % 4;
+                for axis in 0..2 {
+                    let oa = if q % 2 == 1 { 1 - axis } else { axis };
+                    component_diffs.push(base.outward[i][axis] - other.outward[j][oa]);
+                }
+            }
+        }
+    }
+    let (_, _, within_sd) = stats(&within);
+    println!(
+        "\nper-frame mean outward over 8 components: sd over all frames {between_sd:.3}, sd within a source frame's augmentations {within_sd:.3}"
+    );
+    let (dm, dmed, dsd) = stats(&component_diffs);
+    let mad = {
+        let mut a: Vec<f64> = component_diffs.iter().map(|d| d.abs()).collect();
+        a.sort_by(f64::total_cmp);
+        a.get(a.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    println!(
+        "same physical corner component, augmentation vs first augmentation: {} pairs, diff mean {dm:+.3} median {dmed:+.3} sd {dsd:.3}, median |diff| {mad:.3} (rotations found {rotations:?})",
+        component_diffs.len()
+    );
+    let mut worst: Vec<(f64, &FrameRecord)> =
+        records.iter().map(|r| (r.outward.iter().flatten().fold(0.0f64, |a, b| a.max(b.abs())), r)).collect();
+    worst.sort_by(|a, b| b.0.total_cmp(&a.0));
+    println!("largest |component| frames:");
+    for (w, r) in worst.iter().take(10) {
+        println!("  {w:.3}  {}  {:?}", r.path.display(), r.outward.map(|c| [(c[0] * 100.0).round() / 100.0, (c[1] * 100.0).round() / 100.0]));
+    }
+    Ok(())
+}
+
+/// Bilinear grey sample of an RGB image (mean of the channels); `None` outside.
+fn grey_at(img: &RgbImage, x: f64, y: f64) -> Option<f64> {
+    let (x0, y0) = (x.floor(), y.floor());
+    if x0 < 0.0 || y0 < 0.0 || x0 + 1.0 >= f64::from(img.width()) || y0 + 1.0 >= f64::from(img.height()) {
+        return None;
+    }
+    let (fx, fy) = (x - x0, y - y0);
+    let g = |xx: f64, yy: f64| {
+        let p = img.get_pixel(xx as u32, yy as u32);
+        (f64::from(p[0]) + f64::from(p[1]) + f64::from(p[2])) / 3.0
+    };
+    Some(
+        g(x0, y0) * (1.0 - fx) * (1.0 - fy)
+            + g(x0 + 1.0, y0) * fx * (1.0 - fy)
+            + g(x0, y0 + 1.0) * (1.0 - fx) * fy
+            + g(x0 + 1.0, y0 + 1.0) * fx * fy,
+    )
+}
+
+/// Independent local measure of one outer line near a corner, straight from the image pixels:
+/// across-line grey profiles at points 0.35…3 cells from the corner along the line, the centroid
+/// of darkness of each profile's ridge, and a straight line through them (two rounds rejecting
+/// profiles off by more than a pixel). Returns the line as (point, unit direction) in pixels.
+fn local_line(img: &RgbImage, geom: &GridGeometry, corner: [f64; 2], along_columns: bool) -> Option<([f64; 2], [f64; 2])> {
+    let last = (BOARD_LINES - 1) as f64;
+    let inward = |v: f64| if v == 0.0 { 1.0 } else { -1.0 };
+    let mut points: Vec<[f64; 2]> = Vec::new();
+    for k in 0..14 {
+        let t = 0.35 + 0.2 * f64::from(k);
+        // A point on the outer line, t cells from the corner along it.
+        let (c, r) = if along_columns {
+            (corner[0], corner[1] + inward(corner[1]) * t)
+        } else {
+            (corner[0] + inward(corner[0]) * t, corner[1])
+        };
+        if !(0.0..=last).contains(&c) || !(0.0..=last).contains(&r) {
+            continue;
+        }
+        let p = geom.project(c, r);
+        let ahead = if along_columns { geom.project(c, r + 0.05) } else { geom.project(c + 0.05, r) };
+        let d = [ahead[0] - p[0], ahead[1] - p[1]];
+        let len = (d[0] * d[0] + d[1] * d[1]).sqrt();
+        let n = [-d[1] / len, d[0] / len];
+        let across = if along_columns { geom.project(c + 0.5, r) } else { geom.project(c, r + 0.5) };
+        let cell = 2.0 * ((across[0] - p[0]).powi(2) + (across[1] - p[1]).powi(2)).sqrt();
+        let half = 0.45 * cell;
+        let step = 0.25;
+        let mut profile = Vec::new();
+        let mut o = -half;
+        while o <= half {
+            profile.push((o, grey_at(img, p[0] + n[0] * o, p[1] + n[1] * o)?));
+            o += step;
+        }
+        let mut sorted: Vec<f64> = profile.iter().map(|v| v.1).collect();
+        sorted.sort_by(f64::total_cmp);
+        let background = sorted[sorted.len() * 3 / 4];
+        let (imin, &(omin, vmin)) = profile.iter().enumerate().min_by(|a, b| a.1 .1.total_cmp(&b.1 .1))?;
+        if background - vmin < 8.0 {
+            continue;
+        }
+        // Darkness centroid within ±0.12 cell of the darkest sample.
+        let w = (0.12 * cell / step).round() as usize;
+        let (mut sw, mut so) = (0.0, 0.0);
+        for &(off, v) in &profile[imin.saturating_sub(w)..(imin + w + 1).min(profile.len())] {
+            let dark = (background - v).max(0.0);
+            sw += dark;
+            so += dark * off;
+        }
+        let centre = if sw > 0.0 { so / sw } else { omin };
+        points.push([p[0] + n[0] * centre, p[1] + n[1] * centre]);
+    }
+    let fit_line = |pts: &[[f64; 2]]| -> Option<([f64; 2], [f64; 2])> {
+        if pts.len() < 5 {
+            return None;
+        }
+        let m = pts.len() as f64;
+        let (mx, my) = (pts.iter().map(|p| p[0]).sum::<f64>() / m, pts.iter().map(|p| p[1]).sum::<f64>() / m);
+        let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
+        for p in pts {
+            let (dx, dy) = (p[0] - mx, p[1] - my);
+            sxx += dx * dx;
+            sxy += dx * dy;
+            syy += dy * dy;
+        }
+        let angle = 0.5 * (2.0 * sxy).atan2(sxx - syy);
+        Some(([mx, my], [angle.cos(), angle.sin()]))
+    };
+    let mut line = fit_line(&points)?;
+    for _ in 0..2 {
+        let (q, d) = line;
+        points.retain(|p| ((p[0] - q[0]) * d[1] - (p[1] - q[1]) * d[0]).abs() < 1.0);
+        line = fit_line(&points)?;
+    }
+    Some(line)
+}
+
+fn intersect(a: ([f64; 2], [f64; 2]), b: ([f64; 2], [f64; 2])) -> Option<[f64; 2]> {
+    let ((p, d), (q, e)) = (a, b);
+    let det = d[0] * e[1] - d[1] * e[0];
+    if det.abs() < 0.2 {
+        return None;
+    }
+    let t = ((q[0] - p[0]) * e[1] - (q[1] - p[1]) * e[0]) / det;
+    Some([p[0] + t * d[0], p[1] + t * d[1]])
+}
+
+/// Corners measured locally from the image (see [`local_line`]), per corner `None` when either
+/// outer line could not be measured (stone on it, hand, image edge).
+fn local_corners(img: &RgbImage, geom: &GridGeometry) -> [Option<[f64; 2]>; 4] {
+    let last = (BOARD_LINES - 1) as f64;
+    let ideal = [[0.0, 0.0], [last, 0.0], [last, last], [0.0, last]];
+    ideal.map(|c| intersect(local_line(img, geom, c, false)?, local_line(img, geom, c, true)?))
 }

@@ -24,6 +24,13 @@ const MIN_LINE_STRENGTH: f32 = 0.02;
 const STRAIGHT_FRACTION: f32 = 0.35;
 /// Straightness samples (of 8) that must be present.
 const STRAIGHT_MIN_PRESENT: usize = 6;
+/// Hough peaks must reach this fraction of the strongest.
+const PEAK_FLOOR: f32 = 0.15;
+/// Fewer peaks than this above [`PEAK_FLOOR`] means one line dominates: look again above
+/// [`LOW_PEAK_FLOOR`].
+const MIN_PEAKS_BEFORE_RETRY: usize = 20;
+/// The lower floor of that second look.
+const LOW_PEAK_FLOOR: f32 = 0.04;
 /// Angle clusters considered as line families (pairs among them are tried).
 const MAX_ANGLE_PEAKS: usize = 4;
 /// Bins of the rectified 1-D evidence histograms.
@@ -235,17 +242,29 @@ fn hough_lines(pixels: &[LinePixel], w: usize, h: usize) -> Vec<HoughLine> {
             }
         }
     }
-    // Peaks: local maxima over ±3° and ±4 px (θ wraps with ρ mirrored; ignore that seam).
+    // Peaks: local maxima over ±3° and ±4 px (θ wraps with ρ mirrored; ignore that seam), above
+    // a fraction of the strongest. One dominant straight edge (a table edge, the border of a
+    // rotated frame) can put every grid line under that fraction: then look again lower down.
     let max = acc.iter().copied().fold(0.0f32, f32::max);
     if max <= 0.0 {
         return Vec::new();
     }
-    let floor = max * 0.15;
+    let mut peaks = hough_peaks(&acc, rho_bins, max * PEAK_FLOOR, max_rho, step);
+    if peaks.len() < MIN_PEAKS_BEFORE_RETRY {
+        peaks = hough_peaks(&acc, rho_bins, max * LOW_PEAK_FLOOR, max_rho, step);
+    }
+    peaks.sort_by(|a, b| b.votes.total_cmp(&a.votes));
+    peaks.truncate(MAX_PEAKS);
+    peaks
+}
+
+/// Local maxima over ±3° and ±4 px of the accumulator at or above `floor`.
+fn hough_peaks(acc: &[f32], rho_bins: usize, floor: f32, max_rho: f32, step: f32) -> Vec<HoughLine> {
     let mut peaks = Vec::new();
     for t in 0..THETA_BINS {
         for r in 4..rho_bins.saturating_sub(4) {
             let v = acc[t * rho_bins + r];
-            if v < floor {
+            if v < floor || v <= 0.0 {
                 continue;
             }
             let mut is_max = true;
@@ -267,8 +286,6 @@ fn hough_lines(pixels: &[LinePixel], w: usize, h: usize) -> Vec<HoughLine> {
             }
         }
     }
-    peaks.sort_by(|a, b| b.votes.total_cmp(&a.votes));
-    peaks.truncate(MAX_PEAKS);
     peaks
 }
 
@@ -283,9 +300,14 @@ fn families(lines: &[HoughLine]) -> Vec<(Vec<HoughLine>, Vec<HoughLine>)> {
         let b = (l.theta.to_degrees().round() as usize) % BINS;
         hist[b] += f64::from(l.votes).powi(2);
     }
-    // Smooth over ±10° (circular).
+    // Smooth over ±10° (circular) with a triangular kernel: a box kernel turns one strong angle
+    // into a flat plateau whose ends count as further peaks and crowd out a weaker real family.
     let smooth: Vec<f64> = (0..BINS)
-        .map(|i| (-10i32..=10).map(|d| hist[(i as i32 + d).rem_euclid(BINS as i32) as usize]).sum())
+        .map(|i| {
+            (-10i32..=10)
+                .map(|d| f64::from(11 - d.abs()) * hist[(i as i32 + d).rem_euclid(BINS as i32) as usize])
+                .sum()
+        })
         .collect();
     let circ = |a: usize, b: usize| {
         let d = (a as i32 - b as i32).rem_euclid(BINS as i32);

@@ -35,6 +35,11 @@ const MIN_CELL_PX: f64 = 4.0;
 /// Lines inside the grid must be this much stronger than the lines just outside it.
 const MIN_EXTENT_CONTRAST: f64 = 1.3;
 
+/// Oriented line evidence on the odd-numbered lines over that on the even-numbered ones (or the
+/// reverse), below which a grid is taken to be at half the true spacing. Real boards measure
+/// 0.6–1.0 (crowded, blurred frames lowest); half-spaced fits on crowded boards 0.1–0.5.
+const MIN_ALTERNATION_BALANCE: f64 = 0.5;
+
 /// How to locate the board.
 #[derive(Debug, Clone, Default)]
 pub struct LocateOptions {
@@ -226,6 +231,7 @@ fn refine_from(work: &Working, initial: &GridGeometry, estimate_lens: bool) -> R
     let (_, _, contrast) = refine::best_extent(work, &fit.geometry, 0);
     extent_contrast = contrast.min(extent_contrast.max(contrast));
     let geometry = refine::orient_upright(&fit.geometry);
+
     let cell_px = refine::median_cell(&geometry);
     let quality = FitQuality {
         source: GeometrySource::Searched,
@@ -254,6 +260,12 @@ fn refine_from(work: &Working, initial: &GridGeometry, estimate_lens: bool) -> R
     }
     if !is_convex(&geometry.corners()) {
         return Err(LocateError::NoBoard("grid corners do not form a convex quadrilateral".into()));
+    }
+    let balance = refine::alternation_balance(work, &geometry);
+    if balance < MIN_ALTERNATION_BALANCE {
+        return Err(LocateError::NoBoard(format!(
+            "every other line is missing (balance {balance:.2}): half the true spacing"
+        )));
     }
     Ok(Located { geometry, quality })
 }

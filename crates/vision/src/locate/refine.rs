@@ -16,6 +16,9 @@ const ARM_MIN_STRENGTH: f32 = 0.02;
 const ARM_HALF_LENGTH_CELLS: f64 = 0.42;
 /// Line evidence counts only beside surfaces at least this bright relative to the board.
 const BOARD_BRIGHTNESS_FRACTION: f32 = 0.45;
+/// |cos| between a pixel's line normal and a grid line's normal for the pixel to count as lying
+/// along that line (cos 20°).
+const ORIENTED_AGREEMENT: f64 = 0.94;
 /// RANSAC inlier distance, in cells.
 const INLIER_CELLS: f64 = 0.15;
 
@@ -313,6 +316,63 @@ pub(crate) fn best_extent(work: &Working, geom: &GridGeometry, reach: i32) -> (i
         contrasts[family] = inside / outside.max(1e-3);
     }
     (shifts[0], shifts[1], contrasts[0].min(contrasts[1]))
+}
+
+/// Line strength at board point (c, r) on a line of one family, counted only where the line
+/// response runs along that line (within about 20°), tolerating ±1 working pixel across it. The
+/// dark gaps between touching stones run across a row of stones, so they add nothing here.
+fn oriented_evidence(work: &Working, geom: &GridGeometry, columns: bool, c: f64, r: f64) -> Option<f64> {
+    let f = local_frame(work, geom, c, r)?;
+    let dir = if columns { f.along_col } else { f.along_row };
+    let normal = [-dir[1], dir[0]];
+    let s = &work.resp.strength;
+    let mut best = 0.0f32;
+    for o in [-1.0, 0.0, 1.0] {
+        let (x, y) = ((f.centre[0] + normal[0] * o + 0.5).floor(), (f.centre[1] + normal[1] * o + 0.5).floor());
+        if x < 0.0 || y < 0.0 || x as usize >= s.width || y as usize >= s.height {
+            continue;
+        }
+        let i = y as usize * s.width + x as usize;
+        let (angle, coherence) = work.resp.orientation(i);
+        if coherence < 0.3 {
+            continue;
+        }
+        let agreement = (f64::from(angle).cos() * normal[0] + f64::from(angle).sin() * normal[1]).abs();
+        if agreement > ORIENTED_AGREEMENT {
+            best = best.max(s.data[i]);
+        }
+    }
+    Some(f64::from(best))
+}
+
+/// How evenly oriented line evidence is spread between the even- and odd-numbered lines of each
+/// family: the weaker of the two means over the stronger, for the family where that is
+/// smallest. A grid fitted at half the true spacing (every other "line" running through the
+/// middle of cells, a trap on crowded boards whose rows of stones look like lines) scores far
+/// below 1.
+pub(crate) fn alternation_balance(work: &Working, geom: &GridGeometry) -> f64 {
+    let last = (BOARD_LINES - 1) as f64;
+    [true, false]
+        .into_iter()
+        .map(|columns| {
+            let (mut even, mut odd) = (0.0, 0.0);
+            for k in 0..BOARD_LINES {
+                let e = mean((0..36).filter_map(|i| {
+                    let t = 0.25 + 0.5 * f64::from(i);
+                    let (c, r) = if columns { (k as f64, t) } else { (t, k as f64) };
+                    (t < last).then(|| oriented_evidence(work, geom, columns, c, r)).flatten()
+                }));
+                if k % 2 == 0 {
+                    even += e;
+                } else {
+                    odd += e;
+                }
+            }
+            let (even, odd) = (even / BOARD_LINES.div_ceil(2) as f64, odd / (BOARD_LINES / 2) as f64);
+            let (lo, hi) = if even < odd { (even, odd) } else { (odd, even) };
+            if hi > 0.0 { lo / hi } else { 0.0 }
+        })
+        .fold(f64::INFINITY, f64::min)
 }
 
 pub(crate) fn translation(dc: f64, dr: f64) -> Matrix3<f64> {
