@@ -200,23 +200,29 @@ pub fn score(read: &Grid, truth: &Grid, best_of_symmetries: bool) -> BoardScore 
 /// Mean distance between found and true board corners (TL, TR, BR, BL), in grid cells (true
 /// board side / 18), taking the best of the 4 rotations and 2 mirrorings of the corner order.
 pub fn corner_error_cells(found: &[[f64; 2]; 4], truth: &[[f64; 2]; 4]) -> f64 {
+    let errors = corner_errors_cells(found, truth);
+    errors.iter().sum::<f64>() / 4.0
+}
+
+/// The distance of each true corner (TL, TR, BR, BL) from the found one matched to it, in grid
+/// cells, under the rotation or mirroring of the corner order with the smallest mean.
+pub fn corner_errors_cells(found: &[[f64; 2]; 4], truth: &[[f64; 2]; 4]) -> [f64; 4] {
     let dist = |a: [f64; 2], b: [f64; 2]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt();
     let side = (0..4).map(|k| dist(truth[k], truth[(k + 1) % 4])).sum::<f64>() / 4.0;
     let cell = (side / (BOARD_LINES - 1) as f64).max(1e-9);
-    let mut best = f64::INFINITY;
+    let mut best = [f64::INFINITY; 4];
     for shift in 0..4 {
         for mirror in [false, true] {
-            let mean = (0..4)
-                .map(|k| {
-                    let j = if mirror { (4 + shift - k) % 4 } else { (shift + k) % 4 };
-                    dist(found[j], truth[k])
-                })
-                .sum::<f64>()
-                / 4.0;
-            best = best.min(mean);
+            let errors: [f64; 4] = std::array::from_fn(|k| {
+                let j = if mirror { (4 + shift - k) % 4 } else { (shift + k) % 4 };
+                dist(found[j], truth[k]) / cell
+            });
+            if errors.iter().sum::<f64>() < best.iter().sum::<f64>() {
+                best = errors;
+            }
         }
     }
-    best / cell
+    best
 }
 
 /// Reliability bins: for confidence ranges, how many definite points were read and how many
