@@ -18,6 +18,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tengen_server::metrics::Stage;
 use tengen_server::{CameraConfig, Config, TableConfig};
 
 const CAMERA_TOKEN: &str = "bench-camera-token";
@@ -68,13 +69,19 @@ struct Level {
     tables: usize,
     posted: u64,
     refused: u64,
+    /// In the measured window (after the warm-up):
+    received: u64,
     analysed: u64,
     dropped: u64,
     p50: f64,
     p99: f64,
     least_served: f64,
+    min_max: (u64, u64),
     events: u64,
     rss: f64,
+    /// Mean milliseconds per frame in each stage (queue, vision, referee, store).
+    stages: Vec<(&'static str, f64)>,
+    searches: u64,
 }
 
 /// The service with its vision replaced by a bare JPEG decode (same frames, same referee, same
@@ -155,11 +162,31 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[Arc<Vec<u
     for t in hub.tables.values() {
         t.metrics.clear_recent();
     }
+    // Counters at the start of the measured window; the figures are the differences.
+    let counters = |hub: &tengen_server::Hub| -> Vec<[u64; 4]> {
+        hub.tables
+            .values()
+            .map(|t| {
+                let m = &t.metrics;
+                [&m.frames_received, &m.frames_analysed, &m.frames_dropped, &m.board_searches].map(|c| c.load(Ordering::Relaxed))
+            })
+            .collect()
+    };
+    let stage_totals = |hub: &tengen_server::Hub| -> Vec<(f64, u64)> {
+        Stage::ALL
+            .iter()
+            .map(|&st| hub.tables.values().map(|t| t.metrics.stages.total(st)).fold((0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1)))
+            .collect()
+    };
+    let events_before: u64 = hub.tables.values().map(|t| t.metrics.events.load(Ordering::Relaxed)).sum();
+    let (counters_before, stages_before) = (counters(&hub), stage_totals(&hub));
     let mut rss_peak = 0.0f64;
     while Instant::now() < deadline {
         rss_peak = rss_peak.max(rss_mib());
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
+    let (counters_after, stages_after) = (counters(&hub), stage_totals(&hub));
+    let events_after: u64 = hub.tables.values().map(|t| t.metrics.events.load(Ordering::Relaxed)).sum();
     let (mut posted, mut refused) = (0, 0);
     for c in cameras {
         let (p, r) = c.await.unwrap();
@@ -168,25 +195,29 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[Arc<Vec<u
     }
     // Let the frames in flight finish.
     tokio::time::sleep(Duration::from_millis(1500)).await;
+    rss_peak = rss_peak.max(rss_mib());
     let mut all = Vec::new();
-    let (mut analysed, mut dropped, mut events) = (0, 0, 0);
-    let mut per_table = Vec::new();
     for t in hub.tables.values() {
-        let m = &t.metrics;
-        analysed += m.frames_analysed.load(Ordering::Relaxed);
-        dropped += m.frames_dropped.load(Ordering::Relaxed);
-        events += m.events.load(Ordering::Relaxed);
-        per_table.push(m.frames_analysed.load(Ordering::Relaxed) as f64);
         for q in 0..=100 {
-            if let Some(v) = m.recent_quantile(f64::from(q) / 100.0) {
+            if let Some(v) = t.metrics.recent_quantile(f64::from(q) / 100.0) {
                 all.push(v);
             }
         }
     }
+    let delta: Vec<[u64; 4]> =
+        counters_after.iter().zip(&counters_before).map(|(a, b)| [0, 1, 2, 3].map(|k| a[k] - b[k])).collect();
+    let sum = |k: usize| delta.iter().map(|d| d[k]).sum::<u64>();
+    let per_table: Vec<u64> = delta.iter().map(|d| d[1]).collect();
+    let stages = Stage::ALL
+        .iter()
+        .zip(stages_after.iter().zip(&stages_before))
+        .map(|(st, (a, b))| (st.name(), if a.1 > b.1 { (a.0 - b.0) * 1000.0 / (a.1 - b.1) as f64 } else { 0.0 }))
+        .collect();
     all.sort_by(f64::total_cmp);
     let quantile = |q: f64| all.get(((all.len().max(1) - 1) as f64 * q).round() as usize).copied().unwrap_or(f64::NAN);
-    let mean = per_table.iter().sum::<f64>() / per_table.len().max(1) as f64;
-    let least = per_table.iter().copied().fold(f64::MAX, f64::min);
+    let mean = per_table.iter().sum::<u64>() as f64 / per_table.len().max(1) as f64;
+    let least = per_table.iter().copied().min().unwrap_or(0);
+    let most = per_table.iter().copied().max().unwrap_or(0);
     server.shutdown_now();
     drop(hub);
     let _ = std::fs::remove_dir_all(&dir);
@@ -194,14 +225,85 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[Arc<Vec<u
         tables,
         posted,
         refused,
-        analysed,
-        dropped,
+        received: sum(0),
+        analysed: sum(1),
+        dropped: sum(2),
         p50: quantile(0.5),
         p99: quantile(0.99),
-        least_served: if mean > 0.0 { least / mean } else { 0.0 },
-        events,
+        least_served: if mean > 0.0 { least as f64 / mean } else { 0.0 },
+        min_max: (least, most),
+        events: events_after - events_before,
         rss: rss_peak,
+        stages,
+        searches: sum(3),
     }
+}
+
+/// Mean cost of each stage of one frame's analysis, measured alone on one core (the profile that
+/// tells where a frame's time goes): TENGEN_BENCH_STAGES=1.
+fn stage_costs(frames: &[Arc<Vec<u8>>]) {
+    use tengen_server::engine::TableReferee as _;
+    use tengen_vision::locate::{locate_gray, refine_gray, LocateOptions};
+    let reps = frames.len().min(40);
+    let time = |name: &str, f: &mut dyn FnMut(usize)| {
+        f(0);
+        let start = Instant::now();
+        for i in 0..reps {
+            f(i);
+        }
+        println!("stage {name:<34} {:>7.2} ms", start.elapsed().as_secs_f64() * 1000.0 / reps as f64);
+    };
+    let decoded: Vec<_> = frames.iter().map(|f| tengen_vision::image_io::decode_rgb(f).unwrap().rgb).collect();
+    let grey: Vec<_> = decoded.iter().map(tengen_server::imaging::grey).collect();
+    let located: Vec<_> = grey.iter().map(|g| locate_gray(g, &LocateOptions::default()).unwrap().geometry).collect();
+    let config = tengen_vision::ReaderConfig::default();
+    time("check_frame (header, on receipt)", &mut |i| {
+        std::hint::black_box(tengen_server::imaging::check_frame(&frames[i % frames.len()]).unwrap());
+    });
+    time("decode_rgb (zune-jpeg, 1080p)", &mut |i| {
+        std::hint::black_box(tengen_vision::image_io::decode_rgb(&frames[i % frames.len()]).unwrap());
+    });
+    time("grey (image::imageops::grayscale)", &mut |i| {
+        std::hint::black_box(image::imageops::grayscale(&decoded[i % frames.len()]));
+    });
+    time("grey (imaging::grey, bit-exact)", &mut |i| {
+        std::hint::black_box(tengen_server::imaging::grey(&decoded[i % frames.len()]));
+    });
+    time("grey_within (board window only)", &mut |i| {
+        let rgb = &decoded[i % frames.len()];
+        let c = located[i % frames.len()].corners();
+        let (x0, x1) = (c.iter().map(|p| p[0]).fold(f64::MAX, f64::min), c.iter().map(|p| p[0]).fold(f64::MIN, f64::max));
+        let (y0, y1) = (c.iter().map(|p| p[1]).fold(f64::MAX, f64::min), c.iter().map(|p| p[1]).fold(f64::MIN, f64::max));
+        let cell = (x1 - x0) / 18.0;
+        let px = |v: f64| v.max(0.0) as u32;
+        std::hint::black_box(tengen_server::imaging::grey_within(rgb, px(x0 - cell), px(y0 - cell), px(x1 + cell), px(y1 + cell)));
+    });
+    time("line_score (tracking check)", &mut |i| {
+        std::hint::black_box(tengen_vision::tracking::line_score(&grey[i % frames.len()], &located[i % frames.len()]));
+    });
+    time("read_board (361 points)", &mut |i| {
+        std::hint::black_box(tengen_vision::read_board(&decoded[i % frames.len()], &located[i % frames.len()], &config));
+    });
+    time("refine_gray (local re-fit)", &mut |i| {
+        std::hint::black_box(refine_gray(&grey[i % frames.len()], &located[i % frames.len()]).ok());
+    });
+    time("locate_gray (full board search)", &mut |i| {
+        std::hint::black_box(locate_gray(&grey[i % frames.len()], &LocateOptions::default()).ok());
+    });
+    time("evidence_crop (alerts only)", &mut |i| {
+        std::hint::black_box(tengen_server::imaging::evidence_crop(&frames[i % frames.len()], None));
+    });
+    let mut analyzer = tengen_server::adapters::VisionAnalyzer::new(None);
+    let observations: Vec<_> = frames.iter().map(|f| tengen_server::FrameAnalyzer::analyze(&mut analyzer, f).unwrap()).collect();
+    time("VisionAnalyzer::analyze (tracked)", &mut |i| {
+        std::hint::black_box(tengen_server::FrameAnalyzer::analyze(&mut analyzer, &frames[i % frames.len()]).ok());
+    });
+    let mut referee = tengen_server::adapters::RefereeAdapter::new("bench", 1, 7.5);
+    let mut t = 0i64;
+    time("referee observe (tengen-referee)", &mut |i| {
+        t += 500;
+        std::hint::black_box(referee.observe(t, &observations[i % observations.len()]));
+    });
 }
 
 fn main() {
@@ -223,19 +325,30 @@ fn main() {
     }
     let decode_ms = start.elapsed().as_secs_f64() * 1000.0 / decodes as f64;
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    if std::env::var("TENGEN_BENCH_STAGES").is_ok_and(|v| v != "0") {
+        stage_costs(&frames);
+    }
     println!("load bench: {} frames of 1920x1080 JPEG (~{} KiB), {FPS} fps per camera, {seconds} s measured per level after {warmup} s of warm-up, {cores} cores", frames.len(), frames[0].len() / 1024);
     println!("baseline: bare JPEG decode of one frame {decode_ms:.1} ms → at most {:.0} frames/s on {cores} cores", 1000.0 / decode_ms * cores as f64);
     println!("vision: {}", if decode_only { "bare JPEG decode only (TENGEN_BENCH_VISION=decode)" } else { "tengen-vision (locate/track + read 361 points)" });
-    println!("{:>6} {:>7} {:>7} {:>8} {:>7} {:>8} {:>8} {:>8} {:>7} {:>8} {:>9}", "tables", "posted", "refused", "analysed", "dropped", "p50 ms", "p99 ms", "p99/dec", "least", "events", "rss MiB");
+    println!("(received, analysed, dropped, per-table min/max and events are counted over the measured window; rss is the peak)");
+    println!(
+        "{:>6} {:>7} {:>7} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8} {:>8} {:>7} {:>8} {:>8} {:>9}",
+        "tables", "posted", "refused", "received", "analysed", "dropped", "min/max", "p50 ms", "p99 ms", "p99/dec", "least", "events", "searches", "rss MiB"
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let mut best = None;
     for n in levels {
         let level = runtime.block_on(run_level(n, warmup, seconds, &frames, decode_only));
+        let dropped_pct = 100.0 * level.dropped as f64 / level.received.max(1) as f64;
         println!(
-            "{:>6} {:>7} {:>7} {:>8} {:>7} {:>8.0} {:>8.0} {:>8.1} {:>7.2} {:>8} {:>9.0}",
-            level.tables, level.posted, level.refused, level.analysed, level.dropped, level.p50 * 1000.0, level.p99 * 1000.0,
-            level.p99 * 1000.0 / decode_ms, level.least_served, level.events, level.rss
+            "{:>6} {:>7} {:>7} {:>8} {:>8} {:>7.1}% {:>9} {:>8.0} {:>8.0} {:>8.1} {:>7.2} {:>8} {:>8} {:>9.0}",
+            level.tables, level.posted, level.refused, level.received, level.analysed, dropped_pct,
+            format!("{}/{}", level.min_max.0, level.min_max.1), level.p50 * 1000.0, level.p99 * 1000.0,
+            level.p99 * 1000.0 / decode_ms, level.least_served, level.events, level.searches, level.rss
         );
+        let stages: Vec<String> = level.stages.iter().map(|(name, ms)| format!("{name} {ms:.1}")).collect();
+        println!("       mean ms per frame by stage: {}", stages.join(", "));
         // Keeping up: p99 under a second, and every table analysed at least half as many
         // frames as the average table (no starvation), and at least one frame a second.
         let per_table_rate = level.analysed as f64 / level.tables as f64 / seconds;

@@ -8,6 +8,8 @@ use tengen_vision::{read_board, GridGeometry, LensDistortion, PointState, Reader
 
 use std::sync::Arc;
 
+use crate::imaging::{grey, grey_within};
+
 use tengen_referee as referee;
 use tengen_rules::Color;
 
@@ -76,13 +78,18 @@ impl FrameAnalyzer for VisionAnalyzer {
                 .map_err(|e| AnalyzeError::BoardNotFound(e.to_string()))?;
             return Ok(Self::observation(&read_board(rgb, &geometry, &self.config), &geometry));
         }
-        let gray = image::imageops::grayscale(rgb);
         let mut previous = None;
         if let Some(tracked) = &self.tracked {
-            let fit = line_score(&gray, &tracked.geometry) / tracked.reference_score;
+            // The line check looks only near the grid: grey that window, not the whole frame.
+            let (x0, y0, x1, y1) = board_window(&tracked.geometry, w, h);
+            let window = grey_within(rgb, x0, y0, x1, y1);
+            let fit = line_score(&window, &tracked.geometry) / tracked.reference_score;
             if fit >= TrackerConfig::default().stable_ratio {
                 return Ok(Self::observation(&read_board(rgb, &tracked.geometry, &self.config), &tracked.geometry));
             }
+        }
+        let gray = grey(rgb);
+        if let Some(tracked) = &self.tracked {
             // The lines fit less well: a hand over the board, or a bump. A local re-fit from the
             // old grid tells them apart; a hand that hides too much to re-fit is seen by the reader.
             match refine_gray(&gray, &tracked.geometry) {
@@ -120,6 +127,38 @@ impl FrameAnalyzer for VisionAnalyzer {
         self.calibration = corners;
         self.tracked = None;
     }
+
+    fn needs_search(&self) -> bool {
+        self.calibration.is_none() && self.tracked.is_none()
+    }
+}
+
+/// The pixel rectangle `(x0, y0, x1, y1)` that holds the grid and one cell around it (where the
+/// tracking check looks), clamped to a `w`×`h` frame, with a few pixels to spare.
+fn board_window(geometry: &GridGeometry, w: u32, h: u32) -> (u32, u32, u32, u32) {
+    let (mut x0, mut y0, mut x1, mut y1) = (f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY);
+    // The outline of board coordinates -1..=19, a point per cell (the lens may bend the edges).
+    #[allow(clippy::cast_precision_loss)]
+    let last = SIZE as f64;
+    for k in 0..=SIZE + 1 {
+        #[allow(clippy::cast_precision_loss)]
+        let t = k as f64 - 1.0;
+        for (c, r) in [(t, -1.0), (t, last), (-1.0, t), (last, t)] {
+            let p = geometry.project(c, r);
+            if p[0].is_finite() && p[1].is_finite() {
+                x0 = x0.min(p[0]);
+                y0 = y0.min(p[1]);
+                x1 = x1.max(p[0]);
+                y1 = y1.max(p[1]);
+            }
+        }
+    }
+    if !(x0 <= x1 && y0 <= y1) {
+        return (0, 0, w, h);
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let clamp = |v: f64, max: u32| v.clamp(0.0, f64::from(max)) as u32;
+    (clamp(x0 - 4.0, w), clamp(y0 - 4.0, h), clamp(x1 + 5.0, w), clamp(y1 + 5.0, h))
 }
 
 /// Makes [`VisionAnalyzer`]s.
@@ -369,6 +408,27 @@ mod tests {
 
     fn jpeg(position: &Position, scene: &Scene) -> Vec<u8> {
         render(position, scene).expect("render").jpeg()
+    }
+
+    #[test]
+    fn the_tracking_check_on_the_board_window_equals_the_whole_frame_check() {
+        let position = Position::empty().with(3, 3, Stone::Black).with(15, 15, Stone::White).with(9, 0, Stone::White);
+        for (preset, seed) in [("webcam", 4), ("phone", 9), ("oblique", 2)] {
+            let scene = Scene::preset(preset).expect("preset").with_size(960, 720).with_seed(seed);
+            let frame = tengen_vision::image_io::decode_rgb(&jpeg(&position, &scene)).expect("decodes").rgb;
+            let full = grey(&frame);
+            let geometry = locate_gray(&full, &LocateOptions::default()).expect("located").geometry;
+            let (x0, y0, x1, y1) = board_window(&geometry, frame.width(), frame.height());
+            assert!((x1 - x0) * (y1 - y0) < frame.width() * frame.height(), "the window is smaller than the frame");
+            let window = grey_within(&frame, x0, y0, x1, y1);
+            assert_eq!(line_score(&window, &geometry), line_score(&full, &geometry), "{preset}");
+            // A grid shifted by half a cell scores differently, and still the same both ways.
+            let mut shifted = geometry.clone();
+            shifted.homography[0][2] += (x1 - x0) as f64 / 40.0;
+            let (x0, y0, x1, y1) = board_window(&shifted, frame.width(), frame.height());
+            let window = grey_within(&frame, x0, y0, x1, y1);
+            assert_eq!(line_score(&window, &shifted), line_score(&full, &shifted), "{preset}, shifted");
+        }
     }
 
     #[test]

@@ -45,6 +45,12 @@ pub trait FrameAnalyzer: Send {
     fn analyze(&mut self, encoded: &[u8]) -> Result<Observation, AnalyzeError>;
     /// Sets (or clears) a fixed calibration: where the board's corners lie in the image.
     fn set_calibration(&mut self, corners: Option<Corners>);
+    /// Whether the next frame will need a full board search (nothing tracked or calibrated
+    /// yet): the service runs few of those at once, so a cold start of many tables does not
+    /// starve the tables already tracked.
+    fn needs_search(&self) -> bool {
+        false
+    }
 }
 
 /// Makes one analyzer per table.

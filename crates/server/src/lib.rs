@@ -104,6 +104,8 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         bus: bus.clone(),
         engines: engines.clone(),
         analysis_permits: Arc::new(Semaphore::new(threads)),
+        // Half the cores at most search for boards; the rest keep serving tracked tables.
+        search_permits: Arc::new(Semaphore::new((threads / 2).max(1))),
         camera_timeout: Duration::from_secs_f64(config.camera_timeout_secs),
         max_camera_fps: config.max_camera_fps,
     };

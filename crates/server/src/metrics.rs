@@ -50,6 +50,58 @@ impl Histogram {
     }
 }
 
+/// The stages of a frame's way through a table's pipeline, timed separately (where a frame's
+/// time goes under load).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// From arrival until the pipeline takes the frame for analysis (waiting for a core).
+    Queue,
+    /// Vision: decode, tracking check, read (or a board search).
+    Vision,
+    /// The referee's update.
+    Referee,
+    /// Evidence crops (alerts only) and the append to the log.
+    Store,
+}
+
+impl Stage {
+    /// Every stage, in pipeline order.
+    pub const ALL: [Stage; 4] = [Stage::Queue, Stage::Vision, Stage::Referee, Stage::Store];
+
+    /// Its label in `/metrics`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Queue => "queue",
+            Stage::Vision => "vision",
+            Stage::Referee => "referee",
+            Stage::Store => "store",
+        }
+    }
+}
+
+/// Time spent per stage, summed over frames (microseconds).
+#[derive(Debug, Default)]
+pub struct StageTimes {
+    micros: [AtomicU64; Stage::ALL.len()],
+    frames: [AtomicU64; Stage::ALL.len()],
+}
+
+impl StageTimes {
+    /// Adds one frame's time in a stage.
+    pub fn add(&self, stage: Stage, elapsed: std::time::Duration) {
+        let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        self.micros[stage as usize].fetch_add(micros, Ordering::Relaxed);
+        self.frames[stage as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Total seconds spent in a stage and the number of frames that went through it.
+    pub fn total(&self, stage: Stage) -> (f64, u64) {
+        #[allow(clippy::cast_precision_loss)]
+        let seconds = self.micros[stage as usize].load(Ordering::Relaxed) as f64 / 1e6;
+        (seconds, self.frames[stage as usize].load(Ordering::Relaxed))
+    }
+}
+
 /// What one table counts.
 #[derive(Debug, Default)]
 pub struct TableMetrics {
@@ -69,6 +121,10 @@ pub struct TableMetrics {
     pub alerts: AtomicU64,
     /// Seconds from a frame's arrival to the end of its processing (vision, referee, store).
     pub latency: Histogram,
+    /// Time per pipeline stage.
+    pub stages: StageTimes,
+    /// Frames analysed with no board tracked yet (each pays for a full board search).
+    pub board_searches: AtomicU64,
     /// Recent latencies in microseconds (a ring), for percentiles in the dashboard and bench.
     recent: Mutex<Vec<u64>>,
 }
@@ -113,7 +169,7 @@ impl TableMetrics {
 pub fn render<'a>(tables: impl Iterator<Item = (&'a str, &'a TableMetrics)> + Clone) -> String {
     let mut out = String::new();
     type Field = fn(&TableMetrics) -> &AtomicU64;
-    let counters: [(&str, &str, Field); 7] = [
+    let counters: [(&str, &str, Field); 8] = [
         ("tengen_frames_received_total", "Frames accepted from the camera.", |m| &m.frames_received),
         ("tengen_frames_dropped_total", "Frames replaced by a newer one before analysis.", |m| {
             &m.frames_dropped
@@ -127,12 +183,23 @@ pub fn render<'a>(tables: impl Iterator<Item = (&'a str, &'a TableMetrics)> + Cl
         }),
         ("tengen_events_total", "Events emitted.", |m| &m.events),
         ("tengen_alerts_total", "Suspected infractions emitted.", |m| &m.alerts),
+        ("tengen_board_searches_total", "Frames analysed with no board tracked yet (a full search).", |m| {
+            &m.board_searches
+        }),
     ];
     for (name, help, field) in counters {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
         for (table, metrics) in tables.clone() {
             let value = field(metrics).load(Ordering::Relaxed);
             let _ = writeln!(out, "{name}{{table=\"{}\"}} {value}", escape(table));
+        }
+    }
+    let name = "tengen_stage_seconds_total";
+    let _ = writeln!(out, "# HELP {name} Time spent per pipeline stage.\n# TYPE {name} counter");
+    for (table, metrics) in tables.clone() {
+        for stage in Stage::ALL {
+            let (seconds, _) = metrics.stages.total(stage);
+            let _ = writeln!(out, "{name}{{table=\"{}\",stage=\"{}\"}} {seconds}", escape(table), stage.name());
         }
     }
     let name = "tengen_pipeline_latency_seconds";
@@ -167,6 +234,11 @@ mod tests {
         assert!(text.contains("tengen_pipeline_latency_seconds_bucket{table=\"t1\",le=\"0.5\"} 2"));
         assert!(text.contains("tengen_pipeline_latency_seconds_bucket{table=\"t1\",le=\"+Inf\"} 3"));
         assert!(text.contains("tengen_pipeline_latency_seconds_count{table=\"t1\"} 3"));
+        m.stages.add(Stage::Vision, std::time::Duration::from_millis(12));
+        m.stages.add(Stage::Vision, std::time::Duration::from_millis(8));
+        assert_eq!(m.stages.total(Stage::Vision), (0.02, 2));
+        let text = render([("t1", &m)].into_iter());
+        assert!(text.contains("tengen_stage_seconds_total{table=\"t1\",stage=\"vision\"} 0.02"), "{text}");
         let p50 = m.recent_quantile(0.5).expect("some");
         assert!((p50 - 0.3).abs() < 1e-6);
     }

@@ -14,7 +14,7 @@ use crate::auth::RateLimiter;
 use crate::config::TableConfig;
 use crate::engine::{Corners, Engines, FrameAnalyzer, RefereeError, RefereeFactory, TableReferee};
 use crate::imaging::{evidence_crop, FrameFormat};
-use crate::metrics::TableMetrics;
+use crate::metrics::{Stage, TableMetrics};
 use crate::model::{
     ArbiterAction, Colour, GameView, Observation, RefereeEvent, Severity, StoredEvent,
 };
@@ -56,11 +56,25 @@ impl FrameSlot {
     /// Waits for the next frame and takes it.
     pub async fn take(&self) -> Frame {
         loop {
-            if let Some(frame) = self.latest.lock().ok().and_then(|mut s| s.take()) {
+            if let Some(frame) = self.try_take() {
                 return frame;
             }
             self.ready.notified().await;
         }
+    }
+
+    /// Waits until a frame is there, without taking it (so that the pipeline can wait for a
+    /// core first and then take the newest frame, not the one that was there when it began
+    /// waiting).
+    pub async fn ready(&self) {
+        while !self.latest.lock().is_ok_and(|s| s.is_some()) {
+            self.ready.notified().await;
+        }
+    }
+
+    /// Takes the frame if there is one.
+    pub fn try_take(&self) -> Option<Frame> {
+        self.latest.lock().ok().and_then(|mut s| s.take())
     }
 }
 
@@ -265,6 +279,9 @@ pub struct Shared {
     pub engines: Engines,
     /// Bounds how many frames are analysed at once, FIFO-fair across tables.
     pub analysis_permits: Arc<Semaphore>,
+    /// Bounds how many full board searches (tables with nothing tracked yet) run at once, so
+    /// that when many tables start together the tables already tracked keep a core.
+    pub search_permits: Arc<Semaphore>,
     /// No frame for this long: camera lost.
     pub camera_timeout: Duration,
     /// Posted frames per second allowed.
@@ -381,7 +398,7 @@ impl TableTask {
                 }
             };
             tokio::select! {
-                frame = handle.slot.take() => self.process_frame(frame).await,
+                () = handle.slot.ready() => self.process_next_frame().await,
                 command = commands.recv() => match command {
                     Some(Command::Arbiter(action, reply)) => {
                         let _ = reply.send(self.apply_action(action).await);
@@ -433,31 +450,63 @@ impl TableTask {
         let _ = self.log_and_publish(None, None, vec![(event, None)]).await;
     }
 
-    async fn process_frame(&mut self, frame: Frame) {
+    /// A frame is waiting: wait for a core (and, for a table with nothing tracked yet, for a
+    /// board-search slot), then take the newest frame, which may have replaced the one that
+    /// was there when the wait began: a busy service reads fresh frames, not stale ones.
+    async fn process_next_frame(&mut self) {
         self.last_frame_at = Some(Instant::now());
         if self.camera != CameraStatus::Live {
             self.camera_changed(CameraStatus::Live).await;
         }
-        let Ok(_permit) = self.shared.analysis_permits.clone().acquire_owned().await else {
-            return;
-        };
-        let mut analyzer = match self.analyzer.take() {
+        let analyzer = match self.analyzer.take() {
             Some(a) => a,
             None => {
                 let calibration = self.handle.live().and_then(|l| l.calibration);
                 self.shared.engines.analyzers.create(&self.handle.id, calibration)
             }
         };
+        let searching = analyzer.needs_search();
+        self.analyzer = Some(analyzer);
+        let search_permit = if searching {
+            match self.shared.search_permits.clone().acquire_owned().await {
+                Ok(permit) => Some(permit),
+                Err(_) => return,
+            }
+        } else {
+            None
+        };
+        let Ok(permit) = self.shared.analysis_permits.clone().acquire_owned().await else {
+            return;
+        };
+        let Some(frame) = self.handle.slot.try_take() else {
+            return;
+        };
+        let metrics = &self.handle.metrics;
+        metrics.stages.add(Stage::Queue, frame.received.elapsed());
+        if searching {
+            metrics.board_searches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.process_frame(frame, (permit, search_permit)).await;
+    }
+
+    /// Reads a frame (holding the permits, released as soon as the vision is done), feeds the
+    /// referee, logs and publishes.
+    async fn process_frame<P: Send + 'static>(&mut self, frame: Frame, permits: P) {
+        let Some(mut analyzer) = self.analyzer.take() else {
+            return;
+        };
         let bytes = Arc::clone(&frame.bytes);
+        let started = Instant::now();
         let outcome = tokio::task::spawn_blocking(move || {
             let result = analyzer.analyze(&bytes);
             (analyzer, result)
         })
         .await;
-        drop(_permit);
+        drop(permits);
         use std::sync::atomic::Ordering::Relaxed;
         let handle = Arc::clone(&self.handle);
         let metrics = &handle.metrics;
+        metrics.stages.add(Stage::Vision, started.elapsed());
         metrics.frames_analysed.fetch_add(1, Relaxed);
         let observation = match outcome {
             Ok((analyzer, result)) => {
@@ -485,7 +534,10 @@ impl TableTask {
         // after a restart feeds it the same inputs.
         let mut observation = observation;
         observation.confidence = (observation.confidence * 100.0).round() / 100.0;
+        let refereeing = Instant::now();
         let events = self.referee.observe(frame.at_ms, &observation);
+        metrics.stages.add(Stage::Referee, refereeing.elapsed());
+        let storing = Instant::now();
         let board = observation.board_string();
         let key = (board.clone(), observation.occluded, observation.confidence);
         let repeats = self.last_logged.as_ref() == Some(&key) && observation.moved_cells.is_none();
@@ -530,6 +582,7 @@ impl TableTask {
         if self.stable_frame.is_none() {
             self.stable_frame = Some((frame.clone(), observation.corners));
         }
+        metrics.stages.add(Stage::Store, storing.elapsed());
         metrics.record_latency(frame.received.elapsed().as_secs_f64());
     }
 
