@@ -26,14 +26,25 @@ use crate::model::{
 /// tracked grid, else a search), read the 361 points with occlusion.
 ///
 /// Tracking is a cheap check of the previous grid's lines. When they fit less well (a hand over
-/// the board, or a bump), a local re-fit tells which; only a board that moved, or a frame that
-/// fits neither way without a hand in it, pays for a new search, and a move is reported so the
-/// referee raises `board_moved`.
+/// the board, or a bump), the frame is read with the tracked grid first: a reading that sees a
+/// hand is taken as it is (the referee waits for hands to leave), and only every
+/// [`RECHECK_COVERED_EVERY`]th frame of a covered stretch, or a frame that fits badly with no
+/// hand seen, pays for a local re-fit that tells a bump from a hand. Only a board that moved,
+/// or a frame that fits neither way without a hand in it, pays for a new search, and a move is
+/// reported so the referee raises `board_moved`.
 pub struct VisionAnalyzer {
     calibration: Option<Corners>,
     tracked: Option<TrackedGrid>,
     config: ReaderConfig,
+    /// Consecutive poorly fitting frames in which the reader saw a hand.
+    covered_streak: u32,
 }
+
+/// In a stretch of frames where a hand covers the board, the first and then every this many
+/// frames are re-fitted to catch a bump under the hand (at 2 fps: every two seconds); the
+/// others are read with the tracked grid. A re-fit costs about two decodes, and hands cover a
+/// board for much of a game's frames.
+pub const RECHECK_COVERED_EVERY: u32 = 4;
 
 /// The grid found earlier and how well its lines showed then.
 struct TrackedGrid {
@@ -44,7 +55,7 @@ struct TrackedGrid {
 impl VisionAnalyzer {
     /// An analyzer with an optional fixed calibration.
     pub fn new(calibration: Option<Corners>) -> Self {
-        Self { calibration, tracked: None, config: ReaderConfig::default() }
+        Self { calibration, tracked: None, config: ReaderConfig::default(), covered_streak: 0 }
     }
 
     fn observation(reading: &tengen_vision::BoardReading, geometry: &GridGeometry) -> Observation {
@@ -84,28 +95,35 @@ impl FrameAnalyzer for VisionAnalyzer {
             let (x0, y0, x1, y1) = board_window(&tracked.geometry, w, h);
             let window = grey_within(rgb, x0, y0, x1, y1);
             let fit = line_score(&window, &tracked.geometry) / tracked.reference_score;
+            let reading = read_board(rgb, &tracked.geometry, &self.config);
             if fit >= TrackerConfig::default().stable_ratio {
-                return Ok(Self::observation(&read_board(rgb, &tracked.geometry, &self.config), &tracked.geometry));
+                self.covered_streak = 0;
+                return Ok(Self::observation(&reading, &tracked.geometry));
             }
-        }
-        let gray = grey(rgb);
-        if let Some(tracked) = &self.tracked {
-            // The lines fit less well: a hand over the board, or a bump. A local re-fit from the
-            // old grid tells them apart; a hand that hides too much to re-fit is seen by the reader.
-            match refine_gray(&gray, &tracked.geometry) {
-                Ok(refit) if max_shift_cells(&tracked.geometry, &refit.geometry) <= TrackerConfig::default().moved_cells => {
-                    return Ok(Self::observation(&read_board(rgb, &tracked.geometry, &self.config), &tracked.geometry));
-                }
-                Ok(_) => {}
-                Err(_) => {
-                    let reading = read_board(rgb, &tracked.geometry, &self.config);
-                    if reading.occluded {
-                        return Ok(Self::observation(&reading, &tracked.geometry));
-                    }
-                }
+            // The lines fit less well: a hand over the board, or a bump. Within a stretch of
+            // covered frames, most are taken as read (see RECHECK_COVERED_EVERY).
+            if reading.occluded && self.covered_streak % RECHECK_COVERED_EVERY != 0 {
+                self.covered_streak += 1;
+                return Ok(Self::observation(&reading, &tracked.geometry));
             }
-            previous = Some(tracked.geometry.clone());
+            // A local re-fit from the old grid tells a hand from a bump; a hand that hides too
+            // much to re-fit is seen by the reader.
+            let gray = grey(rgb);
+            let not_moved = match refine_gray(&gray, &tracked.geometry) {
+                Ok(refit) => max_shift_cells(&tracked.geometry, &refit.geometry) <= TrackerConfig::default().moved_cells,
+                Err(_) => reading.occluded,
+            };
+            if not_moved {
+                self.covered_streak = if reading.occluded { self.covered_streak + 1 } else { 0 };
+                return Ok(Self::observation(&reading, &tracked.geometry));
+            }
+            previous = Some((tracked.geometry.clone(), gray));
         }
+        self.covered_streak = 0;
+        let (previous, gray) = match previous {
+            Some((geometry, gray)) => (Some(geometry), gray),
+            None => (None, grey(rgb)),
+        };
         // No grid yet, or it moved: a full search settles where the board is now.
         match locate_gray(&gray, &LocateOptions::default()) {
             Ok(located) => {
@@ -408,6 +426,38 @@ mod tests {
 
     fn jpeg(position: &Position, scene: &Scene) -> Vec<u8> {
         render(position, scene).expect("render").jpeg()
+    }
+
+    #[test]
+    fn a_board_bumped_under_a_hand_is_relocated_within_a_recheck_period() {
+        let position = Position::empty().with(3, 3, Stone::Black).with(15, 15, Stone::White);
+        let scene = Scene::preset("webcam").expect("preset").with_size(960, 720).with_seed(4);
+        let mut bumped = scene.clone();
+        bumped.camera.offset = [scene.camera.offset[0] + 0.08, scene.camera.offset[1] - 0.05];
+        let arm = |s: &Scene| {
+            // Two arms across the board: the lines fit clearly worse.
+            let mut h = s.clone().with_hand(Hand::reaching(Side::South, 6.0, 1.0)).with_hand(Hand::reaching(Side::East, 12.0, 1.0));
+            h.seed = s.seed;
+            h
+        };
+        let mut analyzer = VisionAnalyzer::new(None);
+        let first = analyzer.analyze(&jpeg(&position, &scene)).expect("located");
+        // An arm over the board for a while: read with the tracked grid, mostly not re-fitted.
+        for _ in 0..3 {
+            let covered = analyzer.analyze(&jpeg(&position, &arm(&scene))).expect("read");
+            assert!(covered.occluded && covered.moved_cells.is_none());
+        }
+        assert_eq!(analyzer.covered_streak, 3, "three covered frames in a row");
+        // The board is bumped under the arm, then the arm leaves.
+        let mut frames = vec![jpeg(&position, &arm(&bumped)); 2];
+        frames.extend((0..RECHECK_COVERED_EVERY).map(|_| jpeg(&position, &bumped)));
+        let observations: Vec<Observation> = frames.iter().map(|f| analyzer.analyze(f).expect("read")).collect();
+        let moved = observations.iter().position(|o| o.moved_cells.is_some()).expect("the bump is found");
+        // At the latest when the stretch reaches a re-check: the second covered frame after the bump.
+        assert!(moved <= 1, "found at frame {moved}");
+        let last = observations.last().expect("frames");
+        assert!(!last.occluded && last.moved_cells.is_none());
+        assert_eq!(last.board_string(), first.board_string(), "the same stones after the bump");
     }
 
     #[test]
