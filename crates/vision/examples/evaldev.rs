@@ -134,7 +134,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             let mut img = frame.rgb.clone();
             draw_reading(&mut img, &located.geometry, &details.reading);
             let (w, h) = img.dimensions();
-            let img = if w.max(h) > 1400 {
+            let img = if w.max(h) > 1400 && std::env::var("FULL").is_err() {
                 let k = 1400.0 / f64::from(w.max(h));
                 image::imageops::resize(&img, (f64::from(w) * k) as u32, (f64::from(h) * k) as u32, image::imageops::FilterType::Triangle)
             } else {

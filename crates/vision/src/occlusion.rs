@@ -5,8 +5,11 @@
 
 use std::collections::VecDeque;
 
-use crate::features::{luma, BoardColour, CELLS};
-use crate::geometry::BOARD_LINES;
+use image::RgbImage;
+
+use crate::features::{luma, BoardColour, PointFeatures, CELLS};
+use crate::geometry::{GridGeometry, BOARD_LINES};
+use crate::rectify::{bilinear, CameraFoot};
 
 /// Tuning of the occlusion detector.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -32,6 +35,16 @@ pub struct OcclusionConfig {
     pub covered_max_lines: f32,
     /// Connected covered points from which they count as an occluder.
     pub min_covered_points: usize,
+    /// An edge point read white is a finger or arm crossing the board edge when the darkest
+    /// place on rays leaving it outwards keeps more than this fraction of its luminance (see
+    /// [`edges_crossed_by_skin`]).
+    pub skin_edge_ratio: f32,
+    /// Points (crossed edge points and the doubtful points around them) from which an edge
+    /// crossing makes the whole frame count as occluded.
+    pub min_crossed_points: usize,
+    /// How far (in points) doubtful readings around a crossed edge point are hidden with it: a
+    /// finger lying over the board from the edge covers about two points.
+    pub crossing_reach: usize,
 }
 
 impl Default for OcclusionConfig {
@@ -46,6 +59,9 @@ impl Default for OcclusionConfig {
             covered_colour_distance: 0.8,
             covered_max_lines: 0.03,
             min_covered_points: 3,
+            skin_edge_ratio: 0.72,
+            min_crossed_points: 2,
+            crossing_reach: 2,
         }
     }
 }
@@ -156,4 +172,102 @@ pub fn detect(colour: &BoardColour, config: &OcclusionConfig) -> OcclusionMask {
     }
     let occluded = core.iter().any(|c| *c);
     OcclusionMask { cells, points, occluded }
+}
+
+/// A go stone's radius, in grid spacings (22 mm stones on a 22–24 mm spacing).
+const STONE_RADIUS: f64 = 0.48;
+/// A go stone's thickness, in grid spacings (about 9–10 mm).
+const STONE_THICKNESS: f64 = 0.42;
+/// Blur allowance beyond a stone's silhouette, in grid spacings.
+const SILHOUETTE_BLUR: f64 = 0.3;
+/// Rays tried around the outward direction of an edge point, in radians (±34°).
+const RAY_ANGLES: [f64; 5] = [-0.6, -0.3, 0.0, 0.3, 0.6];
+/// Where the rays start, inside a stone's disc, in grid spacings.
+const RAY_START: f64 = 0.3;
+
+/// Edge points read as white whose colour runs on past the board's edge without the dark
+/// outline a stone has: a finger or an arm crossing the edge, not a stone.
+///
+/// A white stone is a lit convex disc: along every ray leaving it there is a darker band — its
+/// contact shadow and rim, or the wood or table around it, which is darker than a white stone.
+/// Pale skin reads like a white stone in colour, but a finger or forearm that reaches over the
+/// board edge continues outwards, so rays leaving it outwards stay as bright as the disc. Each
+/// ray is followed in the full-resolution image (the rim is a pixel or two wide) from inside the
+/// disc to past the farthest the stone's silhouette can reach on this view (its radius plus the
+/// outward parallax of its top), and the point is flagged when even the darkest place on the
+/// darkest ray keeps `min_ratio` of the disc's luminance.
+pub fn edges_crossed_by_skin(
+    image: &RgbImage,
+    geometry: &GridGeometry,
+    camera: Option<&CameraFoot>,
+    features: &[[PointFeatures; BOARD_LINES]],
+    white: &[[bool; BOARD_LINES]],
+    min_ratio: f32,
+) -> Vec<(usize, usize)> {
+    let last = BOARD_LINES - 1;
+    let mut out = Vec::new();
+    for row in 0..BOARD_LINES {
+        for col in 0..BOARD_LINES {
+            if !(row == 0 || col == 0 || row == last || col == last) || !white[row][col] || !features[row][col].valid {
+                continue;
+            }
+            let disc = features[row][col].luma.max(1.0);
+            // A corner point has two outward directions; each is tried.
+            let mut outwards = Vec::with_capacity(2);
+            if row == 0 {
+                outwards.push((0.0, -1.0));
+            }
+            if row == last {
+                outwards.push((0.0, 1.0));
+            }
+            if col == 0 {
+                outwards.push((-1.0, 0.0));
+            }
+            if col == last {
+                outwards.push((1.0, 0.0));
+            }
+            let base = [col as f64, row as f64];
+            let crossed = outwards.iter().any(|&outward| {
+                let darkest = darkest_outwards(image, geometry, camera, base, outward);
+                darkest.is_finite() && darkest / disc > min_ratio
+            });
+            if crossed {
+                out.push((col, row));
+            }
+        }
+    }
+    out
+}
+
+/// The darkest luminance met along any of the rays leaving `base` outwards, over the stretch a
+/// stone's silhouette can cover (NaN when every ray leaves the image).
+fn darkest_outwards(image: &RgbImage, geometry: &GridGeometry, camera: Option<&CameraFoot>, base: [f64; 2], outward: (f64, f64)) -> f32 {
+    let shift = camera.map_or(0.0, |cam| {
+        let top = cam.raised(base, STONE_THICKNESS);
+        ((top[0] - base[0]) * outward.0 + (top[1] - base[1]) * outward.1).max(0.0)
+    });
+    let reach = STONE_RADIUS + shift + SILHOUETTE_BLUR;
+    // One-pixel steps: the spacing in pixels from two neighbouring projected points.
+    let a = geometry.project(base[0], base[1]);
+    let b = geometry.project(base[0] + outward.0, base[1] + outward.1);
+    let pixels = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt().max(1.0);
+    let step = (1.0 / pixels).min(0.05);
+    let mut darkest = f32::NAN;
+    for angle in RAY_ANGLES {
+        let (s, c) = angle.sin_cos();
+        let dir = (outward.0 * c - outward.1 * s, outward.0 * s + outward.1 * c);
+        let mut r = RAY_START;
+        while r <= reach {
+            let p = geometry.project(base[0] + dir.0 * r, base[1] + dir.1 * r);
+            let v = bilinear(image, p[0], p[1]);
+            if v[0].is_finite() {
+                let l = luma(v);
+                if !(darkest <= l) {
+                    darkest = l;
+                }
+            }
+            r += step;
+        }
+    }
+    darkest
 }

@@ -2,13 +2,15 @@
 //! occluder hides. `read_board` is the pure top-level function: frame + grid geometry in, reading
 //! out; it samples only around the projected grid, never the whole frame.
 
+use std::collections::VecDeque;
+
 use image::{Rgb, RgbImage};
 use serde::{Deserialize, Serialize};
 
 use crate::classify::{classify, StoneClass};
 use crate::features::{measure_points, BoardColour, PointFeatures};
 use crate::geometry::{GridGeometry, BOARD_LINES};
-use crate::occlusion::{detect, OcclusionConfig, OcclusionMask, GLARE_LUMA};
+use crate::occlusion::{detect, edges_crossed_by_skin, OcclusionConfig, OcclusionMask, GLARE_LUMA};
 use crate::rectify::{CameraFoot, RectifiedBoard};
 
 /// What is on one intersection.
@@ -166,8 +168,42 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     let mut mask = detect(&colour, &config.occlusion);
     let covered = board_coloured_without_lines(&features, &config.occlusion);
     seed_from_covered_points(&mut mask, &covered, &config.occlusion);
+    // Fingers or an arm reaching over the board edge read like white stones on the edge points.
+    let white: Vec<[bool; BOARD_LINES]> = posteriors
+        .iter()
+        .map(|row| {
+            let mut w = [false; BOARD_LINES];
+            for (o, p) in w.iter_mut().zip(row) {
+                *o = p[2] > p[0] && p[2] > p[1];
+            }
+            w
+        })
+        .collect();
+    let crossed = edges_crossed_by_skin(image, geometry, camera.as_ref(), &features, &white, config.occlusion.skin_edge_ratio);
     if mask.occluded {
-        grow_occlusion(&mut mask.points, &posteriors, &classified.misfit, &config.occlusion);
+        grow_occlusion(&mut mask.points, &posteriors, &classified.misfit, &config.occlusion, usize::MAX);
+    }
+    if !crossed.is_empty() {
+        // Fingers reach only a little way in from the edge they cross; a whole hand over the
+        // board is found by the cell-centre test above.
+        let mut reached = [[false; BOARD_LINES]; BOARD_LINES];
+        for &(col, row) in &crossed {
+            reached[row][col] = true;
+        }
+        grow_occlusion(&mut reached, &posteriors, &classified.misfit, &config.occlusion, config.occlusion.crossing_reach);
+        let mut hidden = 0;
+        for (row, line) in reached.iter().enumerate() {
+            for (col, &r) in line.iter().enumerate() {
+                if r && !mask.points[row][col] {
+                    mask.points[row][col] = true;
+                    hidden += 1;
+                }
+            }
+        }
+        // One edge point alone may be a stone with a faint rim; a hand hides more than one point.
+        if hidden >= config.occlusion.min_crossed_points {
+            mask.occluded = true;
+        }
     }
     let unknown = PointReading { state: PointState::Unknown, confidence: 0.0, best_guess: PointState::Unknown };
     let mut points = [[unknown; BOARD_LINES]; BOARD_LINES];
@@ -260,10 +296,17 @@ fn grow_occlusion(
     posteriors: &[[[f64; 3]; BOARD_LINES]],
     misfit: &[[f32; BOARD_LINES]],
     config: &OcclusionConfig,
+    max_steps: usize,
 ) {
-    let mut queue: Vec<(usize, usize)> =
-        (0..BOARD_LINES).flat_map(|r| (0..BOARD_LINES).map(move |c| (r, c))).filter(|&(r, c)| points[r][c]).collect();
-    while let Some((r, c)) = queue.pop() {
+    // Breadth first, so `max_steps` bounds the distance (in points) from the seeds.
+    let mut queue: VecDeque<(usize, usize, usize)> = (0..BOARD_LINES)
+        .flat_map(|r| (0..BOARD_LINES).map(move |c| (r, c, 0)))
+        .filter(|&(r, c, _)| points[r][c])
+        .collect();
+    while let Some((r, c, steps)) = queue.pop_front() {
+        if steps >= max_steps {
+            continue;
+        }
         let neighbours = [(r.wrapping_sub(1), c), (r + 1, c), (r, c.wrapping_sub(1)), (r, c + 1)];
         for (nr, nc) in neighbours {
             if nr >= BOARD_LINES || nc >= BOARD_LINES || points[nr][nc] {
@@ -272,7 +315,7 @@ fn grow_occlusion(
             let best = posteriors[nr][nc].iter().copied().fold(0.0, f64::max);
             if misfit[nr][nc] > config.grow_misfit || best < config.grow_confidence {
                 points[nr][nc] = true;
-                queue.push((nr, nc));
+                queue.push_back((nr, nc, steps + 1));
             }
         }
     }
