@@ -7,6 +7,8 @@
 //!   own axes (outward positive), per corner and per source frame across its augmentations; with
 //!   CROPDIR, 8× crops of the four corners of every frame with the located corner (red ring) and
 //!   the label (cyan ring) marked.
+//! `locate_eval sheet DIR OUTPREFIX` — contact sheets (5×6 thumbnails, sorted by name) of the
+//!   first augmentation of every roboflow source frame, to tell frames with a hand by eye.
 //! `locate_eval synth N [OUTDIR]` — N rendered frames per preset (random poses, rolls, stone
 //!   densities), error over all 361 intersections against the renderer's ground truth.
 //! `locate_eval folder DIR [OUTDIR]` — located or not for every image in DIR (recursively),
@@ -28,6 +30,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         Some("analyse") if args.len() >= 2 => analyse(Path::new(&args[1]), args.get(2).map(PathBuf::from)),
         Some("synth") if args.len() >= 2 => synth(args[1].parse()?, args.get(2).map(PathBuf::from)),
         Some("zoom") if args.len() == 6 => zoom(&args[1], &args[2], &args[3], &args[4], &args[5]),
+        Some("sheet") if args.len() == 3 => sheet(Path::new(&args[1]), Path::new(&args[2])),
         Some("folder") if args.len() >= 2 => folder(Path::new(&args[1]), args.get(2).map(PathBuf::from)),
         _ => Err("usage: locate_eval overlay IMAGE OUT.png | corners DIR | analyse DIR [CROPDIR] | folder DIR [OUTDIR]".into()),
     }
@@ -114,15 +117,18 @@ fn corner_errors(found: [[f64; 2]; 4], truth: [[f64; 2]; 4]) -> (f64, f64) {
     (strict, best)
 }
 
+/// Roboflow source frames whose picture shows a hand or arm (judged by eye on the contact
+/// sheets of `locate_eval sheet`; 58 only has fingertips at the image edge, off the grid).
+const HAND_SOURCES: [&str; 15] =
+    ["100", "13", "15", "21", "46", "49", "53", "58", "59", "67", "8", "82", "84", "86", "95"];
+
 fn corners(dir: &Path) -> Result<(), Box<dyn Error>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "jpg"))
         .collect();
     paths.sort();
-    let mut best_errors = Vec::new();
-    let mut strict_errors = Vec::new();
-    let mut failures = 0;
+    let mut outcomes: Vec<(String, Option<(f64, f64)>)> = Vec::new();
     let mut times = Vec::new();
     for path in &paths {
         let label = PathBuf::from(format!("{}.corners.json", path.display()));
@@ -151,40 +157,48 @@ fn corners(dir: &Path) -> Result<(), Box<dyn Error>> {
         match result {
             Ok(located) => {
                 let (strict, best) = corner_errors(located.geometry.corners(), truth);
-                strict_errors.push(strict);
-                best_errors.push(best);
+                outcomes.push((source_of(path), Some((strict, best))));
                 if best > 0.25 {
                     println!("{:6.2} cells  {}  {:?}", best, path.display(), located.quality);
                 }
             }
             Err(e) => {
-                failures += 1;
+                outcomes.push((source_of(path), None));
                 println!("  FAIL  {}: {e}", path.display());
             }
         }
     }
-    let n = paths.len();
-    best_errors.sort_by(f64::total_cmp);
-    strict_errors.sort_by(f64::total_cmp);
-    times.sort_by(f64::total_cmp);
-    let within = |errs: &[f64], t: f64| errs.iter().filter(|&&e| e <= t).count();
-    println!("frames {n}, located {}, not located {failures}", best_errors.len());
-    for t in [0.1, 0.25, 0.5, 1.0] {
+    let pct = |v: &[f64], q: f64| v.get(((v.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(f64::NAN);
+    for (subset, keep) in [
+        ("all frames", &(|_: &str| true) as &dyn Fn(&str) -> bool),
+        ("frames without a hand", &|s: &str| !HAND_SOURCES.contains(&s)),
+        ("frames with a hand", &|s: &str| HAND_SOURCES.contains(&s)),
+    ] {
+        let chosen: Vec<&(String, Option<(f64, f64)>)> = outcomes.iter().filter(|o| keep(&o.0)).collect();
+        let n = chosen.len();
+        let mut best: Vec<f64> = chosen.iter().filter_map(|o| o.1.map(|e| e.1)).collect();
+        let mut strict: Vec<f64> = chosen.iter().filter_map(|o| o.1.map(|e| e.0)).collect();
+        best.sort_by(f64::total_cmp);
+        strict.sort_by(f64::total_cmp);
+        let within = |errs: &[f64], t: f64| errs.iter().filter(|&&e| e <= t).count();
+        println!("{subset}: frames {n}, located {}, not located {}", best.len(), n - best.len());
+        for t in [0.1, 0.25, 0.5, 1.0] {
+            println!(
+                "  worst corner ≤ {t:4} cell: {:3} / {n} ({:.1} %)   [strict TL,TR,BR,BL order: {}]",
+                within(&best, t),
+                100.0 * within(&best, t) as f64 / n.max(1) as f64,
+                within(&strict, t)
+            );
+        }
         println!(
-            "worst corner ≤ {t:4} cell: {:3} / {n} ({:.1} %)   [strict TL,TR,BR,BL order: {}]",
-            within(&best_errors, t),
-            100.0 * within(&best_errors, t) as f64 / n as f64,
-            within(&strict_errors, t)
+            "  worst-corner error (cells): median {:.3}, p90 {:.3}, p95 {:.3}, max {:.3}",
+            pct(&best, 0.5),
+            pct(&best, 0.9),
+            pct(&best, 0.95),
+            pct(&best, 1.0)
         );
     }
-    let pct = |v: &[f64], q: f64| v.get(((v.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(f64::NAN);
-    println!(
-        "worst-corner error (cells): median {:.3}, p90 {:.3}, p95 {:.3}, max {:.3}",
-        pct(&best_errors, 0.5),
-        pct(&best_errors, 0.9),
-        pct(&best_errors, 0.95),
-        pct(&best_errors, 1.0)
-    );
+    times.sort_by(f64::total_cmp);
     println!("locate time (ms): median {:.1}, p95 {:.1}", pct(&times, 0.5), pct(&times, 0.95));
     Ok(())
 }
@@ -484,7 +498,7 @@ fn analyse(dir: &Path, crops: Option<PathBuf>) -> Result<(), Box<dyn Error>> {
         let Ok(located) = locate(&rgb, &LocateOptions::default()) else { continue };
         let geom = &located.geometry;
         let mut outward = [[0.0; 2]; 4];
-        let local = local_corners(&rgb, geom);
+        let local = tengen_vision::locate::crossings::measure_corners(&rgb, geom);
         if local.iter().all(Option::is_some) {
             let cell = located.quality.cell_px;
             let worst = (0..4)
@@ -565,15 +579,21 @@ fn analyse(dir: &Path, crops: Option<PathBuf>) -> Result<(), Box<dyn Error>> {
         );
     }
     verified_worst.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let nv = verified_worst.len();
-    let count = |f: &dyn Fn(&(f64, f64, PathBuf)) -> bool| verified_worst.iter().filter(|v| f(v)).count();
-    println!(
-        "frames with all 4 corners measured locally: {nv}; located worst corner vs local ≤0.1 cell {}, ≤0.25 cell {}; label worst corner vs local ≤0.25 cell {}, ≤0.5 cell {}",
-        count(&|v| v.0 <= 0.1),
-        count(&|v| v.0 <= 0.25),
-        count(&|v| v.1 <= 0.25),
-        count(&|v| v.1 <= 0.5)
-    );
+    for (subset, hand) in [("all", None), ("without a hand", Some(false)), ("with a hand", Some(true))] {
+        let chosen: Vec<&(f64, f64, PathBuf)> = verified_worst
+            .iter()
+            .filter(|v| hand.is_none_or(|h| HAND_SOURCES.contains(&source_of(&v.2).as_str()) == h))
+            .collect();
+        let count = |f: &dyn Fn(&(f64, f64, PathBuf)) -> bool| chosen.iter().filter(|v| f(v)).count();
+        println!(
+            "frames ({subset}) with all 4 corners measured locally: {}; located worst corner vs local ≤0.1 cell {}, ≤0.25 cell {}; label worst corner vs local ≤0.25 cell {}, ≤0.5 cell {}",
+            chosen.len(),
+            count(&|v| v.0 <= 0.1),
+            count(&|v| v.0 <= 0.25),
+            count(&|v| v.1 <= 0.25),
+            count(&|v| v.1 <= 0.5)
+        );
+    }
     for (w, lw, p) in verified_worst.iter().take(5) {
         println!("  located vs local {w:.3} (label vs local {lw:.3})  {}", p.display());
     }
@@ -641,116 +661,25 @@ fn analyse(dir: &Path, crops: Option<PathBuf>) -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-/// Bilinear grey sample of an RGB image (mean of the channels); `None` outside.
-fn grey_at(img: &RgbImage, x: f64, y: f64) -> Option<f64> {
-    let (x0, y0) = (x.floor(), y.floor());
-    if x0 < 0.0 || y0 < 0.0 || x0 + 1.0 >= f64::from(img.width()) || y0 + 1.0 >= f64::from(img.height()) {
-        return None;
-    }
-    let (fx, fy) = (x - x0, y - y0);
-    let g = |xx: f64, yy: f64| {
-        let p = img.get_pixel(xx as u32, yy as u32);
-        (f64::from(p[0]) + f64::from(p[1]) + f64::from(p[2])) / 3.0
-    };
-    Some(
-        g(x0, y0) * (1.0 - fx) * (1.0 - fy)
-            + g(x0 + 1.0, y0) * fx * (1.0 - fy)
-            + g(x0, y0 + 1.0) * (1.0 - fx) * fy
-            + g(x0 + 1.0, y0 + 1.0) * fx * fy,
-    )
-}
 
-/// Independent local measure of one outer line near a corner, straight from the image pixels:
-/// across-line grey profiles at points 0.35…3 cells from the corner along the line, the centroid
-/// of darkness of each profile's ridge, and a straight line through them (two rounds rejecting
-/// profiles off by more than a pixel). Returns the line as (point, unit direction) in pixels.
-fn local_line(img: &RgbImage, geom: &GridGeometry, corner: [f64; 2], along_columns: bool) -> Option<([f64; 2], [f64; 2])> {
-    let last = (BOARD_LINES - 1) as f64;
-    let inward = |v: f64| if v == 0.0 { 1.0 } else { -1.0 };
-    let mut points: Vec<[f64; 2]> = Vec::new();
-    for k in 0..14 {
-        let t = 0.35 + 0.2 * f64::from(k);
-        // A point on the outer line, t cells from the corner along it.
-        let (c, r) = if along_columns {
-            (corner[0], corner[1] + inward(corner[1]) * t)
-        } else {
-            (corner[0] + inward(corner[0]) * t, corner[1])
-        };
-        if !(0.0..=last).contains(&c) || !(0.0..=last).contains(&r) {
-            continue;
+fn sheet(dir: &Path, prefix: &Path) -> Result<(), Box<dyn Error>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jpg"))
+        .collect();
+    paths.sort();
+    paths.dedup_by(|a, b| source_of(a) == source_of(b));
+    let thumb = 160u32;
+    for (sheet_index, chunk) in paths.chunks(30).enumerate() {
+        let mut out = RgbImage::new(6 * (thumb + 4), 5 * (thumb + 4));
+        for (i, path) in chunk.iter().enumerate() {
+            let rgb = decode_rgb(&std::fs::read(path)?)?.rgb;
+            let small = image::imageops::resize(&rgb, thumb, thumb, image::imageops::FilterType::Triangle);
+            let (x, y) = ((i % 6) as u32 * (thumb + 4), (i / 6) as u32 * (thumb + 4));
+            image::imageops::replace(&mut out, &small, i64::from(x), i64::from(y));
+            println!("sheet {sheet_index} row {} col {}: {}", i / 6, i % 6, source_of(path));
         }
-        let p = geom.project(c, r);
-        let ahead = if along_columns { geom.project(c, r + 0.05) } else { geom.project(c + 0.05, r) };
-        let d = [ahead[0] - p[0], ahead[1] - p[1]];
-        let len = (d[0] * d[0] + d[1] * d[1]).sqrt();
-        let n = [-d[1] / len, d[0] / len];
-        let across = if along_columns { geom.project(c + 0.5, r) } else { geom.project(c, r + 0.5) };
-        let cell = 2.0 * ((across[0] - p[0]).powi(2) + (across[1] - p[1]).powi(2)).sqrt();
-        let half = 0.45 * cell;
-        let step = 0.25;
-        let mut profile = Vec::new();
-        let mut o = -half;
-        while o <= half {
-            profile.push((o, grey_at(img, p[0] + n[0] * o, p[1] + n[1] * o)?));
-            o += step;
-        }
-        let mut sorted: Vec<f64> = profile.iter().map(|v| v.1).collect();
-        sorted.sort_by(f64::total_cmp);
-        let background = sorted[sorted.len() * 3 / 4];
-        let (imin, &(omin, vmin)) = profile.iter().enumerate().min_by(|a, b| a.1 .1.total_cmp(&b.1 .1))?;
-        if background - vmin < 8.0 {
-            continue;
-        }
-        // Darkness centroid within ±0.12 cell of the darkest sample.
-        let w = (0.12 * cell / step).round() as usize;
-        let (mut sw, mut so) = (0.0, 0.0);
-        for &(off, v) in &profile[imin.saturating_sub(w)..(imin + w + 1).min(profile.len())] {
-            let dark = (background - v).max(0.0);
-            sw += dark;
-            so += dark * off;
-        }
-        let centre = if sw > 0.0 { so / sw } else { omin };
-        points.push([p[0] + n[0] * centre, p[1] + n[1] * centre]);
+        out.save(format!("{}{sheet_index}.png", prefix.display()))?;
     }
-    let fit_line = |pts: &[[f64; 2]]| -> Option<([f64; 2], [f64; 2])> {
-        if pts.len() < 5 {
-            return None;
-        }
-        let m = pts.len() as f64;
-        let (mx, my) = (pts.iter().map(|p| p[0]).sum::<f64>() / m, pts.iter().map(|p| p[1]).sum::<f64>() / m);
-        let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
-        for p in pts {
-            let (dx, dy) = (p[0] - mx, p[1] - my);
-            sxx += dx * dx;
-            sxy += dx * dy;
-            syy += dy * dy;
-        }
-        let angle = 0.5 * (2.0 * sxy).atan2(sxx - syy);
-        Some(([mx, my], [angle.cos(), angle.sin()]))
-    };
-    let mut line = fit_line(&points)?;
-    for _ in 0..2 {
-        let (q, d) = line;
-        points.retain(|p| ((p[0] - q[0]) * d[1] - (p[1] - q[1]) * d[0]).abs() < 1.0);
-        line = fit_line(&points)?;
-    }
-    Some(line)
-}
-
-fn intersect(a: ([f64; 2], [f64; 2]), b: ([f64; 2], [f64; 2])) -> Option<[f64; 2]> {
-    let ((p, d), (q, e)) = (a, b);
-    let det = d[0] * e[1] - d[1] * e[0];
-    if det.abs() < 0.2 {
-        return None;
-    }
-    let t = ((q[0] - p[0]) * e[1] - (q[1] - p[1]) * e[0]) / det;
-    Some([p[0] + t * d[0], p[1] + t * d[1]])
-}
-
-/// Corners measured locally from the image (see [`local_line`]), per corner `None` when either
-/// outer line could not be measured (stone on it, hand, image edge).
-fn local_corners(img: &RgbImage, geom: &GridGeometry) -> [Option<[f64; 2]>; 4] {
-    let last = (BOARD_LINES - 1) as f64;
-    let ideal = [[0.0, 0.0], [last, 0.0], [last, last], [0.0, last]];
-    ideal.map(|c| intersect(local_line(img, geom, c, false)?, local_line(img, geom, c, true)?))
+    Ok(())
 }

@@ -7,6 +7,7 @@
 //! against the intersections — 1-D line searches at each predicted intersection, RANSAC + least
 //! squares over all of them, extent correction, radial distortion, upright indexing ([`refine`]).
 
+pub mod crossings;
 mod lattice;
 pub(crate) mod refine;
 pub(crate) mod response;
