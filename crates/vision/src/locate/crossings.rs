@@ -58,7 +58,7 @@ fn local_line(img: &RgbImage, geom: &GridGeometry, corner: [f64; 2], along_colum
         let ahead = if along_columns { geom.project(c, r + 0.05) } else { geom.project(c + 0.05, r) };
         let d = [ahead[0] - p[0], ahead[1] - p[1]];
         let len = (d[0] * d[0] + d[1] * d[1]).sqrt();
-        if !(len > 1e-9) {
+        if len.is_nan() || len <= 1e-9 {
             continue;
         }
         let n = [-d[1] / len, d[0] / len];
