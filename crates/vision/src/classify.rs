@@ -81,6 +81,16 @@ const SD_FLOOR: [f64; DIMS] = [0.06, 0.08, 0.05, 0.025, 0.04];
 /// something else (table cloth, skin, a sleeve): read as unknown.
 const OUTLIER_Z: f64 = 6.0;
 
+/// Noise of one 8-bit colour channel in dark parts of a compressed frame (sensor read noise and
+/// JPEG chroma quantisation), in levels; the offset 4 in the colour ratios keeps it finite.
+const CHANNEL_NOISE: f64 = 4.0;
+
+/// Standard deviation of a log channel ratio (as in the neutral and green/red features) measured
+/// on a disc of median luminance `luma`: two noisy channels over about `luma`.
+fn colour_ratio_noise(luma: f32) -> f64 {
+    std::f64::consts::SQRT_2 * CHANNEL_NOISE / (f64::from(luma).max(0.0) + 4.0)
+}
+
 /// EM rounds; the assignment settles within a few.
 const ROUNDS: usize = 4;
 
@@ -163,7 +173,17 @@ pub fn classify(features: &[[PointFeatures; BOARD_LINES]], temperature: f64) -> 
         let (p, m) = posterior_and_margin(x, &means, &sds, &weights, temperature);
         margin[*r][*c] = m as f32;
         let best = (0..3).fold(0, |b, k| if p[k] > p[b] { k } else { b });
-        let z = COLOUR.iter().map(|&d| ((x[d] - means[best][d]) / sds[best][d]).abs()).fold(0.0, f64::max);
+        // "Unlike any class" is judged against the class's full physical spread (a frame with a
+        // few stones of a colour narrows the class far below it) widened by the noise of a
+        // colour ratio taken on dark pixels (a deep shadow between two stones has a noisy hue).
+        let noise = colour_ratio_noise(features[*r][*c].luma);
+        let z = COLOUR
+            .iter()
+            .map(|&d| {
+                let sd = sds[best][d].max(PRIORS[best].sd[d]);
+                ((x[d] - means[best][d]) / (sd * sd + noise * noise).sqrt()).abs()
+            })
+            .fold(0.0, f64::max);
         outlier[*r][*c] = z > OUTLIER_Z;
         misfit[*r][*c] = z as f32;
         out[*r][*c] = p;

@@ -33,14 +33,19 @@ pub struct OcclusionConfig {
     pub covered_colour_distance: f32,
     /// ... whose grid-line contrast is below this is covered by something board-coloured.
     pub covered_max_lines: f32,
+    /// ... and whose disc is smoother than this (10–90 % luminance spread over the board's
+    /// luminance; a stone's top beside its shadow spans more) ...
+    pub covered_max_spread: f32,
     /// Connected covered points from which they count as an occluder.
     pub min_covered_points: usize,
     /// An edge point read white is a finger or arm crossing the board edge when the darkest
     /// place on rays leaving it outwards keeps more than this fraction of its luminance (see
-    /// [`edges_crossed_by_skin`]).
-    pub skin_edge_ratio: f32,
-    /// Points (crossed edge points and the doubtful points around them) from which an edge
-    /// crossing makes the whole frame count as occluded.
+    /// [`edges_crossed_by_skin`]) ...
+    pub skin_edge_strong_ratio: f32,
+    /// ... or more than this fraction, next to such a point.
+    pub skin_edge_weak_ratio: f32,
+    /// Crossed edge points from which the whole frame counts as occluded (fewer are only read
+    /// `?`, with the doubtful points around them).
     pub min_crossed_points: usize,
     /// How far (in points) doubtful readings around a crossed edge point are hidden with it: a
     /// finger lying over the board from the edge covers about two points.
@@ -58,8 +63,10 @@ impl Default for OcclusionConfig {
             grow_confidence: 0.999,
             covered_colour_distance: 0.8,
             covered_max_lines: 0.03,
+            covered_max_spread: 1.0,
             min_covered_points: 3,
-            skin_edge_ratio: 0.72,
+            skin_edge_strong_ratio: 0.9,
+            skin_edge_weak_ratio: 0.72,
             min_crossed_points: 2,
             crossing_reach: 2,
         }
@@ -191,28 +198,30 @@ const RAY_START: f64 = 0.3;
 /// A white stone is a lit convex disc: along every ray leaving it there is a darker band — its
 /// contact shadow and rim, or the wood or table around it, which is darker than a white stone.
 /// Pale skin reads like a white stone in colour, but a finger or forearm that reaches over the
-/// board edge continues outwards, so rays leaving it outwards stay as bright as the disc. Each
-/// ray is followed in the full-resolution image (the rim is a pixel or two wide) from inside the
-/// disc to past the farthest the stone's silhouette can reach on this view (its radius plus the
-/// outward parallax of its top), and the point is flagged when even the darkest place on the
-/// darkest ray keeps `min_ratio` of the disc's luminance.
+/// board edge continues outwards, so rays leaving it outwards stay about as bright as the disc.
+/// Each ray is followed in the full-resolution image (the rim is a pixel or two wide) from inside
+/// the disc to past the farthest the stone's silhouette can reach on this view (its radius plus
+/// the outward parallax of its top). A point is crossed when even the darkest place on the
+/// darkest ray keeps `strong_ratio` of the disc's luminance — the same surface goes on — or,
+/// next to such a point (within `reach` points), `weak_ratio` (a hand's creases and shadows).
 pub fn edges_crossed_by_skin(
     image: &RgbImage,
     geometry: &GridGeometry,
     camera: Option<&CameraFoot>,
     features: &[[PointFeatures; BOARD_LINES]],
     white: &[[bool; BOARD_LINES]],
-    min_ratio: f32,
+    config: &OcclusionConfig,
 ) -> Vec<(usize, usize)> {
     let last = BOARD_LINES - 1;
-    let mut out = Vec::new();
+    // (col, row, darkest outward luminance over the disc's).
+    let mut candidates = Vec::new();
     for row in 0..BOARD_LINES {
         for col in 0..BOARD_LINES {
             if !(row == 0 || col == 0 || row == last || col == last) || !white[row][col] || !features[row][col].valid {
                 continue;
             }
             let disc = features[row][col].luma.max(1.0);
-            // A corner point has two outward directions; each is tried.
+            // A corner point has two outward directions; the more continuous one counts.
             let mut outwards = Vec::with_capacity(2);
             if row == 0 {
                 outwards.push((0.0, -1.0));
@@ -227,16 +236,25 @@ pub fn edges_crossed_by_skin(
                 outwards.push((1.0, 0.0));
             }
             let base = [col as f64, row as f64];
-            let crossed = outwards.iter().any(|&outward| {
-                let darkest = darkest_outwards(image, geometry, camera, base, outward);
-                darkest.is_finite() && darkest / disc > min_ratio
-            });
-            if crossed {
-                out.push((col, row));
+            let ratio = outwards
+                .iter()
+                .map(|&outward| darkest_outwards(image, geometry, camera, base, outward) / disc)
+                .filter(|r| r.is_finite())
+                .fold(f32::NAN, f32::max);
+            if ratio > config.skin_edge_weak_ratio {
+                candidates.push((col, row, ratio));
             }
         }
     }
-    out
+    let strong: Vec<(usize, usize)> =
+        candidates.iter().filter(|c| c.2 > config.skin_edge_strong_ratio).map(|c| (c.0, c.1)).collect();
+    candidates
+        .iter()
+        .filter(|&&(col, row, _)| {
+            strong.iter().any(|&(sc, sr)| sc.abs_diff(col).max(sr.abs_diff(row)) <= config.crossing_reach)
+        })
+        .map(|c| (c.0, c.1))
+        .collect()
 }
 
 /// The darkest luminance met along any of the rays leaving `base` outwards, over the stretch a

@@ -179,7 +179,7 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
             w
         })
         .collect();
-    let crossed = edges_crossed_by_skin(image, geometry, camera.as_ref(), &features, &white, config.occlusion.skin_edge_ratio);
+    let crossed = edges_crossed_by_skin(image, geometry, camera.as_ref(), &features, &white, &config.occlusion);
     if mask.occluded {
         grow_occlusion(&mut mask.points, &posteriors, &classified.misfit, &config.occlusion, usize::MAX);
     }
@@ -191,17 +191,14 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
             reached[row][col] = true;
         }
         grow_occlusion(&mut reached, &posteriors, &classified.misfit, &config.occlusion, config.occlusion.crossing_reach);
-        let mut hidden = 0;
         for (row, line) in reached.iter().enumerate() {
             for (col, &r) in line.iter().enumerate() {
-                if r && !mask.points[row][col] {
-                    mask.points[row][col] = true;
-                    hidden += 1;
-                }
+                mask.points[row][col] |= r;
             }
         }
-        // One edge point alone may be a stone with a faint rim; a hand hides more than one point.
-        if hidden >= config.occlusion.min_crossed_points {
+        // One edge point alone may be a stone with a faint rim (it is read `?`); fingers or an
+        // arm cross the edge over more than one point.
+        if crossed.len() >= config.occlusion.min_crossed_points {
             mask.occluded = true;
         }
     }
@@ -239,7 +236,10 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
 
 /// Points that have the board's colour but not its grid lines: no stone looks like that (stones
 /// are grey, wood is not), so something wood- or skin-coloured lies over them — a hand, mostly.
-/// Blown-out glare also hides lines on a board-coloured patch, hence the luminance limit.
+/// Blown-out glare also hides lines on a board-coloured patch, hence the luminance limit. A hand
+/// is a smooth covering: a disc whose luminance spans more than the board's own luminance holds
+/// a stone's bright top and its dark shadow (a stone pushed half off its point), and is left to
+/// the classifier.
 fn board_coloured_without_lines(features: &[[PointFeatures; BOARD_LINES]], config: &OcclusionConfig) -> Vec<[bool; BOARD_LINES]> {
     features
         .iter()
@@ -249,6 +249,7 @@ fn board_coloured_without_lines(features: &[[PointFeatures; BOARD_LINES]], confi
                 *o = f.valid
                     && f.colour_distance < config.covered_colour_distance
                     && f.lines < config.covered_max_lines
+                    && f.spread < config.covered_max_spread
                     && f.luma < GLARE_LUMA;
             }
             out
