@@ -2,11 +2,13 @@
 //!
 //! `locate_eval overlay IMAGE OUT.png` — locates the board and draws the grid on the image.
 //! `locate_eval corners DIR` — corner error in cells over every `*.corners.json` in DIR
-//!   (roboflow-corners layout), printing the distribution.
+//!   (roboflow-corners layout), printing the distribution for all frames, those without a hand
+//!   and those with one ([`HAND_SOURCES`]).
 //! `locate_eval analyse DIR [CROPDIR]` — signed label-minus-located corner error along the board's
-//!   own axes (outward positive), per corner and per source frame across its augmentations; with
-//!   CROPDIR, 8× crops of the four corners of every frame with the located corner (red ring) and
-//!   the label (cyan ring) marked.
+//!   own axes (outward positive), per corner and per source frame across its augmentations, and
+//!   both against the outer-line crossings measured from the pixels
+//!   (`tengen_vision::locate::crossings`); with CROPDIR, 8× crops of the four corners of every
+//!   frame with the located corner (red ring), the label (cyan) and the measured crossing (green).
 //! `locate_eval sheet DIR OUTPREFIX` — contact sheets (5×6 thumbnails, sorted by name) of the
 //!   first augmentation of every roboflow source frame, to tell frames with a hand by eye.
 //! `locate_eval synth N [OUTDIR]` — N rendered frames per preset (random poses, rolls, stone
@@ -32,7 +34,9 @@ fn main() -> Result<(), Box<dyn Error>> {
         Some("zoom") if args.len() == 6 => zoom(&args[1], &args[2], &args[3], &args[4], &args[5]),
         Some("sheet") if args.len() == 3 => sheet(Path::new(&args[1]), Path::new(&args[2])),
         Some("folder") if args.len() >= 2 => folder(Path::new(&args[1]), args.get(2).map(PathBuf::from)),
-        _ => Err("usage: locate_eval overlay IMAGE OUT.png | corners DIR | analyse DIR [CROPDIR] | folder DIR [OUTDIR]".into()),
+        _ => Err("usage: locate_eval overlay IMAGE OUT.png | corners DIR | analyse DIR [CROPDIR] | sheet DIR OUTPREFIX | \
+                  synth N [OUTDIR] | zoom IMAGE X Y RADIUS OUT.png | folder DIR [OUTDIR]"
+            .into()),
     }
 }
 
