@@ -24,19 +24,32 @@ use tengen_server::{CameraConfig, Config, TableConfig};
 const CAMERA_TOKEN: &str = "bench-camera-token";
 const FPS: f64 = 2.0;
 
-fn frames_1080p() -> Vec<Arc<Vec<u8>>> {
+/// Each recorded frame twice, as two camera frames of the same scene: the second with fresh
+/// sensor noise (±3 levels per channel), so that no two consecutive posts are the same bytes.
+fn frames_1080p() -> Vec<[Arc<Vec<u8>>; 2]> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/infractions");
     let files = tengen_server::sources::folder_frames(&dir).unwrap_or_default();
     assert!(!files.is_empty(), "the bench needs samples/infractions (rendered frames)");
+    let encode = |img: &image::RgbImage| {
+        let mut out = Vec::new();
+        let enc = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85);
+        img.write_with_encoder(enc).unwrap();
+        Arc::new(out)
+    };
+    let mut seed = 0x9E37_79B9_u32;
     files
         .iter()
         .map(|f| {
             let img = image::open(f).unwrap().to_rgb8();
             let big = image::imageops::resize(&img, 1920, 1080, image::imageops::FilterType::Triangle);
-            let mut out = Vec::new();
-            let enc = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85);
-            big.write_with_encoder(enc).unwrap();
-            Arc::new(out)
+            let mut noisy = big.clone();
+            for c in noisy.iter_mut() {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                *c = (i32::from(*c) + (seed % 7) as i32 - 3).clamp(0, 255) as u8;
+            }
+            [encode(&big), encode(&noisy)]
         })
         .collect()
 }
@@ -48,6 +61,15 @@ fn rss_mib() -> f64 {
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// CPU seconds this process has used (user + system), from /proc (Linux clock ticks, 100 Hz).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+    // After the command name: state is field 3, utime 14 and stime 15 (1-based, see proc(5)).
+    let ticks = |i: usize| fields.get(i - 3).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(14) + ticks(15)) / 100.0
 }
 
 async fn post(addr: std::net::SocketAddr, table: &str, body: &[u8]) -> bool {
@@ -82,6 +104,8 @@ struct Level {
     /// Mean milliseconds per frame in each stage (queue, vision, referee, store).
     stages: Vec<(&'static str, f64)>,
     searches: u64,
+    /// CPU seconds the whole process used in the measured window (service and cameras).
+    cpu: f64,
 }
 
 /// The service with its vision replaced by a bare JPEG decode (same frames, same referee, same
@@ -108,7 +132,7 @@ impl tengen_server::engine::AnalyzerFactory for DecodeOnlyFactory {
     }
 }
 
-async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[Arc<Vec<u8>>], decode_only: bool) -> Level {
+async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<u8>>; 2]], decode_only: bool) -> Level {
     let dir = std::env::temp_dir().join(format!("tengen-bench-{}-{tables}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let config = Config {
@@ -139,7 +163,7 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[Arc<Vec<u
     let deadline = warm + Duration::from_secs_f64(seconds);
     let mut cameras = Vec::new();
     for i in 0..tables {
-        let frames: Vec<Arc<Vec<u8>>> = frames.to_vec();
+        let frames: Vec<[Arc<Vec<u8>>; 2]> = frames.to_vec();
         cameras.push(tokio::spawn(async move {
             // Cameras start spread over one period, as real ones would.
             tokio::time::sleep(Duration::from_secs_f64(i as f64 / tables as f64 / FPS)).await;
@@ -148,8 +172,9 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[Arc<Vec<u
             let (mut posted, mut refused, mut n) = (0u64, 0u64, 0usize);
             while Instant::now() < deadline {
                 ticker.tick().await;
-                // Each recorded frame is shown for a second (two frames), like a still board.
-                let frame = &frames[(n / 2) % frames.len()];
+                // Each recorded frame is shown for a second (two frames with different noise),
+                // like a still board.
+                let frame = &frames[(n / 2) % frames.len()][n % 2];
                 n += 1;
                 if post(addr, &format!("t{i}"), frame).await { posted += 1 } else { refused += 1 }
             }
@@ -180,12 +205,14 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[Arc<Vec<u
     };
     let events_before: u64 = hub.tables.values().map(|t| t.metrics.events.load(Ordering::Relaxed)).sum();
     let (counters_before, stages_before) = (counters(&hub), stage_totals(&hub));
+    let cpu_before = cpu_seconds();
     let mut rss_peak = 0.0f64;
     while Instant::now() < deadline {
         rss_peak = rss_peak.max(rss_mib());
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     let (counters_after, stages_after) = (counters(&hub), stage_totals(&hub));
+    let cpu = cpu_seconds() - cpu_before;
     let events_after: u64 = hub.tables.values().map(|t| t.metrics.events.load(Ordering::Relaxed)).sum();
     let (mut posted, mut refused) = (0, 0);
     for c in cameras {
@@ -236,12 +263,14 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[Arc<Vec<u
         rss: rss_peak,
         stages,
         searches: sum(3),
+        cpu,
     }
 }
 
 /// Mean cost of each stage of one frame's analysis, measured alone on one core (the profile that
 /// tells where a frame's time goes): TENGEN_BENCH_STAGES=1.
-fn stage_costs(frames: &[Arc<Vec<u8>>]) {
+fn stage_costs(frames_by_variant: &[[Arc<Vec<u8>>; 2]]) {
+    let frames: Vec<Arc<Vec<u8>>> = frames_by_variant.iter().map(|f| Arc::clone(&f[1])).collect();
     use tengen_server::engine::TableReferee as _;
     use tengen_vision::locate::{locate_gray, refine_gray, LocateOptions};
     let reps = frames.len().min(40);
@@ -295,9 +324,18 @@ fn stage_costs(frames: &[Arc<Vec<u8>>]) {
     });
     let mut analyzer = tengen_server::adapters::VisionAnalyzer::new(None);
     let observations: Vec<_> = frames.iter().map(|f| tengen_server::FrameAnalyzer::analyze(&mut analyzer, f).unwrap()).collect();
-    time("VisionAnalyzer::analyze (tracked)", &mut |i| {
+    time("VisionAnalyzer::analyze (tracked, seq.)", &mut |i| {
         std::hint::black_box(tengen_server::FrameAnalyzer::analyze(&mut analyzer, &frames[i % frames.len()]).ok());
     });
+    // One table's camera as the bench posts it (each recorded frame twice, fresh noise).
+    let mut camera = tengen_server::adapters::VisionAnalyzer::new(None);
+    let sequence: Vec<&Arc<Vec<u8>>> = frames_by_variant.iter().flat_map(|f| [&f[0], &f[1]]).collect();
+    let _ = tengen_server::FrameAnalyzer::analyze(&mut camera, sequence[0]);
+    let start = Instant::now();
+    for f in &sequence {
+        std::hint::black_box(tengen_server::FrameAnalyzer::analyze(&mut camera, f).ok());
+    }
+    println!("stage {:<34} {:>7.2} ms", "analyze, one camera's every frame", start.elapsed().as_secs_f64() * 1000.0 / sequence.len() as f64);
     let mut referee = tengen_server::adapters::RefereeAdapter::new("bench", 1, 7.5);
     let mut t = 0i64;
     time("referee observe (tengen-referee)", &mut |i| {
@@ -321,14 +359,14 @@ fn main() {
     let start = Instant::now();
     let decodes = 20;
     for i in 0..decodes {
-        let _ = image::load_from_memory(&frames[i % frames.len()]).unwrap();
+        let _ = image::load_from_memory(&frames[i % frames.len()][i % 2]).unwrap();
     }
     let decode_ms = start.elapsed().as_secs_f64() * 1000.0 / decodes as f64;
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     if std::env::var("TENGEN_BENCH_STAGES").is_ok_and(|v| v != "0") {
         stage_costs(&frames);
     }
-    println!("load bench: {} frames of 1920x1080 JPEG (~{} KiB), {FPS} fps per camera, {seconds} s measured per level after {warmup} s of warm-up, {cores} cores", frames.len(), frames[0].len() / 1024);
+    println!("load bench: {} frames of 1920x1080 JPEG (~{} KiB), {FPS} fps per camera, {seconds} s measured per level after {warmup} s of warm-up, {cores} cores", frames.len(), frames[0][0].len() / 1024);
     println!("baseline: bare JPEG decode of one frame {decode_ms:.1} ms → at most {:.0} frames/s on {cores} cores", 1000.0 / decode_ms * cores as f64);
     println!("vision: {}", if decode_only { "bare JPEG decode only (TENGEN_BENCH_VISION=decode)" } else { "tengen-vision (locate/track + read 361 points)" });
     println!("(received, analysed, dropped, per-table min/max and events are counted over the measured window; rss is the peak)");
@@ -349,6 +387,13 @@ fn main() {
         );
         let stages: Vec<String> = level.stages.iter().map(|(name, ms)| format!("{name} {ms:.1}")).collect();
         println!("       mean ms per frame by stage: {}", stages.join(", "));
+        // CPU per analysed frame does not depend on what else the machine runs (wall-clock
+        // latencies do): the frames/s this process could sustain on its cores alone.
+        let cpu_ms = level.cpu * 1000.0 / level.analysed.max(1) as f64;
+        println!(
+            "       CPU {:.1} s in {seconds} s ({:.0}% of {cores} cores), {cpu_ms:.1} ms per analysed frame → about {:.0} frames/s ({:.0} tables at {FPS} fps) on an otherwise idle machine",
+            level.cpu, 100.0 * level.cpu / seconds / cores as f64, 1000.0 * cores as f64 / cpu_ms, 1000.0 * cores as f64 / cpu_ms / FPS
+        );
         // Keeping up: p99 under a second, and every table analysed at least half as many
         // frames as the average table (no starvation), and at least one frame a second.
         let per_table_rate = level.analysed as f64 / level.tables as f64 / seconds;

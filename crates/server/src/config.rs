@@ -48,7 +48,8 @@ pub struct Config {
     /// Highest frame rate a camera may post; faster posts get 429.
     #[serde(default = "default_max_fps")]
     pub max_camera_fps: f64,
-    /// Frames analysed at once across all tables (0: one per CPU core).
+    /// Frames analysed at once across all tables (0: one per CPU core). Board searches (a
+    /// table's first frames) run beside them, at most half as many at once.
     #[serde(default)]
     pub analysis_threads: usize,
     /// Largest accepted frame, in bytes.

@@ -104,7 +104,8 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         bus: bus.clone(),
         engines: engines.clone(),
         analysis_permits: Arc::new(Semaphore::new(threads)),
-        // Half the cores at most search for boards; the rest keep serving tracked tables.
+        // Board searches (a table's first frames, 60–190 ms each) get half the cores at most,
+        // beside the tracked frames' lane.
         search_permits: Arc::new(Semaphore::new((threads / 2).max(1))),
         camera_timeout: Duration::from_secs_f64(config.camera_timeout_secs),
         max_camera_fps: config.max_camera_fps,

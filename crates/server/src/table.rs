@@ -279,8 +279,9 @@ pub struct Shared {
     pub engines: Engines,
     /// Bounds how many frames are analysed at once, FIFO-fair across tables.
     pub analysis_permits: Arc<Semaphore>,
-    /// Bounds how many full board searches (tables with nothing tracked yet) run at once, so
-    /// that when many tables start together the tables already tracked keep a core.
+    /// Bounds how many full board searches (tables with nothing tracked yet) run at once, in a
+    /// lane of their own: when many tables start together, the searches go on one after the
+    /// other while the tables already tracked keep their cores.
     pub search_permits: Arc<Semaphore>,
     /// No frame for this long: camera lost.
     pub camera_timeout: Duration,
@@ -450,7 +451,7 @@ impl TableTask {
         let _ = self.log_and_publish(None, None, vec![(event, None)]).await;
     }
 
-    /// A frame is waiting: wait for a core (and, for a table with nothing tracked yet, for a
+    /// A frame is waiting: wait for a core (for a table with nothing tracked yet, for a
     /// board-search slot), then take the newest frame, which may have replaced the one that
     /// was there when the wait began: a busy service reads fresh frames, not stale ones.
     async fn process_next_frame(&mut self) {
@@ -467,15 +468,11 @@ impl TableTask {
         };
         let searching = analyzer.needs_search();
         self.analyzer = Some(analyzer);
-        let search_permit = if searching {
-            match self.shared.search_permits.clone().acquire_owned().await {
-                Ok(permit) => Some(permit),
-                Err(_) => return,
-            }
-        } else {
-            None
-        };
-        let Ok(permit) = self.shared.analysis_permits.clone().acquire_owned().await else {
+        // A board search runs in its own lane, beside the tracked tables' frames rather than
+        // in their queue: waiting there for every search would take minutes at a cold start
+        // of a hundred tables, and taking their cores would stall the tables already tracked.
+        let lane = if searching { &self.shared.search_permits } else { &self.shared.analysis_permits };
+        let Ok(permit) = Arc::clone(lane).acquire_owned().await else {
             return;
         };
         let Some(frame) = self.handle.slot.try_take() else {
@@ -486,12 +483,12 @@ impl TableTask {
         if searching {
             metrics.board_searches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
-        self.process_frame(frame, (permit, search_permit)).await;
+        self.process_frame(frame, permit).await;
     }
 
-    /// Reads a frame (holding the permits, released as soon as the vision is done), feeds the
+    /// Reads a frame (holding the permit, released as soon as the vision is done), feeds the
     /// referee, logs and publishes.
-    async fn process_frame<P: Send + 'static>(&mut self, frame: Frame, permits: P) {
+    async fn process_frame(&mut self, frame: Frame, permit: tokio::sync::OwnedSemaphorePermit) {
         let Some(mut analyzer) = self.analyzer.take() else {
             return;
         };
@@ -502,7 +499,7 @@ impl TableTask {
             (analyzer, result)
         })
         .await;
-        drop(permits);
+        drop(permit);
         use std::sync::atomic::Ordering::Relaxed;
         let handle = Arc::clone(&self.handle);
         let metrics = &handle.metrics;
