@@ -33,6 +33,9 @@ pub struct OcclusionConfig {
     pub covered_colour_distance: f32,
     /// ... whose grid-line contrast is below this is covered by something board-coloured.
     pub covered_max_lines: f32,
+    /// ... and below this fraction of the frame's typical visible line contrast (a shaken
+    /// photo's faint lines are blurred, not covered) ...
+    pub covered_line_fraction: f32,
     /// ... and whose disc is smoother than this (10–90 % luminance spread over the board's
     /// luminance; a stone's top beside its shadow spans more) ...
     pub covered_max_spread: f32,
@@ -63,6 +66,7 @@ impl Default for OcclusionConfig {
             grow_confidence: 0.999,
             covered_colour_distance: 0.8,
             covered_max_lines: 0.03,
+            covered_line_fraction: 0.15,
             covered_max_spread: 1.0,
             min_covered_points: 3,
             skin_edge_strong_ratio: 0.9,

@@ -8,7 +8,7 @@ use image::{Rgb, RgbImage};
 use serde::{Deserialize, Serialize};
 
 use crate::classify::{classify, StoneClass};
-use crate::features::{measure_points, BoardColour, PointFeatures};
+use crate::features::{measure_points, median, BoardColour, PointFeatures};
 use crate::geometry::{GridGeometry, BOARD_LINES};
 use crate::occlusion::{detect, edges_crossed_by_skin, OcclusionConfig, OcclusionMask, GLARE_LUMA};
 use crate::rectify::{CameraFoot, RectifiedBoard};
@@ -241,6 +241,16 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
 /// a stone's bright top and its dark shadow (a stone pushed half off its point), and is left to
 /// the classifier.
 fn board_coloured_without_lines(features: &[[PointFeatures; BOARD_LINES]], config: &OcclusionConfig) -> Vec<[bool; BOARD_LINES]> {
+    // "Without lines" is judged against how visible this frame's lines are: a shaken or
+    // defocused photo lowers every line's contrast, and its faintest lines are still lines.
+    let mut visible: Vec<f32> =
+        features.iter().flatten().filter(|f| f.valid && f.lines >= config.covered_max_lines).map(|f| f.lines).collect();
+    let typical = median(&mut visible);
+    let max_lines = if typical.is_finite() {
+        config.covered_max_lines.min(config.covered_line_fraction * typical)
+    } else {
+        config.covered_max_lines
+    };
     features
         .iter()
         .map(|row| {
@@ -248,7 +258,7 @@ fn board_coloured_without_lines(features: &[[PointFeatures; BOARD_LINES]], confi
             for (o, f) in out.iter_mut().zip(row) {
                 *o = f.valid
                     && f.colour_distance < config.covered_colour_distance
-                    && f.lines < config.covered_max_lines
+                    && f.lines < max_lines
                     && f.spread < config.covered_max_spread
                     && f.luma < GLARE_LUMA;
             }
