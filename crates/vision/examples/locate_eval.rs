@@ -3,14 +3,14 @@
 //! `locate_eval overlay IMAGE OUT.png` — locates the board and draws the grid on the image.
 //! `locate_eval corners DIR` — corner error in cells over every `*.corners.json` in DIR
 //!   (roboflow-corners layout), printing the distribution for all frames, those without a hand
-//!   and those with one ([`HAND_SOURCES`]).
+//!   and those with one (`tests/labels/roboflow-corners-hands.txt`).
 //! `locate_eval analyse DIR [CROPDIR]` — signed label-minus-located corner error along the board's
 //!   own axes (outward positive), per corner and per source frame across its augmentations, and
 //!   both against the outer-line crossings measured from the pixels
 //!   (`tengen_vision::locate::crossings`); with CROPDIR, 8× crops of the four corners of every
 //!   frame with the located corner (red ring), the label (cyan) and the measured crossing (green).
-//! `locate_eval sheet DIR OUTPREFIX` — contact sheets (5×6 thumbnails, sorted by name) of the
-//!   first augmentation of every roboflow source frame, to tell frames with a hand by eye.
+//! `locate_eval sheet DIR OUTPREFIX` — contact sheets (5×6 thumbnails, sorted by name, the
+//!   order printed) of the first augmentation of every roboflow source frame, to check by eye.
 //! `locate_eval synth N [OUTDIR]` — N rendered frames per preset (random poses, rolls, stone
 //!   densities), error over all 361 intersections against the renderer's ground truth.
 //! `locate_eval folder DIR [OUTDIR]` — located or not for every image in DIR (recursively),
@@ -121,10 +121,18 @@ fn corner_errors(found: [[f64; 2]; 4], truth: [[f64; 2]; 4]) -> (f64, f64) {
     (strict, best)
 }
 
-/// Roboflow source frames whose picture shows a hand or arm (judged by eye on the contact
-/// sheets of `locate_eval sheet`; 58 only has fingertips at the image edge, off the grid).
-const HAND_SOURCES: [&str; 15] =
-    ["100", "13", "15", "21", "46", "49", "53", "58", "59", "67", "8", "82", "84", "86", "95"];
+/// The project's own labels of which roboflow-corners source frames show a hand (see the file
+/// for how they were made); a hand over the board's margin only (`margin`) counts as no hand
+/// here, as in `tengen eval photos`.
+const ROBOFLOW_HANDS: &str = include_str!("../../../tests/labels/roboflow-corners-hands.txt");
+
+/// True when the source frame (file name before `_jpg`) is labelled as showing a hand over the grid.
+fn shows_hand(source: &str) -> bool {
+    ROBOFLOW_HANDS
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").split_whitespace().collect::<Vec<_>>())
+        .any(|words| words.first() == Some(&source) && words.get(1) == Some(&"hand"))
+}
 
 fn corners(dir: &Path) -> Result<(), Box<dyn Error>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
@@ -175,8 +183,8 @@ fn corners(dir: &Path) -> Result<(), Box<dyn Error>> {
     let pct = |v: &[f64], q: f64| v.get(((v.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(f64::NAN);
     for (subset, keep) in [
         ("all frames", &(|_: &str| true) as &dyn Fn(&str) -> bool),
-        ("frames without a hand", &|s: &str| !HAND_SOURCES.contains(&s)),
-        ("frames with a hand", &|s: &str| HAND_SOURCES.contains(&s)),
+        ("frames without a hand", &|s: &str| !shows_hand(s)),
+        ("frames with a hand", &|s: &str| shows_hand(s)),
     ] {
         let chosen: Vec<&(String, Option<(f64, f64)>)> = outcomes.iter().filter(|o| keep(&o.0)).collect();
         let n = chosen.len();
@@ -586,7 +594,7 @@ fn analyse(dir: &Path, crops: Option<PathBuf>) -> Result<(), Box<dyn Error>> {
     for (subset, hand) in [("all", None), ("without a hand", Some(false)), ("with a hand", Some(true))] {
         let chosen: Vec<&(f64, f64, PathBuf)> = verified_worst
             .iter()
-            .filter(|v| hand.is_none_or(|h| HAND_SOURCES.contains(&source_of(&v.2).as_str()) == h))
+            .filter(|v| hand.is_none_or(|h| shows_hand(&source_of(&v.2)) == h))
             .collect();
         let count = |f: &dyn Fn(&(f64, f64, PathBuf)) -> bool| chosen.iter().filter(|v| f(v)).count();
         println!(
