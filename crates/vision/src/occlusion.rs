@@ -269,11 +269,12 @@ fn darkest_outwards(image: &RgbImage, geometry: &GridGeometry, camera: Option<&C
         ((top[0] - base[0]) * outward.0 + (top[1] - base[1]) * outward.1).max(0.0)
     });
     let reach = STONE_RADIUS + shift + SILHOUETTE_BLUR;
-    // One-pixel steps: the spacing in pixels from two neighbouring projected points.
+    // One-pixel steps (the spacing in pixels from two neighbouring projected points), at most
+    // 200 per spacing so that a degenerate geometry cannot make the walk endless.
     let a = geometry.project(base[0], base[1]);
     let b = geometry.project(base[0] + outward.0, base[1] + outward.1);
     let pixels = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt().max(1.0);
-    let step = (1.0 / pixels).min(0.05);
+    let step = (1.0 / pixels).clamp(0.005, 0.05);
     let mut darkest = f32::NAN;
     for angle in RAY_ANGLES {
         let (s, c) = angle.sin_cos();
@@ -283,13 +284,67 @@ fn darkest_outwards(image: &RgbImage, geometry: &GridGeometry, camera: Option<&C
             let p = geometry.project(base[0] + dir.0 * r, base[1] + dir.1 * r);
             let v = bilinear(image, p[0], p[1]);
             if v[0].is_finite() {
-                let l = luma(v);
-                if !(darkest <= l) {
-                    darkest = l;
-                }
+                // `f32::min` ignores the NaN start value.
+                darkest = darkest.min(luma(v));
             }
             r += step;
         }
     }
     darkest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::LensDistortion;
+    use image::Rgb;
+
+    /// A top-down board, 20 pixels per spacing, 40 pixels of table around the outer lines.
+    fn scene(paint: impl Fn(f64, f64) -> Option<[u8; 3]>) -> (RgbImage, GridGeometry) {
+        let (px, margin) = (20.0, 40.0);
+        let size = (18.0 * px + 2.0 * margin) as u32;
+        let image = RgbImage::from_fn(size, size, |x, y| {
+            let (col, row) = ((f64::from(x) - margin) / px, (f64::from(y) - margin) / px);
+            let board = (-0.6..=18.6).contains(&col) && (-0.6..=18.6).contains(&row);
+            Rgb(paint(col, row).unwrap_or(if board { [190, 150, 95] } else { [235, 235, 240] }))
+        });
+        let geometry = GridGeometry {
+            homography: [[px, 0.0, margin], [0.0, px, margin], [0.0, 0.0, 1.0]],
+            lens: LensDistortion::none(size, size),
+        };
+        (image, geometry)
+    }
+
+    fn white_at(points: &[(usize, usize)]) -> (Vec<[PointFeatures; BOARD_LINES]>, Vec<[bool; BOARD_LINES]>) {
+        let mut features = vec![[PointFeatures::default(); BOARD_LINES]; BOARD_LINES];
+        let mut white = vec![[false; BOARD_LINES]; BOARD_LINES];
+        for &(col, row) in points {
+            features[row][col] = PointFeatures { luma: 225.0, valid: true, ..PointFeatures::default() };
+            white[row][col] = true;
+        }
+        (features, white)
+    }
+
+    #[test]
+    fn white_stones_on_the_edge_are_not_crossings_even_against_a_white_table() {
+        // Stones on the left edge, rows 4–6, each a pale disc with its darker rim.
+        let (image, geometry) = scene(|col, row| {
+            let d = ((col - 0.0).powi(2) + (row - row.round()).powi(2)).sqrt();
+            ((4.0..=6.0).contains(&row.round()) && d <= 0.48).then_some(if d > 0.42 { [110, 110, 115] } else { [228, 228, 232] })
+        });
+        let (features, white) = white_at(&[(0, 4), (0, 5), (0, 6)]);
+        let crossed = edges_crossed_by_skin(&image, &geometry, None, &features, &white, &OcclusionConfig::default());
+        assert!(crossed.is_empty(), "{crossed:?}");
+    }
+
+    #[test]
+    fn a_hand_reaching_over_the_edge_is_a_crossing() {
+        // A pale hand three spacings wide from the left over rows 4–7, ending 0.6 inside the
+        // board. (A single thin finger is narrower than the fan of rays; see the model card.)
+        let (image, geometry) = scene(|col, row| (col < 0.6 && (4.0..=7.0).contains(&row)).then_some([232, 222, 226]));
+        let (features, white) = white_at(&[(0, 5), (0, 6), (0, 12)]);
+        let crossed = edges_crossed_by_skin(&image, &geometry, None, &features, &white, &OcclusionConfig::default());
+        // Row 12 has no hand over it: bare wood beside a (pretend) white reading.
+        assert_eq!(crossed, vec![(0, 5), (0, 6)]);
+    }
 }

@@ -53,10 +53,12 @@ fn imago_sequences_and_gomrade_singles_are_read() {
         println!("../shared/datasets/photos absent: skipping the real-photo test");
         return;
     };
-    // Bounds a little under what was measured on 29 Nov (t1 99.87 %, t2 100 %, t3 99.86 %,
-    // gomrade 99.72 %), so a real regression in location or reading fails here.
+    // Bounds a little under what was measured on 29 Nov after the edge-crossing and
+    // line-visibility changes (t1 100 %, t2 100 %, t3 99.82 % — t3_005's arm read `?`, t3_003's
+    // fingers 3 wrong — gomrade 99.89 %, its 2 misses being label omissions), so a real
+    // regression in location or reading fails here.
     for (folder, min_accuracy) in
-        [("imago-tests/t1", 0.997), ("imago-tests/t2", 0.999), ("imago-tests/t3", 0.997), ("gomrade-singles", 0.995)]
+        [("imago-tests/t1", 0.998), ("imago-tests/t2", 0.999), ("imago-tests/t3", 0.997), ("gomrade-singles", 0.997)]
     {
         let (images, located, exact, c) = evaluate(&dir.join(folder));
         let accuracy = c.correct() as f64 / c.total().max(1) as f64;
