@@ -100,6 +100,12 @@ struct FolderScore {
     corner_no_hand_within_quarter: usize,
     /// Frames with true corners where no board was located.
     corner_missed: usize,
+    /// Frames without a hand whose 4 outer crossings could be measured from the pixels
+    /// (`locate::crossings`), and how many of them have our worst corner, and the label's
+    /// worst corner, within 0.25 cell of those crossings.
+    crossing_frames: usize,
+    crossing_ours_within_quarter: usize,
+    crossing_labels_within_quarter: usize,
     occluded_flagged: usize,
     /// Frames with a hand in the truth (rendered only) and how many of them were flagged.
     hand_frames: usize,
@@ -247,6 +253,15 @@ fn eval_photos(dir: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
             if hand.is_some_and(|h| h != Some(HandLabel::Hand)) {
                 score_of.corner_frames_no_hand += 1;
                 score_of.corner_no_hand_within_quarter += usize::from(worst <= 0.25);
+                // An independent referee for the labels: the outer crossings measured locally.
+                let measured = tengen_vision::locate::crossings::measure_corners(&frame.rgb, &located.geometry);
+                if let [Some(a), Some(b), Some(c2), Some(d)] = measured {
+                    let crossings = [a, b, c2, d];
+                    let worst_of = |found: &[[f64; 2]; 4]| corner_errors_cells(found, &crossings).into_iter().fold(0.0, f64::max);
+                    score_of.crossing_frames += 1;
+                    score_of.crossing_ours_within_quarter += usize::from(worst_of(&located.geometry.corners()) <= 0.25);
+                    score_of.crossing_labels_within_quarter += usize::from(worst_of(&c) <= 0.25);
+                }
             }
             if worst > 0.5 {
                 score_of.failures.push(format!("{rel}: worst corner {worst:.2} cells off"));
@@ -297,7 +312,7 @@ fn eval_photos(dir: &Path, out: Option<&Path>) -> anyhow::Result<ExitCode> {
         format!("Excluded (mislabelled): {}.", if excluded.is_empty() { "none found".to_string() } else { excluded.join(", ") }),
         "A board that is not located counts as 361 unknown points.".to_string(),
         "Occlusion: imago and gomrade carry no hand labels, so the report lists which of their frames were flagged; roboflow-corners frames are scored against our own hand labels (tests/labels/roboflow-corners-hands.txt).".to_string(),
-        "Corners: the worst of the 4 corners per frame, in grid cells; a frame where no board was located counts as a miss.".to_string(),
+        "Corners: the worst of the 4 corners per frame, in grid cells; a frame where no board was located counts as a miss. The last column checks both our corners and the labels against the outer line crossings measured locally from the pixels (`locate::crossings`, independent of the locator's fit), on the frames where all four can be measured: the roboflow labels sit about 0.1 cell inside the crossings (see the locate notes).".to_string(),
     ];
     notes.extend(moves.notes());
     for (sequence, pairs) in &moves.sequences {
@@ -618,12 +633,12 @@ fn finish(title: &str, notes: &[String], folders: &BTreeMap<String, FolderScore>
     row(&mut md, "**all**", &total);
     if folders.values().any(|f| f.corner_frames + f.corner_missed > 0) {
         let _ = writeln!(md, "\n## Corners (worst of the 4 per frame)\n");
-        let _ = writeln!(md, "| folder | frames | not located | worst ≤ 0.25 cell | worst ≤ 0.5 cell | frames without a hand: worst ≤ 0.25 cell |\n|---|---|---|---|---|---|");
+        let _ = writeln!(md, "| folder | frames | not located | worst ≤ 0.25 cell | worst ≤ 0.5 cell | frames without a hand: worst ≤ 0.25 cell | without a hand, 4 crossings measured: ours / labels ≤ 0.25 cell of them |\n|---|---|---|---|---|---|---|");
         for (name, f) in folders.iter().filter(|(_, f)| f.corner_frames + f.corner_missed > 0) {
             let all = (f.corner_frames + f.corner_missed) as u64;
             let _ = writeln!(
                 md,
-                "| {name} | {all} | {} | {}/{all} ({}) | {}/{all} ({}) | {} |",
+                "| {name} | {all} | {} | {}/{all} ({}) | {}/{all} ({}) | {} | {} |",
                 f.corner_missed,
                 f.corner_worst_within_quarter,
                 pct(f.corner_worst_within_quarter as u64, all),
@@ -631,6 +646,11 @@ fn finish(title: &str, notes: &[String], folders: &BTreeMap<String, FolderScore>
                 pct(f.corner_worst_within_half as u64, all),
                 if f.corner_frames_no_hand > 0 {
                     format!("{}/{} ({})", f.corner_no_hand_within_quarter, f.corner_frames_no_hand, pct(f.corner_no_hand_within_quarter as u64, f.corner_frames_no_hand as u64))
+                } else {
+                    "–".into()
+                },
+                if f.crossing_frames > 0 {
+                    format!("{}/{} / {}/{}", f.crossing_ours_within_quarter, f.crossing_frames, f.crossing_labels_within_quarter, f.crossing_frames)
                 } else {
                     "–".into()
                 }
