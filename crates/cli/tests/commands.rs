@@ -177,22 +177,15 @@ fn eval_photos_scores_points_boards_and_the_moves_of_a_sequence_whose_orientatio
     let _ = std::fs::remove_dir_all(out_dir);
 }
 
-#[test]
-fn replay_of_hand_held_photos_whose_view_turns_gives_the_true_game() {
-    // imago t1: one photo per move, hand-held, and the EXIF tag turns the view by a quarter
-    // between frames 002 and 003. Vision and referee together must give the 10 moves and no
-    // infraction, and the final position must be the labelled one (up to the board's turn: a
-    // board has no canonical "up").
-    let t1 = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/photos/imago-tests/t1");
-    if !t1.is_dir() {
-        println!("SKIP: {} absent", t1.display());
-        return;
-    }
-    let dir = temp_dir("replay-t1");
-    let (sgf, events) = (dir.join("t1.sgf"), dir.join("t1.jsonl"));
-    let out = tengen(&[
+/// Runs `tengen replay` over an imago-tests sequence, one photo per move (`--stable-frames 1`);
+/// the events and the SGF, or `None` when the dataset is absent.
+fn replay_imago(sequence: &str, extra: &[&str]) -> Option<(Vec<serde_json::Value>, String)> {
+    let frames = imago(sequence)?;
+    let dir = temp_dir(&format!("replay-{sequence}"));
+    let (sgf, events) = (dir.join("game.sgf"), dir.join("events.jsonl"));
+    let mut args = vec![
         "replay",
-        t1.to_str().expect("path"),
+        frames.to_str().expect("path"),
         "--out",
         sgf.to_str().expect("path"),
         "--events",
@@ -201,15 +194,40 @@ fn replay_of_hand_held_photos_whose_view_turns_gives_the_true_game() {
         "1",
         "--min-stable-seconds",
         "0",
-        "--relocate",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let out = tengen(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let events = json_lines(&std::fs::read(&events).expect("events written"));
-    let suspected: Vec<&serde_json::Value> = events.iter().filter(|e| e["status"] == "suspected").collect();
-    assert!(suspected.is_empty(), "false infractions: {suspected:#?}");
+    let sgf = std::fs::read_to_string(&sgf).expect("sgf written");
+    let _ = std::fs::remove_dir_all(dir);
+    Some((events, sgf))
+}
+
+/// An imago-tests sequence folder, or `None` (with a line) when the dataset is absent.
+fn imago(sequence: &str) -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/photos/imago-tests").join(sequence);
+    if !dir.is_dir() {
+        println!("SKIP: {} absent", dir.display());
+    }
+    dir.is_dir().then_some(dir)
+}
+
+fn suspected(events: &[serde_json::Value]) -> Vec<&serde_json::Value> {
+    events.iter().filter(|e| e["status"] == "suspected").collect()
+}
+
+#[test]
+fn replay_of_hand_held_photos_whose_view_turns_gives_the_true_game() {
+    // imago t1: one photo per move, hand-held, and the EXIF tag turns the view by a quarter
+    // between frames 002 and 003. Vision and referee together must give the 10 moves and no
+    // infraction, and the final position must be the labelled one (up to the board's turn: a
+    // board has no canonical "up").
+    let Some((events, text)) = replay_imago("t1", &["--relocate"]) else { return };
+    let t1 = imago("t1").expect("present");
+    assert!(suspected(&events).is_empty(), "false infractions: {:#?}", suspected(&events));
     assert_eq!(events.iter().filter(|e| e["kind"] == "move").count(), 10);
     // The record's final position, turned to the labelled one.
-    let text = std::fs::read_to_string(&sgf).expect("sgf written");
     let mut board = vec![vec!['.'; 19]; 19];
     for node in text.split(';').skip(2) {
         let (colour, rest) = node.split_at(1);
@@ -229,5 +247,34 @@ fn replay_of_hand_held_photos_whose_view_turns_gives_the_true_game() {
         turned == label
     });
     assert!(matches, "final position differs from the label:\n{text}");
-    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn replay_of_webcam_photos_with_hands_at_the_board_edge_gives_the_true_moves() {
+    // imago t3: frames 000-011 one move each (000 holds 5 black stones), then a jump to 050.
+    // Frames 003 and 005 show fingers over the left edge, which must not become stones.
+    let Some((events, _)) = replay_imago("t3", &[]) else { return };
+    let t3 = imago("t3").expect("present");
+    assert!(suspected(&events).is_empty(), "false infractions: {:#?}", suspected(&events));
+    let label = |n: u32| -> Vec<Vec<char>> {
+        std::fs::read_to_string(t3.join(format!("t3_{n:03}.jpg.grid.txt"))).expect("label").lines().map(|l| l.chars().collect()).collect()
+    };
+    let human = |r: usize, c: usize| format!("{}{}", "ABCDEFGHJKLMNOPQRST".as_bytes()[c] as char, 19 - r);
+    let moves: Vec<String> = events
+        .iter()
+        .filter(|e| e["kind"] == "move" && e["move_number"].as_u64().is_some_and(|n| n <= 11))
+        .map(|e| e["points"][0]["human"].as_str().unwrap_or("").to_string())
+        .collect();
+    // The labels add one stone a frame (frame 001 repeats 000): ten moves.
+    let truth: Vec<String> = (0..11)
+        .flat_map(|n| {
+            let (a, b) = (label(n), label(n + 1));
+            let changed: Vec<String> = (0..19).flat_map(|r| (0..19).map(move |c| (r, c))).filter(|&(r, c)| a[r][c] != b[r][c]).map(|(r, c)| human(r, c)).collect();
+            assert!(changed.len() <= 1, "at most one stone per frame in the labels");
+            changed
+        })
+        .collect();
+    assert_eq!(truth.len(), 10);
+    assert_eq!(moves, truth);
+    assert!(events.iter().any(|e| e["kind"] == "resync"), "the jump to move 50 is a resync");
 }
