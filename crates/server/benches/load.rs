@@ -121,6 +121,7 @@ impl tengen_server::FrameAnalyzer for DecodeOnly {
             confidence: 1.0,
             occluded: false,
             moved_cells: None,
+            point_confidence: Vec::new(),
         })
     }
     fn set_calibration(&mut self, _corners: Option<tengen_server::engine::Corners>) {}

@@ -8,7 +8,7 @@ use tengen_vision::{read_board, GridGeometry, LensDistortion, PointState, Reader
 
 use std::sync::Arc;
 
-use crate::imaging::{grey, grey_within};
+use crate::imaging::grey;
 
 use tengen_referee as referee;
 use tengen_rules::Color;
@@ -86,7 +86,7 @@ impl VisionAnalyzer {
 
     fn observation(reading: &tengen_vision::BoardReading, geometry: &GridGeometry) -> Observation {
         let mut points = Vec::with_capacity(POINTS);
-        let mut confidence = 0.0f32;
+        let mut point_confidence = Vec::with_capacity(POINTS);
         for row in reading.points.iter().take(SIZE) {
             for point in row.iter().take(SIZE) {
                 points.push(match point.state {
@@ -95,12 +95,19 @@ impl VisionAnalyzer {
                     PointState::White => PointReading::White,
                     PointState::Unknown => PointReading::Occluded,
                 });
-                confidence += point.confidence;
+                point_confidence.push(point.confidence.clamp(0.0, 1.0));
             }
         }
         #[allow(clippy::cast_precision_loss)]
-        let confidence = confidence / POINTS as f32;
-        Observation { points, corners: Some(geometry.corners()), confidence, occluded: reading.occluded, moved_cells: None }
+        let confidence = point_confidence.iter().sum::<f32>() / POINTS as f32;
+        Observation {
+            points,
+            corners: Some(geometry.corners()),
+            confidence,
+            occluded: reading.occluded,
+            moved_cells: None,
+            point_confidence,
+        }
     }
 }
 
@@ -129,7 +136,7 @@ impl FrameAnalyzer for VisionAnalyzer {
             }
             let observation = match &fixed {
                 Some(g) => Ok(Self::observation(&read_board(rgb, g, &self.config), g)),
-                None => self.read_tracked(rgb, w, h),
+                None => self.read_tracked(rgb),
             };
             // Only a clean reading is kept: the same grid as the patches, lines that fit (no
             // hand, no bump in doubt: those frames are all read, and re-fitted as they need).
@@ -158,13 +165,11 @@ impl FrameAnalyzer for VisionAnalyzer {
 impl VisionAnalyzer {
     /// Reads a frame with the tracked grid (checking first that its lines still fit), or
     /// re-locates the board when it moved.
-    fn read_tracked(&mut self, rgb: &image::RgbImage, w: u32, h: u32) -> Result<Observation, AnalyzeError> {
+    fn read_tracked(&mut self, rgb: &image::RgbImage) -> Result<Observation, AnalyzeError> {
         let mut previous = None;
         if let Some(tracked) = &self.tracked {
-            // The line check looks only near the grid: grey that window, not the whole frame.
-            let (x0, y0, x1, y1) = board_window(&tracked.geometry, w, h);
-            let window = grey_within(rgb, x0, y0, x1, y1);
-            let fit = line_score(&window, &tracked.geometry) / tracked.reference_score;
+            // The line check reads a few thousand pixels: grey just those, not the frame.
+            let fit = line_score_rgb(rgb, &tracked.geometry) / tracked.reference_score;
             let reading = read_board(rgb, &tracked.geometry, &self.config);
             self.lines_fit = fit >= TrackerConfig::default().stable_ratio;
             if self.lines_fit {
@@ -282,32 +287,70 @@ fn intersection_patches(rgb: &image::RgbImage, geometry: &GridGeometry) -> Vec<f
     patches
 }
 
-/// The pixel rectangle `(x0, y0, x1, y1)` that holds the grid and one cell around it (where the
-/// tracking check looks), clamped to a `w`×`h` frame, with a few pixels to spare.
-fn board_window(geometry: &GridGeometry, w: u32, h: u32) -> (u32, u32, u32, u32) {
-    let (mut x0, mut y0, mut x1, mut y1) = (f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY);
-    // The outline of board coordinates -1..=19, a point per cell (the lens may bend the edges).
-    #[allow(clippy::cast_precision_loss)]
-    let last = SIZE as f64;
-    for k in 0..=SIZE + 1 {
-        #[allow(clippy::cast_precision_loss)]
-        let t = k as f64 - 1.0;
-        for (c, r) in [(t, -1.0), (t, last), (-1.0, t), (last, t)] {
-            let p = geometry.project(c, r);
-            if p[0].is_finite() && p[1].is_finite() {
-                x0 = x0.min(p[0]);
-                y0 = y0.min(p[1]);
-                x1 = x1.max(p[0]);
-                y1 = y1.max(p[1]);
+/// `tengen_vision::tracking::line_score` computed straight from the colour frame: the same
+/// samples, each pixel's grey taken as `image`'s grayscale gives it (so the score is the same
+/// to the last bit, see the test), without greying the whole frame first — a grey frame cost
+/// more than the check and the read together. Kept equal to the vision's by a test; the
+/// vision crate could offer it (`line_score_rgb`) and this copy would go.
+fn line_score_rgb(frame: &image::RgbImage, geometry: &GridGeometry) -> f64 {
+    let (w, h) = frame.dimensions();
+    let raw = frame.as_raw();
+    let pixel = |x: f64, y: f64| -> Option<f64> {
+        let (xi, yi) = (x.round(), y.round());
+        if xi < 0.0 || yi < 0.0 || xi >= f64::from(w) || yi >= f64::from(h) {
+            return None;
+        }
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let i = (yi as usize * w as usize + xi as usize) * 3;
+        Some(f64::from(crate::imaging::luma(raw[i], raw[i + 1], raw[i + 2])))
+    };
+    let mut total = 0.0;
+    let mut count = 0usize;
+    for fixed in 0..SIZE {
+        for step in 0..SIZE - 1 {
+            #[allow(clippy::cast_precision_loss)]
+            let (f, s) = (fixed as f64, step as f64);
+            for along_rows in [true, false] {
+                // Segment of a row line (along_rows) or of a column line, between two intersections.
+                let (a, b) = if along_rows {
+                    (geometry.project(s, f), geometry.project(s + 1.0, f))
+                } else {
+                    (geometry.project(f, s), geometry.project(f, s + 1.0))
+                };
+                let mid = [(a[0] + b[0]) / 2.0, (a[1] + b[1]) / 2.0];
+                let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
+                let len = (dx * dx + dy * dy).sqrt();
+                if len < 4.0 {
+                    continue;
+                }
+                let normal = [-dy / len, dx / len];
+                #[allow(clippy::cast_possible_truncation)]
+                let reach = (0.08 * len).max(1.0).ceil() as i32;
+                let mut darkest = f64::INFINITY;
+                for t in -reach..=reach {
+                    let t = f64::from(t);
+                    if let Some(v) = pixel(mid[0] + normal[0] * t, mid[1] + normal[1] * t) {
+                        darkest = darkest.min(v);
+                    }
+                }
+                let side = |sign: f64| pixel(mid[0] + normal[0] * sign * 0.3 * len, mid[1] + normal[1] * sign * 0.3 * len);
+                let (Some(l), Some(r)) = (side(1.0), side(-1.0)) else { continue };
+                if !darkest.is_finite() {
+                    continue;
+                }
+                let board = l.min(r);
+                total += ((board - darkest) / (board + 12.0)).max(0.0);
+                count += 1;
             }
         }
     }
-    if !(x0 <= x1 && y0 <= y1) {
-        return (0, 0, w, h);
+    if count == 0 {
+        0.0
+    } else {
+        #[allow(clippy::cast_precision_loss)]
+        let mean = total / count as f64;
+        mean
     }
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let clamp = |v: f64, max: u32| v.clamp(0.0, f64::from(max)) as u32;
-    (clamp(x0 - 4.0, w), clamp(y0 - 4.0, h), clamp(x1 + 5.0, w), clamp(y1 + 5.0, h))
 }
 
 /// Makes [`VisionAnalyzer`]s.
@@ -414,7 +457,13 @@ impl RefereeAdapter {
                     PointReading::White => referee::Reading::White,
                     PointReading::Occluded => referee::Reading::Unknown,
                 },
-                confidence: if *reading == PointReading::Occluded { 0.0 } else { obs.confidence },
+                // Each point's own confidence where the vision gave one, so the referee's
+                // floor and its events' confidence see the doubtful points, not a frame mean.
+                confidence: if *reading == PointReading::Occluded {
+                    0.0
+                } else {
+                    obs.point_confidence.get(i).copied().unwrap_or(obs.confidence)
+                },
             };
         }
         referee::Observation { t: seconds(at_ms), points, occluded: obs.occluded, frame_ref: None }
@@ -560,6 +609,41 @@ mod tests {
     }
 
     #[test]
+    fn each_point_reaches_the_referee_with_its_own_confidence() {
+        let mut points = vec![PointReading::Empty; POINTS];
+        points[0] = PointReading::Black;
+        points[1] = PointReading::Occluded;
+        points[2] = PointReading::White;
+        let mut point_confidence = vec![0.9; POINTS];
+        point_confidence[0] = 0.3;
+        point_confidence[1] = 0.8;
+        let obs = Observation { points, corners: None, confidence: 0.85, occluded: false, moved_cells: None, point_confidence };
+        let fed = RefereeAdapter::to_referee_observation(1000, &obs);
+        assert_eq!(fed.points[0][0].reading, referee::Reading::Black);
+        assert!((fed.points[0][0].confidence - 0.3).abs() < 1e-6, "the doubtful stone keeps its own confidence");
+        assert_eq!(fed.points[0][1].confidence, 0.0, "an occluded point has none");
+        assert!((fed.points[0][2].confidence - 0.9).abs() < 1e-6);
+        // Without per-point confidences every point gets the frame's.
+        let plain = Observation { point_confidence: vec![], ..obs };
+        let fed = RefereeAdapter::to_referee_observation(1000, &plain);
+        assert!((fed.points[0][0].confidence - 0.85).abs() < 1e-6);
+        assert!((fed.points[5][5].confidence - 0.85).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_vision_reading_gives_every_point_its_confidence() {
+        let position = Position::empty().with(3, 3, Stone::Black).with(15, 15, Stone::White);
+        let scene = Scene::preset("webcam").expect("preset").with_size(960, 720).with_seed(4);
+        let obs = VisionAnalyzer::new(None).analyze(&jpeg(&position, &scene)).expect("located");
+        assert_eq!(obs.point_confidence.len(), POINTS);
+        assert!(obs.point_confidence.iter().all(|c| (0.0..=1.0).contains(c)));
+        #[allow(clippy::cast_precision_loss)]
+        let mean = obs.point_confidence.iter().sum::<f32>() / POINTS as f32;
+        assert!((mean - obs.confidence).abs() < 1e-4, "the frame's confidence is their mean");
+        assert!(obs.point_confidence.iter().any(|&c| (c - obs.confidence).abs() > 1e-3), "they differ from point to point");
+    }
+
+    #[test]
     fn a_still_board_keeps_its_reading_and_a_new_stone_or_a_hand_is_read() {
         let before = Position::empty().with(3, 3, Stone::Black).with(15, 15, Stone::White);
         for preset in ["webcam", "dim"] {
@@ -643,23 +727,21 @@ mod tests {
     }
 
     #[test]
-    fn the_tracking_check_on_the_board_window_equals_the_whole_frame_check() {
+    fn the_tracking_check_from_colour_equals_the_vision_check_on_grey() {
         let position = Position::empty().with(3, 3, Stone::Black).with(15, 15, Stone::White).with(9, 0, Stone::White);
         for (preset, seed) in [("webcam", 4), ("phone", 9), ("oblique", 2)] {
             let scene = Scene::preset(preset).expect("preset").with_size(960, 720).with_seed(seed);
             let frame = tengen_vision::image_io::decode_rgb(&jpeg(&position, &scene)).expect("decodes").rgb;
-            let full = grey(&frame);
+            let full = image::imageops::grayscale(&frame);
             let geometry = locate_gray(&full, &LocateOptions::default()).expect("located").geometry;
-            let (x0, y0, x1, y1) = board_window(&geometry, frame.width(), frame.height());
-            assert!((x1 - x0) * (y1 - y0) < frame.width() * frame.height(), "the window is smaller than the frame");
-            let window = grey_within(&frame, x0, y0, x1, y1);
-            assert_eq!(line_score(&window, &geometry), line_score(&full, &geometry), "{preset}");
-            // A grid shifted by half a cell scores differently, and still the same both ways.
-            let mut shifted = geometry.clone();
-            shifted.homography[0][2] += (x1 - x0) as f64 / 40.0;
-            let (x0, y0, x1, y1) = board_window(&shifted, frame.width(), frame.height());
-            let window = grey_within(&frame, x0, y0, x1, y1);
-            assert_eq!(line_score(&window, &shifted), line_score(&full, &shifted), "{preset}, shifted");
+            assert_eq!(line_score_rgb(&frame, &geometry), line_score(&full, &geometry), "{preset}");
+            // A grid shifted by half a cell scores differently, and still the same both ways;
+            // so does one hanging off the frame.
+            for shift in [20.0, 400.0] {
+                let mut shifted = geometry.clone();
+                shifted.homography[0][2] += shift;
+                assert_eq!(line_score_rgb(&frame, &shifted), line_score(&full, &shifted), "{preset}, shifted {shift}");
+            }
         }
     }
 

@@ -128,16 +128,22 @@ fn grey_row(rgb: &[u8], out: &mut [u8]) {
             b[k] = u32::from(px[3 * k + 2]);
         }
         for k in 0..LANES {
-            o[k] = luma(r[k], g[k], b[k]);
+            o[k] = luma_u32(r[k], g[k], b[k]);
         }
     }
     for (o, px) in blocks.into_remainder().iter_mut().zip(pixels.remainder().chunks_exact(3)) {
-        *o = luma(u32::from(px[0]), u32::from(px[1]), u32::from(px[2]));
+        *o = luma(px[0], px[1], px[2]);
     }
 }
 
+/// The grey level of one pixel, as [`grey`] gives it.
 #[inline]
-fn luma(r: u32, g: u32, b: u32) -> u8 {
+pub fn luma(r: u8, g: u8, b: u8) -> u8 {
+    luma_u32(u32::from(r), u32::from(g), u32::from(b))
+}
+
+#[inline]
+fn luma_u32(r: u32, g: u32, b: u32) -> u8 {
     // Same weights and rounding as `image`'s rgb → luma (2126, 7152, 722 over 10000); the
     // division as a multiply-shift, exact for every sum up to 255 × 10000.
     let l = u64::from(2126 * r + 7152 * g + 722 * b);

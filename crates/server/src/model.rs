@@ -96,9 +96,47 @@ pub struct Observation {
     /// in cells. The referee raises `board_moved` and restarts its stable window.
     #[serde(default)]
     pub moved_cells: Option<f64>,
+    /// Each point's confidence in 0..=1, row-major like `points`; empty when the vision gives
+    /// only the overall `confidence` (then every point has that). The service keeps it in whole
+    /// tenths, rounded down ([`Observation::keep_point_confidence_in_tenths`]), so the log
+    /// replays exactly what the referee saw.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub point_confidence: Vec<f32>,
 }
 
 impl Observation {
+    /// Rounds each point's confidence down to whole tenths (a point under the referee's 0.5
+    /// floor stays under it).
+    pub fn keep_point_confidence_in_tenths(&mut self) {
+        for c in &mut self.point_confidence {
+            *c = tenths(confidence_digit(*c));
+        }
+    }
+
+    /// The point confidences as one digit per point (tenths, `A` for 1.0); empty when absent.
+    pub fn point_confidence_code(&self) -> String {
+        self.point_confidence
+            .iter()
+            .map(|&c| match confidence_digit(c) {
+                10 => 'A',
+                d => char::from(b'0' + d),
+            })
+            .collect()
+    }
+
+    /// Parses [`Observation::point_confidence_code`]: `None` unless it is empty or 361 digits.
+    pub fn point_confidence_from_code(code: &str) -> Option<Vec<f32>> {
+        let values: Option<Vec<f32>> = code
+            .chars()
+            .map(|c| match c {
+                'A' => Some(tenths(10)),
+                '0'..='9' => u8::try_from(c).ok().map(|b| tenths(b - b'0')),
+                _ => None,
+            })
+            .collect();
+        values.filter(|v| v.is_empty() || v.len() == POINTS)
+    }
+
     /// The readings as a compact [`BoardString`].
     pub fn board_string(&self) -> BoardString {
         self.points.iter().map(|p| p.to_char()).collect()
@@ -115,6 +153,19 @@ impl Observation {
     pub fn occluded(&self) -> usize {
         self.points.iter().filter(|p| **p == PointReading::Occluded).count()
     }
+}
+
+/// A confidence in whole tenths, rounded down (0..=10).
+fn confidence_digit(c: f32) -> u8 {
+    // The small allowance keeps a value that is already a whole tenth (0.7 as f32 is a hair
+    // under 7/10) on its tenth.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let d = (c.clamp(0.0, 1.0) * 10.0 + 1e-4).floor() as u8;
+    d.min(10)
+}
+
+fn tenths(digit: u8) -> f32 {
+    f32::from(digit) / 10.0
 }
 
 /// SGF coordinates ("pd") of a point given as (column, row) from the top-left.
@@ -347,6 +398,37 @@ pub struct StoredEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn point_confidences_keep_whole_tenths_rounded_down_and_round_trip_as_digits() {
+        let mut obs = Observation {
+            points: vec![PointReading::Empty; POINTS],
+            corners: None,
+            confidence: 0.8,
+            occluded: false,
+            moved_cells: None,
+            point_confidence: (0..POINTS).map(|i| [0.49, 0.5, 0.7, 0.999, 1.0, 0.0, 0.31][i % 7]).collect(),
+        };
+        obs.keep_point_confidence_in_tenths();
+        assert_eq!(obs.point_confidence[..7], [0.4, 0.5, 0.7, 0.9, 1.0, 0.0, 0.3]);
+        // A point under the referee's 0.5 floor stays under it.
+        assert!(obs.point_confidence[0] < 0.5);
+        let code = obs.point_confidence_code();
+        assert_eq!(&code[..7], "4579A03");
+        assert_eq!(Observation::point_confidence_from_code(&code), Some(obs.point_confidence.clone()));
+        // Kept twice, nothing changes.
+        let before = obs.clone();
+        obs.keep_point_confidence_in_tenths();
+        assert_eq!(obs, before);
+        assert_eq!(Observation::point_confidence_from_code(""), Some(vec![]));
+        assert_eq!(Observation::point_confidence_from_code("123"), None);
+        assert_eq!(Observation::point_confidence_from_code(&"x".repeat(POINTS)), None);
+        // Without per-point confidences the JSON has no such field, and old JSON parses.
+        let plain = Observation { point_confidence: vec![], ..obs };
+        let json = serde_json::to_string(&plain).unwrap_or_default();
+        assert!(!json.contains("point_confidence"), "{json}");
+        assert_eq!(serde_json::from_str::<Observation>(&json).ok(), Some(plain));
+    }
 
     #[test]
     fn coordinates_round_trip_between_sgf_and_human_forms() {

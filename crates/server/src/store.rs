@@ -114,6 +114,9 @@ struct LoggedObservation {
     occluded: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     moved_cells: Option<f64>,
+    /// Per-point confidence, one digit (tenths) a point; absent when the vision gave none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    point_confidence: String,
 }
 
 /// Body of an observation row that repeats the previous one (most frames: a still board).
@@ -437,6 +440,8 @@ impl Store {
                         confidence: logged.confidence,
                         occluded: logged.occluded,
                         moved_cells: logged.moved_cells,
+                        point_confidence: Observation::point_confidence_from_code(&logged.point_confidence)
+                            .ok_or_else(|| corrupt("bad point confidences".into()))?,
                     };
                     previous = Some(obs.clone());
                     ReplayInput::Observation(obs)
@@ -517,6 +522,7 @@ fn append_in_transaction(
                 confidence: obs.confidence,
                 occluded: obs.occluded,
                 moved_cells: obs.moved_cells,
+                point_confidence: obs.point_confidence_code(),
             };
             serde_json::to_string(&logged).unwrap_or_default()
         };
@@ -590,7 +596,7 @@ mod tests {
         let game = store.create_game("t1", 7.5, 1000).await.expect("game");
         let mut points = vec![PointReading::Empty; POINTS];
         points[60] = PointReading::Black;
-        let obs = Observation { points, corners: None, confidence: 0.9, occluded: true, moved_cells: None };
+        let obs = Observation { points, corners: None, confidence: 0.9, occluded: true, moved_cells: None, point_confidence: (0..POINTS).map(|i| [0.0, 0.4, 0.7, 1.0][i % 4]).collect() };
         let stored = store
             .append(LogBatch {
                 table: "t1".into(),

@@ -309,7 +309,7 @@ pub async fn start_table(
         match input {
             ReplayInput::Observation(obs) => {
                 let _ = referee.observe(at_ms, &obs);
-                last_logged = Some((obs.board_string(), obs.occluded, obs.confidence));
+                last_logged = Some((obs.board_string(), obs.occluded, obs.confidence, obs.point_confidence_code()));
             }
             ReplayInput::Action(action) => {
                 if let Err(err) = referee.arbiter(at_ms, &action) {
@@ -376,8 +376,9 @@ struct TableTask {
     analyzer: Option<Box<dyn FrameAnalyzer>>,
     referee: Box<dyn TableReferee>,
     game: GameRow,
-    /// What the referee was last fed (board, occlusion, confidence): a repeat is logged short.
-    last_logged: Option<(String, bool, f32)>,
+    /// What the referee was last fed (board, occlusion, confidence, point confidences): a
+    /// repeat is logged short.
+    last_logged: Option<(String, bool, f32, String)>,
     /// The frame and corners at the last change the referee accepted: the "before" evidence.
     stable_frame: Option<(Frame, Option<Corners>)>,
     camera: CameraStatus,
@@ -531,12 +532,13 @@ impl TableTask {
         // after a restart feeds it the same inputs.
         let mut observation = observation;
         observation.confidence = (observation.confidence * 100.0).round() / 100.0;
+        observation.keep_point_confidence_in_tenths();
         let refereeing = Instant::now();
         let events = self.referee.observe(frame.at_ms, &observation);
         metrics.stages.add(Stage::Referee, refereeing.elapsed());
         let storing = Instant::now();
         let board = observation.board_string();
-        let key = (board.clone(), observation.occluded, observation.confidence);
+        let key = (board.clone(), observation.occluded, observation.confidence, observation.point_confidence_code());
         let repeats = self.last_logged.as_ref() == Some(&key) && observation.moved_cells.is_none();
         if let Ok(mut live) = self.handle.live.write() {
             live.last_error = None;

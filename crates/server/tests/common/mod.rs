@@ -41,7 +41,7 @@ impl FrameAnalyzer for PixelBoardAnalyzer {
             })
             .collect();
         let occluded = points.contains(&PointReading::Occluded);
-        Ok(Observation { points, corners: Some([[0.0, 0.0], [18.0, 0.0], [18.0, 18.0], [0.0, 18.0]]), confidence: 1.0, occluded, moved_cells: None })
+        Ok(Observation { points, corners: Some([[0.0, 0.0], [18.0, 0.0], [18.0, 18.0], [0.0, 18.0]]), confidence: 1.0, occluded, moved_cells: None, point_confidence: Vec::new() })
     }
     fn set_calibration(&mut self, _corners: Option<Corners>) {}
 }
