@@ -208,12 +208,15 @@ const RAY_START: f64 = 0.3;
 /// the outward parallax of its top). A point is crossed when even the darkest place on the
 /// darkest ray keeps `strong_ratio` of the disc's luminance — the same surface goes on — or,
 /// next to such a point (within `reach` points), `weak_ratio` (a hand's creases and shadows).
+/// An edge point whose colour fits no class (`foreign`: neither stone nor board) is evidence of
+/// the same strength that something lies there; it is crossed too when a weak crossing is near.
 pub fn edges_crossed_by_skin(
     image: &RgbImage,
     geometry: &GridGeometry,
     camera: Option<&CameraFoot>,
     features: &[[PointFeatures; BOARD_LINES]],
     white: &[[bool; BOARD_LINES]],
+    foreign: &[[bool; BOARD_LINES]],
     config: &OcclusionConfig,
 ) -> Vec<(usize, usize)> {
     let last = BOARD_LINES - 1;
@@ -250,15 +253,26 @@ pub fn edges_crossed_by_skin(
             }
         }
     }
-    let strong: Vec<(usize, usize)> =
-        candidates.iter().filter(|c| c.2 > config.skin_edge_strong_ratio).map(|c| (c.0, c.1)).collect();
-    candidates
+    let near = |a: (usize, usize), b: (usize, usize)| a.0.abs_diff(b.0).max(a.1.abs_diff(b.1)) <= config.crossing_reach;
+    let foreign_edge: Vec<(usize, usize)> = (0..BOARD_LINES)
+        .flat_map(|row| (0..BOARD_LINES).map(move |col| (col, row)))
+        .filter(|&(col, row)| (row == 0 || col == 0 || row == last || col == last) && foreign[row][col])
+        .collect();
+    let strong: Vec<(usize, usize)> = candidates
         .iter()
-        .filter(|&&(col, row, _)| {
-            strong.iter().any(|&(sc, sr)| sc.abs_diff(col).max(sr.abs_diff(row)) <= config.crossing_reach)
-        })
+        .filter(|c| c.2 > config.skin_edge_strong_ratio)
         .map(|c| (c.0, c.1))
-        .collect()
+        .chain(foreign_edge.iter().copied())
+        .collect();
+    let mut crossed: Vec<(usize, usize)> =
+        candidates.iter().map(|c| (c.0, c.1)).filter(|&p| strong.iter().any(|&s| near(p, s))).collect();
+    for &f in &foreign_edge {
+        if !crossed.contains(&f) && crossed.iter().any(|&c| near(c, f)) {
+            crossed.push(f);
+        }
+    }
+    crossed.sort_unstable_by_key(|&(col, row)| (row, col));
+    crossed
 }
 
 /// The darkest luminance met along any of the rays leaving `base` outwards, over the stretch a
@@ -333,7 +347,8 @@ mod tests {
             ((4.0..=6.0).contains(&row.round()) && d <= 0.48).then_some(if d > 0.42 { [110, 110, 115] } else { [228, 228, 232] })
         });
         let (features, white) = white_at(&[(0, 4), (0, 5), (0, 6)]);
-        let crossed = edges_crossed_by_skin(&image, &geometry, None, &features, &white, &OcclusionConfig::default());
+        let none = vec![[false; BOARD_LINES]; BOARD_LINES];
+        let crossed = edges_crossed_by_skin(&image, &geometry, None, &features, &white, &none, &OcclusionConfig::default());
         assert!(crossed.is_empty(), "{crossed:?}");
     }
 
@@ -343,7 +358,8 @@ mod tests {
         // board. (A single thin finger is narrower than the fan of rays; see the model card.)
         let (image, geometry) = scene(|col, row| (col < 0.6 && (4.0..=7.0).contains(&row)).then_some([232, 222, 226]));
         let (features, white) = white_at(&[(0, 5), (0, 6), (0, 12)]);
-        let crossed = edges_crossed_by_skin(&image, &geometry, None, &features, &white, &OcclusionConfig::default());
+        let none = vec![[false; BOARD_LINES]; BOARD_LINES];
+        let crossed = edges_crossed_by_skin(&image, &geometry, None, &features, &white, &none, &OcclusionConfig::default());
         // Row 12 has no hand over it: bare wood beside a (pretend) white reading.
         assert_eq!(crossed, vec![(0, 5), (0, 6)]);
     }

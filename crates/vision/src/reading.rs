@@ -179,7 +179,7 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
             w
         })
         .collect();
-    let crossed = edges_crossed_by_skin(image, geometry, camera.as_ref(), &features, &white, &config.occlusion);
+    let crossed = edges_crossed_by_skin(image, geometry, camera.as_ref(), &features, &white, &classified.outlier, &config.occlusion);
     if mask.occluded {
         grow_occlusion(&mut mask.points, &posteriors, &classified.misfit, &config.occlusion, usize::MAX);
     }

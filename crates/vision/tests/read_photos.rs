@@ -54,8 +54,8 @@ fn imago_sequences_and_gomrade_singles_are_read() {
         return;
     };
     // Bounds a little under what was measured on 29 Nov after the edge-crossing and
-    // line-visibility changes (t1 100 %, t2 100 %, t3 99.82 % — t3_005's arm read `?`, t3_003's
-    // fingers 3 wrong — gomrade 99.89 %, its 2 misses being label omissions), so a real
+    // line-visibility changes (t1 100 %, t2 100 %, t3 99.80 % — the hands of t3_003 and t3_005
+    // read `?`, one finger wrong — gomrade 99.89 %, its 2 misses being label omissions), so a real
     // regression in location or reading fails here.
     for (folder, min_accuracy) in
         [("imago-tests/t1", 0.998), ("imago-tests/t2", 0.999), ("imago-tests/t3", 0.997), ("gomrade-singles", 0.997)]
@@ -76,14 +76,14 @@ fn imago_sequences_and_gomrade_singles_are_read() {
 }
 
 #[test]
-fn an_arm_crossing_the_board_edge_is_flagged_not_read_as_white_stones() {
+fn a_hand_crossing_the_board_edge_is_flagged_not_read_as_white_stones() {
     let Some(dir) = photos() else {
         println!("../shared/datasets/photos absent: skipping the real-photo test");
         return;
     };
-    // imago t3: a forearm lies over the top-left corner only (t3_005); the other frames of the
-    // game have no hand, except t3_003, whose pale fingers over the left edge are a known
-    // weakness (creases and shadows keep them under the continuation threshold): reported only.
+    // imago t3: a forearm lies over the top-left corner only (t3_005), pale fingers over the
+    // left edge only (t3_003); the other frames of the game have no hand. One finger of t3_003
+    // (col 0, row 7) still reads white: a known weakness, allowed here and no more.
     for path in labelled(&dir.join("imago-tests/t3")) {
         let name = path.display().to_string();
         let truth = parse_grid(&std::fs::read_to_string(format!("{name}.grid.txt")).expect("label readable")).expect("label parses");
@@ -95,10 +95,9 @@ fn an_arm_crossing_the_board_edge_is_flagged_not_read_as_white_stones() {
         let reading = read_board(&frame.rgb, &found.geometry, &ReaderConfig::default());
         let s = score(&reading_grid(&reading), &truth, true);
         println!("{name}: occluded {}, {} wrong, {} unknown", reading.occluded, s.confusion.wrong(), s.confusion.unknown());
-        if name.ends_with("t3_003.jpg") {
-            continue;
-        }
-        assert_eq!(reading.occluded, name.ends_with("t3_005.jpg"), "{name}: occlusion flag");
-        assert_eq!(s.confusion.wrong(), 0, "{name}: points read wrong");
+        let hand = name.ends_with("t3_003.jpg") || name.ends_with("t3_005.jpg");
+        assert_eq!(reading.occluded, hand, "{name}: occlusion flag");
+        let allowed = usize::from(name.ends_with("t3_003.jpg"));
+        assert!(s.confusion.wrong() <= allowed, "{name}: {} points read wrong", s.confusion.wrong());
     }
 }
