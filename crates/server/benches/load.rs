@@ -106,6 +106,8 @@ struct Level {
     searches: u64,
     /// CPU seconds the whole process used in the measured window (service and cameras).
     cpu: f64,
+    /// Seconds from the cameras' start to the measured window.
+    startup: f64,
 }
 
 /// The service with its vision replaced by a bare JPEG decode (same frames, same referee, same
@@ -160,18 +162,20 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<
     let server = tengen_server::start(config, engines).await.unwrap();
     let addr = server.addr;
     let hub = Arc::clone(&server.hub);
-    let warm = Instant::now() + Duration::from_secs_f64(warmup);
-    let deadline = warm + Duration::from_secs_f64(seconds);
+    let started = Instant::now();
+    let warm = started + Duration::from_secs_f64(warmup);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut cameras = Vec::new();
     for i in 0..tables {
         let frames: Vec<[Arc<Vec<u8>>; 2]> = frames.to_vec();
+        let stop = Arc::clone(&stop);
         cameras.push(tokio::spawn(async move {
             // Cameras start spread over one period, as real ones would.
             tokio::time::sleep(Duration::from_secs_f64(i as f64 / tables as f64 / FPS)).await;
             let mut ticker = tokio::time::interval(Duration::from_secs_f64(1.0 / FPS));
             ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let (mut posted, mut refused, mut n) = (0u64, 0u64, 0usize);
-            while Instant::now() < deadline {
+            while !stop.load(Ordering::Relaxed) {
                 ticker.tick().await;
                 // Each recorded frame is shown for a second (two frames with different noise),
                 // like a still board.
@@ -182,9 +186,19 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<
             (posted, refused)
         }));
     }
-    // The warm-up covers every table's first board search (they all start at once); the
-    // latencies measured are those of the steady state that follows.
+    // The warm-up covers every table's first board search (they all start at once): at least
+    // `warmup` seconds and, when there is a warm-up at all, until every table has read its
+    // board once (at most a minute more); the latencies measured are those of the steady
+    // state that follows. With no warm-up the start-up itself is measured.
     tokio::time::sleep_until(warm.into()).await;
+    if warmup > 0.0 {
+        let limit = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < limit && !hub.tables.values().all(|t| t.live().is_some_and(|l| l.last_reading.is_some())) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let startup = started.elapsed().as_secs_f64();
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
     for t in hub.tables.values() {
         t.metrics.clear_recent();
     }
@@ -212,6 +226,7 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<
         rss_peak = rss_peak.max(rss_mib());
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
+    stop.store(true, Ordering::Relaxed);
     let (counters_after, stages_after) = (counters(&hub), stage_totals(&hub));
     let cpu = cpu_seconds() - cpu_before;
     let events_after: u64 = hub.tables.values().map(|t| t.metrics.events.load(Ordering::Relaxed)).sum();
@@ -265,6 +280,7 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<
         stages,
         searches: sum(3),
         cpu,
+        startup,
     }
 }
 
@@ -367,7 +383,7 @@ fn main() {
     if std::env::var("TENGEN_BENCH_STAGES").is_ok_and(|v| v != "0") {
         stage_costs(&frames);
     }
-    println!("load bench: {} frames of 1920x1080 JPEG (~{} KiB), {FPS} fps per camera, {seconds} s measured per level after {warmup} s of warm-up, {cores} cores", frames.len(), frames[0][0].len() / 1024);
+    println!("load bench: {} frames of 1920x1080 JPEG (~{} KiB), {FPS} fps per camera, {seconds} s measured per level after {warmup} s of warm-up (and until every table has read its board once), {cores} cores", frames.len(), frames[0][0].len() / 1024);
     println!("baseline: bare JPEG decode of one frame {decode_ms:.1} ms → at most {:.0} frames/s on {cores} cores", 1000.0 / decode_ms * cores as f64);
     println!("vision: {}", if decode_only { "bare JPEG decode only (TENGEN_BENCH_VISION=decode)" } else { "tengen-vision (locate/track + read 361 points)" });
     println!("(received, analysed, dropped, per-table min/max and events are counted over the measured window; rss is the peak)");
@@ -387,7 +403,7 @@ fn main() {
             level.p99 * 1000.0 / decode_ms, level.least_served, level.events, level.searches, level.rss
         );
         let stages: Vec<String> = level.stages.iter().map(|(name, ms)| format!("{name} {ms:.1}")).collect();
-        println!("       mean ms per frame by stage: {}", stages.join(", "));
+        println!("       measured after {:.1} s of warm-up; mean ms per frame by stage: {}", level.startup, stages.join(", "));
         // CPU per analysed frame does not depend on what else the machine runs (wall-clock
         // latencies do): the frames/s this process could sustain on its cores alone.
         let cpu_ms = level.cpu * 1000.0 / level.analysed.max(1) as f64;

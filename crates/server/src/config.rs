@@ -49,7 +49,7 @@ pub struct Config {
     #[serde(default = "default_max_fps")]
     pub max_camera_fps: f64,
     /// Frames analysed at once across all tables (0: one per CPU core). Board searches (a
-    /// table's first frames) run beside them, at most half as many at once.
+    /// table's first frames) run beside them in a lane of their own, as many at once.
     #[serde(default)]
     pub analysis_threads: usize,
     /// Largest accepted frame, in bytes.

@@ -104,9 +104,11 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         bus: bus.clone(),
         engines: engines.clone(),
         analysis_permits: Arc::new(Semaphore::new(threads)),
-        // Board searches (a table's first frames, 60–190 ms each) get half the cores at most,
-        // beside the tracked frames' lane.
-        search_permits: Arc::new(Semaphore::new((threads / 2).max(1))),
+        // Board searches (a table's first frames, 60–190 ms each) run in a lane of their own
+        // beside the tracked frames' lane, so a cold start of many tables shares the cores
+        // between getting every table going and serving those already going (measured: with
+        // one search at a time, a hundred tables' start-up left the last ones starved).
+        search_permits: Arc::new(Semaphore::new(threads)),
         camera_timeout: Duration::from_secs_f64(config.camera_timeout_secs),
         max_camera_fps: config.max_camera_fps,
     };

@@ -280,8 +280,8 @@ pub struct Shared {
     /// Bounds how many frames are analysed at once, FIFO-fair across tables.
     pub analysis_permits: Arc<Semaphore>,
     /// Bounds how many full board searches (tables with nothing tracked yet) run at once, in a
-    /// lane of their own: when many tables start together, the searches go on one after the
-    /// other while the tables already tracked keep their cores.
+    /// lane of their own beside the tracked frames' lane: when many tables start together, the
+    /// searches go on while the tables already tracked keep being served.
     pub search_permits: Arc<Semaphore>,
     /// No frame for this long: camera lost.
     pub camera_timeout: Duration,
@@ -471,7 +471,7 @@ impl TableTask {
         self.analyzer = Some(analyzer);
         // A board search runs in its own lane, beside the tracked tables' frames rather than
         // in their queue: waiting there for every search would take minutes at a cold start
-        // of a hundred tables, and taking their cores would stall the tables already tracked.
+        // of a hundred tables, and searches alone on the cores would stall the tracked tables.
         let lane = if searching { &self.shared.search_permits } else { &self.shared.analysis_permits };
         let Ok(permit) = Arc::clone(lane).acquire_owned().await else {
             return;
