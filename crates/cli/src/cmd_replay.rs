@@ -166,7 +166,6 @@ fn record(referee: &Referee, events: &[Event], komi: f64) -> GameRecord {
     rec
 }
 
-/// Prints a line above the progress bar, or on stderr when the bar is hidden (not a terminal).
 /// A board located afresh is indexed from the top-left corner *as seen*, so a hand-held camera
 /// that turns (imago t1: the EXIF tag flips mid-game) would turn the whole board. Turns the
 /// reading by the quarter turn that agrees best with the last reading, when that is clearly
@@ -225,6 +224,7 @@ fn quarter_turn<T: Copy>(points: &[[T; SIZE]; SIZE]) -> [[T; SIZE]; SIZE] {
     out
 }
 
+/// Prints a line above the progress bar, or on stderr when the bar is hidden (not a terminal).
 fn say(bar: &ProgressBar, line: String) {
     if bar.is_hidden() {
         eprintln!("{line}");

@@ -138,9 +138,13 @@ pub enum ArbiterError {
     /// No move in the record has this number.
     #[error("no move {0} in the record")]
     UnknownMove(u32),
-    /// The correction contradicts the rules (the corrected move or a later one would be illegal).
+    /// The correction contradicts the rules (the corrected move or a later one would be illegal)
+    /// or an open infraction concerns that move.
     #[error("cannot correct the record: {0}")]
     BadCorrection(String),
+    /// Wrong colours were already ruled on in this game (Art. 17.1).
+    #[error("wrong colours were already ruled on in this game")]
+    ColoursAlreadyRuled,
 }
 
 /// One input of the referee, as the server logs it; replaying the log rebuilds the state.
@@ -309,8 +313,14 @@ pub struct Snapshot {
     pub dead: Vec<PointRef>,
     /// The result, once known.
     pub result: Option<ResultForms>,
-    /// The players' colours were found wrong and corrected (Art. 17.1).
+    /// The players' colours were found wrong within move 10 and are to be corrected: the
+    /// game restarts with the organiser's colours (Art. 17.1).
     pub colours_corrected: bool,
+    /// The players' colours were found wrong after move 10: the game stands as played, so the
+    /// record names the organiser's Black as White and the organiser's White as Black (later
+    /// pairings still follow the organiser's colours, Art. 17.1).
+    #[serde(default)]
+    pub players_swapped: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -373,6 +383,7 @@ pub struct Referee {
     dead: BTreeSet<Point>,
     result: Option<ResultForms>,
     colours_corrected: bool,
+    players_swapped: bool,
     occluded_since: Option<(f64, bool)>,
 }
 
@@ -432,6 +443,7 @@ impl Referee {
             dead: BTreeSet::new(),
             result: None,
             colours_corrected: false,
+            players_swapped: false,
             occluded_since: None,
             config,
         }
@@ -1183,13 +1195,23 @@ impl Referee {
                 Ok(Vec::new())
             }
             ArbiterAction::CorrectMove { number, point } => self.correct_move(t, *number, point.as_deref()),
-            ArbiterAction::WrongColours => Ok(vec![self.wrong_colours_ruled(t)]),
+            ArbiterAction::WrongColours => {
+                if self.colours_corrected || self.players_swapped {
+                    return Err(ArbiterError::ColoursAlreadyRuled);
+                }
+                // The referee's own alert (a white first stone), if open, is what is answered.
+                match self.infractions.iter().find(|i| i.kind == EventKind::WrongColours && i.status == Status::Suspected) {
+                    Some(open) => self.decide(t, open.id, true),
+                    None => Ok(vec![self.wrong_colours_ruled(t)]),
+                }
+            }
         }
     }
 
     /// Replaces a recorded move and replays the record; nothing changes if the rules refuse it.
     fn correct_move(&mut self, t: f64, number: u32, point: Option<&str>) -> Result<Vec<Event>, ArbiterError> {
-        if !matches!(self.phase, Phase::Playing | Phase::Ended) {
+        // Once play has ended, dead stones and the final passes rest on the record as it is.
+        if self.phase != Phase::Playing {
             return Err(ArbiterError::WrongPhase(self.phase_name()));
         }
         let point = point
@@ -1200,6 +1222,10 @@ impl Referee {
             .iter()
             .rposition(|e| !e.struck && e.number == number && matches!(e.action, RecordAction::Place { .. } | RecordAction::Pass | RecordAction::Void { .. }))
             .ok_or(ArbiterError::UnknownMove(number))?;
+        // A ruling on that move (a takeback's confirmation rewrites it) must come first.
+        if let Some(open) = self.infractions.iter().find(|i| i.status == Status::Suspected && i.entry == Some(idx)) {
+            return Err(ArbiterError::BadCorrection(format!("infraction {} concerns move {number}: confirm or dismiss it first", open.id)));
+        }
         let (_, _, legal_before) = replay_record(&self.start_board, self.start_to_move, &mut self.record.clone());
         let mut corrected = self.record.clone();
         let was = corrected[idx].action.clone();
@@ -1215,10 +1241,18 @@ impl Referee {
             return Err(ArbiterError::BadCorrection(format!("move {} would become illegal", corrected[later].number)));
         }
         let side = corrected[idx].side;
+        let legal_before = Grid::from_board(self.game.board());
         self.record = corrected;
         self.rebuild();
-        // The camera may still show (or misread) the old move: that difference is explained.
-        self.refresh_acks(Some(AckCause::Correction(number)));
+        // The camera may still show (or misread) the old move: the points the correction
+        // changed on the legal board are explained; any other difference is not.
+        let legal_after = Grid::from_board(self.game.board());
+        self.refresh_acks(None);
+        for p in legal_before.differences(&legal_after) {
+            if legal_after.get(p) != self.physical.get(p) {
+                self.acks.entry(index(p)).or_insert(Ack { physical: self.physical.get(p), cause: AckCause::Correction(number) });
+            }
+        }
         let shown = |action: &RecordAction| match action {
             RecordAction::Place { point } | RecordAction::Void { point, .. } => point.to_human(SIZE as u8),
             _ => "pass".to_owned(),
@@ -1237,22 +1271,30 @@ impl Referee {
     /// The arbiter's finding that the players hold the wrong colours, ruled by Art. 17.1.
     fn wrong_colours_ruled(&mut self, t: f64) -> Event {
         let number = self.move_number();
-        let (en, zh) = if number <= 10 {
-            self.colours_corrected = true;
-            (
-                format!("The players hold the wrong colours, found at move {number}: corrected (allowed up to and including move 10, Art. 17.1). The record names who plays which colour."),
-                format!("第{number}手時發現拿錯黑白棋：允許改正（第10手之前含第10手，第17條1款）。"),
-            )
-        } else {
-            (
-                format!("The players hold the wrong colours, found at move {number}: after move 10 the game stands as played (Art. 17.1). The record names who played which colour; later pairings follow the organiser's colours."),
-                format!("第{number}手時發現拿錯黑白棋：超過10手，不予改正（第17條1款）；此後的編排以賽會原定為依據。"),
-            )
-        };
+        let (en, zh) = self.rule_wrong_colours(number);
         let mut e = self.event(t, EventKind::WrongColours, Message::new(en, zh)).with_move(Some(number));
         e.status = Status::Confirmed;
         e.confidence = 1.0;
         e
+    }
+
+    /// Art. 17.1: up to and including move 10 the colours are corrected (the game restarts with
+    /// the organiser's colours); after it the game stands and the record names who played
+    /// which colour. Returns what to tell the arbiter.
+    fn rule_wrong_colours(&mut self, number: u32) -> (String, String) {
+        if number <= 10 {
+            self.colours_corrected = true;
+            (
+                format!("Wrong colours found at move {number}: to be corrected (allowed up to and including move 10, Art. 17.1). Restart the game with the organiser's colours (new game)."),
+                format!("第{number}手時發現拿錯黑白棋：允許改正（第10手之前含第10手，第17條1款），請按賽會原定的黑白重新開始對局。"),
+            )
+        } else {
+            self.players_swapped = true;
+            (
+                format!("Wrong colours found at move {number}: after move 10 the game stands as played (Art. 17.1). The record names who played which colour; later pairings follow the organiser's colours."),
+                format!("第{number}手時發現拿錯黑白棋：超過10手，不予改正（第17條1款）；棋譜按實際執子記錄，此後的編排以賽會原定為依據。"),
+            )
+        }
     }
 
     fn phase_name(&self) -> &'static str {
@@ -1343,14 +1385,9 @@ impl Referee {
                 }
             }
             (EventKind::WrongColours, true) => {
-                if self.move_number() <= 10 {
-                    self.colours_corrected = true;
-                    note_en = " Corrected (within move 10).".into();
-                    note_zh = "已改正（第10手之內）。".into();
-                } else {
-                    note_en = " After move 10 the colours stand.".into();
-                    note_zh = "已超過10手，不予改正。".into();
-                }
+                let (en, zh) = self.rule_wrong_colours(self.move_number());
+                note_en = format!(" {en}");
+                note_zh = zh;
             }
             _ => {}
         }
@@ -1451,6 +1488,7 @@ impl Referee {
             dead: self.dead.iter().map(|&p| PointRef::of(p)).collect(),
             result: self.result.clone(),
             colours_corrected: self.colours_corrected,
+            players_swapped: self.players_swapped,
         }
     }
 }

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{infractions, kinds, moves, only_infraction, Table};
-use tengen_referee::{ArbiterAction, DifferenceCause, EventKind, Input, Observation, RecordAction, Referee, RefereeConfig, Status};
+use tengen_referee::{ArbiterAction, ArbiterError, DifferenceCause, EventKind, Input, Observation, RecordAction, Referee, RefereeConfig, Status};
 use tengen_rules::Color;
 
 #[test]
@@ -572,8 +572,9 @@ fn wrong_colours_found_by_the_arbiter_are_ruled_by_move_ten() {
     t.play("D4", 'X', &[]);
     let ev = t.arbiter(ArbiterAction::WrongColours);
     assert_eq!((ev[0].kind, ev[0].status), (EventKind::WrongColours, Status::Confirmed));
-    assert!(ev[0].message.en.contains("corrected"), "{}", ev[0].message.en);
-    assert!(t.state().colours_corrected);
+    assert!(ev[0].message.en.contains("Restart the game"), "{}", ev[0].message.en);
+    assert!(t.state().colours_corrected && !t.state().players_swapped, "the organiser's colours stand in the record");
+    assert_eq!(t.referee.arbiter(t.t, &ArbiterAction::WrongColours), Err(ArbiterError::ColoursAlreadyRuled));
 
     let mut late = Table::new();
     let stones = ["D4", "Q16", "D16", "Q4", "C3", "R3", "C17", "R17", "K10", "K4", "K16"];
@@ -584,5 +585,32 @@ fn wrong_colours_found_by_the_arbiter_are_ruled_by_move_ten() {
     let ev = late.arbiter(ArbiterAction::WrongColours);
     assert!(ev[0].message.en.contains("stands as played"), "{}", ev[0].message.en);
     assert!(!late.state().colours_corrected);
+    assert!(late.state().players_swapped, "the record names who played which colour");
     assert_eq!(late.state().warnings, [0, 0]);
+
+    // The referee's own alert (a white first stone) is what the arbiter's finding answers.
+    let mut own = Table::new();
+    let alert = only_infraction(&own.play("Q16", 'O', &[]), EventKind::WrongColours, "17.1").infraction;
+    let ev = own.arbiter(ArbiterAction::WrongColours);
+    assert_eq!((ev[0].infraction, ev[0].status), (alert, Status::Confirmed));
+    assert!(own.state().open_infractions.is_empty() && own.state().colours_corrected);
+}
+
+#[test]
+fn a_move_under_an_open_infraction_or_after_play_ended_is_not_corrected() {
+    let mut t = Table::new();
+    t.play("D4", 'X', &[]);
+    t.play("Q16", 'O', &[]);
+    t.play("Q4", 'X', &[]);
+    t.put("Q4", '.');
+    let e = only_infraction(&t.play("R4", 'X', &[]), EventKind::Takeback, "17.3");
+    let before = t.state();
+    let err = t.referee.arbiter(t.t, &ArbiterAction::CorrectMove { number: 3, point: Some("C3".into()) }).expect_err("open takeback");
+    assert!(matches!(err, ArbiterError::BadCorrection(ref m) if m.contains("confirm or dismiss")), "{err}");
+    assert_eq!(t.state(), before);
+    t.arbiter(ArbiterAction::Dismiss { infraction: e.infraction.expect("id") });
+    t.arbiter(ArbiterAction::CorrectMove { number: 3, point: Some("C3".into()) });
+    t.arbiter(ArbiterAction::EndGame { resigned: None });
+    let err = t.referee.arbiter(t.t, &ArbiterAction::CorrectMove { number: 1, point: Some("C4".into()) }).expect_err("ended");
+    assert_eq!(err, ArbiterError::WrongPhase("ended"));
 }

@@ -522,7 +522,11 @@ impl TableReferee for RefereeAdapter {
             Err(err @ referee::ArbiterError::UnknownInfraction(_)) => {
                 Err(RefereeError::NotFound(err.to_string()))
             }
-            Err(err @ (referee::ArbiterError::AlreadyDecided(_) | referee::ArbiterError::WrongPhase(_))) => {
+            Err(
+                err @ (referee::ArbiterError::AlreadyDecided(_)
+                | referee::ArbiterError::WrongPhase(_)
+                | referee::ArbiterError::ColoursAlreadyRuled),
+            ) => {
                 Err(RefereeError::Conflict(err.to_string()))
             }
             Err(err @ referee::ArbiterError::UnknownMove(_)) => Err(RefereeError::NotFound(err.to_string())),
@@ -572,6 +576,7 @@ impl TableReferee for RefereeAdapter {
             captures: snapshot.captures,
             dead: snapshot.dead.iter().map(|p| p.sgf.clone()).collect(),
             phase,
+            players_swapped: snapshot.players_swapped,
             result: self
                 .result_override
                 .clone()

@@ -281,6 +281,10 @@ pub struct GameView {
     pub phase: String,
     /// The result text once known, e.g. "B+3¾ (B+7.5)".
     pub result: Option<String>,
+    /// Wrong colours found after move 10 (Art. 17.1): the game stands, and the record names the
+    /// organiser's Black as White and the organiser's White as Black.
+    #[serde(default)]
+    pub players_swapped: bool,
 }
 
 /// What an arbiter can do at a table.

@@ -57,8 +57,10 @@ pub fn write_sgf(game: &GameRow, table_name: &str, view: &GameView, events: &[St
     record.rules = Some("Chinese".into());
     record.result.clone_from(&view.result);
     record.date = Some(utc_date(game.started_ms));
-    record.black_name.clone_from(&game.black);
-    record.white_name.clone_from(&game.white);
+    // Wrong colours after move 10 stand (Art. 17.1): the record names who played which colour.
+    let (black, white) = if view.players_swapped { (&game.white, &game.black) } else { (&game.black, &game.white) };
+    record.black_name.clone_from(black);
+    record.white_name.clone_from(white);
     record.game_name = Some(format!("{table_name}, game {}", game.id));
     record.root_comment = comments.get(&0).map(|c| c.join("\n"));
     for (i, mv) in view.moves.iter().enumerate() {
@@ -115,6 +117,7 @@ mod tests {
             dead: vec![],
             phase: "playing".into(),
             result: Some("B+R".into()),
+            players_swapped: false,
         };
         let ev = |kind: &str, n: Option<u32>, article: Option<&str>| StoredEvent {
             id: 1,

@@ -610,15 +610,11 @@ impl TableTask {
             return Ok(self.log_and_publish(None, None, vec![(event, None)]).await?);
         }
         let mut events = self.referee.arbiter(now, &action)?;
-        if let ArbiterAction::SetColours { black, white, swapped } = &action {
-            // Wrong colours (Art. 17.1): the record names who actually plays which colour.
-            let (old_black, old_white) = if *swapped {
-                (self.game.white.clone(), self.game.black.clone())
-            } else {
-                (self.game.black.clone(), self.game.white.clone())
-            };
-            let black = black.clone().or(old_black);
-            let white = white.clone().or(old_white);
+        if let ArbiterAction::SetColours { black, white, .. } = &action {
+            // The names stay the organiser's; wrong colours after move 10 (Art. 17.1) swap them
+            // only where the record is written, from the referee's logged ruling.
+            let black = black.clone().or(self.game.black.clone());
+            let white = white.clone().or(self.game.white.clone());
             if black != self.game.black || white != self.game.white {
                 self.shared.store.set_players(self.game.id, black.clone(), white.clone()).await?;
                 self.game.black = black;
@@ -646,7 +642,9 @@ impl TableTask {
             },
         );
         let events = events.into_iter().map(|e| (e, None)).collect();
-        Ok(self.log_and_publish(None, Some(action), events).await?)
+        // Logged at the time the referee applied it, so a replay after a restart applies it at
+        // the same time.
+        Ok(self.log_and_publish_at(now, None, false, Some(action), events).await?)
     }
 
     async fn calibrate(&mut self, corners: Option<Corners>) -> Result<(), TableError> {

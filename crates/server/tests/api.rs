@@ -406,13 +406,19 @@ async fn the_arbiter_corrects_the_record_and_the_colours_and_both_survive_a_rest
     let dir = temp_dir("api-correct");
     let server = tengen_server::start(test_config(dir.clone(), &["1"]), real_referee_engines()).await.unwrap();
     let hub = Arc::clone(&server.hub);
-    for board in [&[][..], &[(15, 3, 'B')], &[(15, 3, 'B'), (3, 15, 'W')]] {
+    // Eleven moves: Black on row 3, White on row 15, column by column.
+    let mut board: Vec<(u32, u32, char)> = Vec::new();
+    for n in 0..=11u32 {
+        if n > 0 {
+            let col = (n - 1) / 2 * 2 + 1;
+            board.push(if n % 2 == 1 { (col, 3, 'B') } else { (col, 15, 'W') });
+        }
         // The real referee accepts a board after several clear frames.
         for _ in 0..6 {
-            feed(&hub, "1", board).await;
+            feed(&hub, "1", &board).await;
         }
     }
-    assert_eq!(table_json(&hub, "1").await["move_number"], 2);
+    assert_eq!(table_json(&hub, "1").await["move_number"], 11);
     let arbiter = |body: Value| post_json("/api/tables/1/arbiter", Some(ARBITER), &body.to_string());
     let (status, body) = call(&hub, arbiter(json!({"action":"set_colours","swapped":false,"black":"Ann","white":"Bo"}))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -420,8 +426,8 @@ async fn the_arbiter_corrects_the_record_and_the_colours_and_both_survive_a_rest
     // Refused corrections are clear errors and change nothing.
     let before = table_json(&hub, "1").await;
     for (body, want) in [
-        (json!({"action":"correct_record","move_number":1,"point":"dp"}), StatusCode::UNPROCESSABLE_ENTITY),
-        (json!({"action":"correct_record","move_number":7,"point":"dd"}), StatusCode::NOT_FOUND),
+        (json!({"action":"correct_record","move_number":1,"point":"bp"}), StatusCode::UNPROCESSABLE_ENTITY),
+        (json!({"action":"correct_record","move_number":17,"point":"dd"}), StatusCode::NOT_FOUND),
         (json!({"action":"correct_record","move_number":1,"point":"zz"}), StatusCode::UNPROCESSABLE_ENTITY),
     ] {
         let (status, error) = call(&hub, arbiter(body.clone())).await;
@@ -430,16 +436,19 @@ async fn the_arbiter_corrects_the_record_and_the_colours_and_both_survive_a_rest
     }
     assert_eq!(table_json(&hub, "1").await["view"], before["view"]);
 
-    // Move 1 was really at D16 ("dd"): corrected, the SGF follows.
-    let (status, body) = call(&hub, arbiter(json!({"action":"correct_record","move_number":1,"point":"dd"}))).await;
+    // Move 1 was really at the centre ("jj"): corrected, the SGF follows.
+    let (status, body) = call(&hub, arbiter(json!({"action":"correct_record","move_number":1,"point":"jj"}))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body["events"].as_array().unwrap().iter().any(|e| e["kind"] == "correction"), "{body}");
-    // Found at move 2: the colours are corrected (Art. 17.1) and the record names follow.
+    // Wrong colours found at move 11: the game stands (Art. 17.1) and the record names who
+    // played which colour; a second finding is a conflict.
     let (status, body) = call(&hub, arbiter(json!({"action":"set_colours","swapped":true}))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body["events"].as_array().unwrap().iter().any(|e| e["kind"] == "wrong_colours_confirmed"), "{body}");
+    let (status, _) = call(&hub, arbiter(json!({"action":"set_colours","swapped":true}))).await;
+    assert_eq!(status, StatusCode::CONFLICT);
     let sgf = sgf_of(&hub, "1").await;
-    assert!(sgf.contains(";B[dd]") && !sgf.contains("B[pd]") && sgf.contains(";W[dp]"), "{sgf}");
+    assert!(sgf.contains(";B[jj]") && !sgf.contains("B[bd]") && sgf.contains(";W[bp]"), "{sgf}");
     assert!(sgf.contains("PB[Bo]") && sgf.contains("PW[Ann]"), "{sgf}");
     let corrected = table_json(&hub, "1").await;
     server.shutdown().await.unwrap();
@@ -449,7 +458,7 @@ async fn the_arbiter_corrects_the_record_and_the_colours_and_both_survive_a_rest
     let hub = Arc::clone(&server.hub);
     assert_eq!(table_json(&hub, "1").await["view"], corrected["view"]);
     let sgf = sgf_of(&hub, "1").await;
-    assert!(sgf.contains(";B[dd]") && sgf.contains("PB[Bo]") && sgf.contains("PW[Ann]"), "{sgf}");
+    assert!(sgf.contains(";B[jj]") && sgf.contains("PB[Bo]") && sgf.contains("PW[Ann]"), "{sgf}");
     server.shutdown().await.unwrap();
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -9,7 +9,7 @@ const I18N = {
     legend_extra: "on the board, not in the record", legend_missing: "in the record, not on the board",
     legend_dead: "marked dead", pass_black: "Black passes", pass_white: "White passes",
     mark_dead: "Mark dead stones", mark_dead_done: "Done marking", end_game: "End game",
-    set_result: "Set result", swap_colours: "Swap colours", correct: "Correct record from board", correct_move: "Correct a move",
+    set_result: "Set result", swap_colours: "Wrong colours (17.1)", correct: "Correct record from board", correct_move: "Correct a move",
     new_game: "New game", download_sgf: "Download SGF", alerts: "Alerts", camera: "Camera",
     moves: "Moves", events: "Events", no_alerts: "No open alerts.", confirm: "Confirm",
     dismiss: "Dismiss", before: "Before", after: "After", move: "Move", to_move: "to move",
@@ -19,7 +19,8 @@ const I18N = {
     phase_ended: "ended", phase_scored: "scored", phase_waiting: "waiting for the board", phase_finished: "finished", count: "Count",
     sure_adopt: "Take the board as it is now as the legal position (correcting the record)?", new_alert: "New infraction at",
     ask_result: "Result (e.g. B+3.5, W+R, Draw):", ask_correct_n: "Move number to correct:",
-    ask_correct_p: "Right point (e.g. Q16, or empty for a pass):", sure_end: "End this game?",
+    ask_correct_p: "Right point (e.g. Q16, or \"pass\"):", sure_end: "End this game?",
+    sure_colours: "The players hold the wrong colours (Art. 17.1)? Up to move 10 the game restarts with the right colours; after it the game stands.",
     sure_new: "Start a new game at this table?", done: "Done", failed: "Failed",
     tap_dead: "Tap stones to mark them dead, then press “Done marking”.", no_tables: "No tables configured.",
   },
@@ -29,7 +30,7 @@ const I18N = {
     legend_extra: "棋盘上有、棋谱中无", legend_missing: "棋谱中有、棋盘上无",
     legend_dead: "已标为死子", pass_black: "黑方虚着", pass_white: "白方虚着",
     mark_dead: "标记死子", mark_dead_done: "完成标记", end_game: "终局",
-    set_result: "录入结果", swap_colours: "交换执子", correct: "按棋盘更正棋谱", correct_move: "更正一手",
+    set_result: "录入结果", swap_colours: "拿错黑白棋（17.1）", correct: "按棋盘更正棋谱", correct_move: "更正一手",
     new_game: "新对局", download_sgf: "下载 SGF 棋谱", alerts: "警示", camera: "摄像头",
     moves: "着手", events: "事件", no_alerts: "没有待处理的警示。", confirm: "确认犯规",
     dismiss: "驳回", before: "之前", after: "之后", move: "第", to_move: "行棋",
@@ -39,7 +40,8 @@ const I18N = {
     phase_ended: "已终局", phase_scored: "已计点", phase_waiting: "等待棋盘", phase_finished: "已结束", count: "数子",
     sure_adopt: "以棋盘现状为合法局面（更正棋谱）？", new_alert: "新的犯规嫌疑：",
     ask_result: "结果（如 B+3.5、W+R、和棋）：", ask_correct_n: "要更正的手数：",
-    ask_correct_p: "正确位置（如 Q16，空白表示虚着）：", sure_end: "确定终局？",
+    ask_correct_p: "正确位置（如 Q16，虚着请输入 pass）：", sure_end: "确定终局？",
+    sure_colours: "确认拿错黑白棋（第17条1款）？第10手之内改正并重新开始；超过10手对局有效。",
     sure_new: "在此棋桌开始新对局？", done: "完成", failed: "失败",
     tap_dead: "点击棋子标记死子，然后按“完成标记”。", no_tables: "未配置棋桌。",
   },
@@ -423,14 +425,14 @@ function setup() {
     if (a === "pass-white") act({ action: "pass", colour: "white" });
     if (a === "end" && confirm(t("sure_end"))) act({ action: "end_game" });
     if (a === "new" && confirm(t("sure_new"))) act({ action: "new_game" });
-    if (a === "colours") act({ action: "set_colours", swapped: true });
+    if (a === "colours" && confirm(t("sure_colours"))) act({ action: "set_colours", swapped: true });
     if (a === "result") { const r = prompt(t("ask_result")); if (r) act({ action: "set_result", result: r }); }
     if (a === "correct" && confirm(t("sure_adopt"))) act({ action: "adopt_physical" });
     if (a === "correct-move") {
       const n = Number(prompt(t("ask_correct_n")));
       if (Number.isInteger(n) && n > 0) {
-        const p = prompt(t("ask_correct_p"));
-        if (p !== null) act({ action: "correct_record", move_number: n, point: p.trim() || null });
+        const p = (prompt(t("ask_correct_p")) || "").trim();
+        if (p) act({ action: "correct_record", move_number: n, point: p.toLowerCase() === "pass" ? null : p });
       }
     }
     if (a === "count") act({ action: "count" });

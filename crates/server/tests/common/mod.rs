@@ -190,6 +190,7 @@ impl TableReferee for SimpleReferee {
             dead: vec![],
             phase: self.phase.clone(),
             result: self.result.clone(),
+            players_swapped: false,
         }
     }
 }
