@@ -119,6 +119,27 @@ fn main() -> Result<(), Box<dyn Error>> {
         }
         if details.reading.occluded || !details.reading.occluded_points.is_empty() {
             println!("   occluded points {:?}", details.reading.occluded_points);
+            // Which rule fired: the cell-centre test alone (the rest is the covered-point and
+            // edge-crossing tests).
+            let cells = tengen_vision::occlusion::detect(&details.colour, &config.occlusion);
+            let core: Vec<(usize, usize)> =
+                (0..20 * 20).filter(|&k| cells.cells[k]).map(|k| (k % 20, k / 20)).collect();
+            println!("   cell-centre rule: occluded {} cells {:?}", cells.occluded, core);
+            if std::env::var("COVERED").is_ok() {
+                // Candidates of the covered-point rule (board colour, no lines), for study.
+                for r in 0..19 {
+                    for c in 0..19 {
+                        let f = details.features[r][c];
+                        if f.valid && f.colour_distance < 0.8 && f.lines < 0.03 && f.spread < 1.0 && f.luma < 200.0 {
+                            let p = details.posteriors[r][c];
+                            println!(
+                                "   C r{r:2} c{c:2} bright {:.2} tail {:.2} neutral {:.2} gr {:.2} cdist {:.2} lines {:.3} spread {:.2} post [{:.2} {:.2} {:.2}] margin {:.1}",
+                                f.brightness, f.dark_tail, f.neutral, f.green_red, f.colour_distance, f.lines, f.spread, p[0], p[1], p[2], details.margins[r][c]
+                            );
+                        }
+                    }
+                }
+            }
         }
         if !s.exact {
             // Points in reading orientation: find truth in reading frame by inverting symmetry.
@@ -138,6 +159,9 @@ fn main() -> Result<(), Box<dyn Error>> {
                         );
                     }
                 }
+            }
+            if std::env::var("NOSAVE").is_ok() {
+                continue;
             }
             let mut img = frame.rgb.clone();
             draw_reading(&mut img, &located.geometry, &details.reading);

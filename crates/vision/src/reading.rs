@@ -166,7 +166,7 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     let classified = classify(&features, 1.0);
     let posteriors = classified.posteriors;
     let mut mask = detect(&colour, &config.occlusion);
-    let covered = board_coloured_without_lines(&features, &config.occlusion);
+    let covered = board_coloured_without_lines(&features, &posteriors, &config.occlusion);
     seed_from_covered_points(&mut mask, &covered, &config.occlusion);
     // Fingers or an arm reaching over the board edge read like white stones on the edge points.
     let white: Vec<[bool; BOARD_LINES]> = posteriors
@@ -240,7 +240,18 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
 /// is a smooth covering: a disc whose luminance spans more than the board's own luminance holds
 /// a stone's bright top and its dark shadow (a stone pushed half off its point), and is left to
 /// the classifier.
-fn board_coloured_without_lines(features: &[[PointFeatures; BOARD_LINES]], config: &OcclusionConfig) -> Vec<[bool; BOARD_LINES]> {
+///
+/// "Board-coloured" also needs the board's brightness: the colour distance tolerates a wide
+/// luminance range (shadow and glare on bare cells), and on a pale, greyish board (many of the
+/// roboflow set-ups) stones differ from the wood in luminance only — a black stone at half the
+/// board's luminance or a white one at 1.5× has the wood's hue. So a point counts only when the
+/// frame's own classes, which weigh brightness as well as colour, find it most like bare board
+/// (empty): what hides the lines there yet is as bright as the board is not a stone.
+fn board_coloured_without_lines(
+    features: &[[PointFeatures; BOARD_LINES]],
+    posteriors: &[[[f64; 3]; BOARD_LINES]],
+    config: &OcclusionConfig,
+) -> Vec<[bool; BOARD_LINES]> {
     // "Without lines" is judged against how visible this frame's lines are: a shaken or
     // defocused photo lowers every line's contrast, and its faintest lines are still lines.
     let mut visible: Vec<f32> =
@@ -253,10 +264,13 @@ fn board_coloured_without_lines(features: &[[PointFeatures; BOARD_LINES]], confi
     };
     features
         .iter()
-        .map(|row| {
+        .zip(posteriors)
+        .map(|(row, post)| {
             let mut out = [false; BOARD_LINES];
-            for (o, f) in out.iter_mut().zip(row) {
+            for ((o, f), p) in out.iter_mut().zip(row).zip(post) {
+                let board_like = p[0] >= p[1] && p[0] >= p[2];
                 *o = f.valid
+                    && board_like
                     && f.colour_distance < config.covered_colour_distance
                     && f.lines < max_lines
                     && f.spread < config.covered_max_spread
