@@ -117,7 +117,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                 }
             }
         }
-        if details.reading.occluded || !details.reading.occluded_points.is_empty() {
+        if details.reading.occluded || !details.reading.occluded_points.is_empty() || std::env::var("COVERED").is_ok_and(|v| v == "all") {
             println!("   occluded points {:?}", details.reading.occluded_points);
             // Which rule fired: the cell-centre test alone (the rest is the covered-point and
             // edge-crossing tests).
@@ -125,16 +125,32 @@ fn main() -> Result<(), Box<dyn Error>> {
             let core: Vec<(usize, usize)> =
                 (0..20 * 20).filter(|&k| cells.cells[k]).map(|k| (k % 20, k / 20)).collect();
             println!("   cell-centre rule: occluded {} cells {:?}", cells.occluded, core);
+            if std::env::var("CELLS").is_ok() {
+                // The cell-centre measurements behind the cell rule, for study.
+                for &(i, j) in &core {
+                    let k = j * 20 + i;
+                    let c = details.colour.cells[k];
+                    println!(
+                        "   K i{i:2} j{j:2} rgb [{:.0} {:.0} {:.0}] board [{:.0} {:.0} {:.0}] distance {:.2} lattice {:.2}",
+                        c[0], c[1], c[2], details.colour.global[0], details.colour.global[1], details.colour.global[2],
+                        details.colour.distance[k], details.colour.lattice[k]
+                    );
+                    let g = details.colour.global;
+                    let t: Vec<f32> = (0..3).map(|n| (c[n] - g[n]) / (255.0 - g[n]).max(1.0)).collect();
+                    println!("   T {:.2} {:.2} {:.2}", t[0], t[1], t[2]);
+                }
+            }
             if std::env::var("COVERED").is_ok() {
                 // Candidates of the covered-point rule (board colour, no lines), for study.
                 for r in 0..19 {
                     for c in 0..19 {
                         let f = details.features[r][c];
-                        if f.valid && f.colour_distance < 0.8 && f.lines < 0.03 && f.spread < 1.0 && f.luma < 200.0 {
+                        let all = std::env::var("COVERED").is_ok_and(|v| v == "all");
+                        if all || (f.valid && f.colour_distance < 0.8 && f.lines < 0.03 && f.spread < 1.0 && f.brightness.abs() < 0.3) {
                             let p = details.posteriors[r][c];
                             println!(
-                                "   C r{r:2} c{c:2} bright {:.2} tail {:.2} neutral {:.2} gr {:.2} cdist {:.2} lines {:.3} spread {:.2} post [{:.2} {:.2} {:.2}] margin {:.1}",
-                                f.brightness, f.dark_tail, f.neutral, f.green_red, f.colour_distance, f.lines, f.spread, p[0], p[1], p[2], details.margins[r][c]
+                                "   C r{r:2} c{c:2} bright {:.2} tail {:.2} neutral {:.2} gr {:.2} cdist {:.2} lines {:.3} spread {:.2} post [{:.2} {:.2} {:.2}] margin {:.1} luma {:.0}",
+                                f.brightness, f.dark_tail, f.neutral, f.green_red, f.colour_distance, f.lines, f.spread, p[0], p[1], p[2], details.margins[r][c], f.luma
                             );
                         }
                     }

@@ -96,13 +96,24 @@ fn lattice_hidden(lattice: f32, min: f32) -> bool {
 
 /// Luminance (0–255) from which a cell much brighter than the board counts as a lamp's glare.
 pub const GLARE_LUMA: f32 = 200.0;
+/// Luminance (0–255) from which a disc's median is clipped at the sensor's top (8-bit range less
+/// a few levels of JPEG ringing): its colour and texture are gone, so it is evidence of nothing —
+/// an overexposed white stone on an overexposed board (roboflow 27) looks exactly like skin there.
+pub const CLIPPED_LUMA: f32 = 250.0;
 /// How much brighter than the board a glare patch is, at least.
 const GLARE_GAIN: f32 = 1.2;
 
 /// A blown-out lamp reflection: it hides the lines like a hand but is static, so it makes
 /// points unreadable (the classifier's confidence drops there) without counting as an occluder.
 fn is_glare(colour: &BoardColour, k: usize) -> bool {
-    let l = luma(colour.cells[k]);
+    is_glare_luma(luma(colour.cells[k]), colour)
+}
+
+/// Whether a patch of luminance `l` (0–255) on this board is a lamp's glare: near the sensor's
+/// top and clearly brighter than the board. Both are needed: under a bright lamp the board
+/// itself sits near the top of the range (roboflow 95: wood at 190, an overexposed forearm over
+/// it at 210–250), and what is as bright as the board there is a covering, not a reflection.
+pub fn is_glare_luma(l: f32, colour: &BoardColour) -> bool {
     l >= GLARE_LUMA && l >= GLARE_GAIN * luma(colour.global)
 }
 

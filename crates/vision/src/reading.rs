@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::classify::{classify, StoneClass};
 use crate::features::{measure_points, median, BoardColour, PointFeatures};
 use crate::geometry::{GridGeometry, BOARD_LINES};
-use crate::occlusion::{detect, edges_crossed_by_skin, OcclusionConfig, OcclusionMask, GLARE_LUMA};
+use crate::occlusion::{detect, edges_crossed_by_skin, is_glare_luma, OcclusionConfig, OcclusionMask, CLIPPED_LUMA};
 use crate::rectify::{CameraFoot, RectifiedBoard};
 
 /// What is on one intersection.
@@ -166,7 +166,7 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     let classified = classify(&features, 1.0);
     let posteriors = classified.posteriors;
     let mut mask = detect(&colour, &config.occlusion);
-    let covered = board_coloured_without_lines(&features, &posteriors, &config.occlusion);
+    let covered = board_coloured_without_lines(&features, &posteriors, &colour, &config.occlusion);
     seed_from_covered_points(&mut mask, &covered, &config.occlusion);
     // Fingers or an arm reaching over the board edge read like white stones on the edge points.
     let white: Vec<[bool; BOARD_LINES]> = posteriors
@@ -236,7 +236,9 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
 
 /// Points that have the board's colour but not its grid lines: no stone looks like that (stones
 /// are grey, wood is not), so something wood- or skin-coloured lies over them — a hand, mostly.
-/// Blown-out glare also hides lines on a board-coloured patch, hence the luminance limit. A hand
+/// Blown-out glare also hides lines on a board-coloured patch, hence the glare test (near the
+/// sensor's top *and* brighter than the frame's board: a forearm overexposed to the brightness
+/// of a brightly lit board is a covering, not a reflection). A hand
 /// is a smooth covering: a disc whose luminance spans more than the board's own luminance holds
 /// a stone's bright top and its dark shadow (a stone pushed half off its point), and is left to
 /// the classifier.
@@ -250,6 +252,7 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
 fn board_coloured_without_lines(
     features: &[[PointFeatures; BOARD_LINES]],
     posteriors: &[[[f64; 3]; BOARD_LINES]],
+    colour: &BoardColour,
     config: &OcclusionConfig,
 ) -> Vec<[bool; BOARD_LINES]> {
     // "Without lines" is judged against how visible this frame's lines are: a shaken or
@@ -274,7 +277,8 @@ fn board_coloured_without_lines(
                     && f.colour_distance < config.covered_colour_distance
                     && f.lines < max_lines
                     && f.spread < config.covered_max_spread
-                    && f.luma < GLARE_LUMA;
+                    && f.luma < CLIPPED_LUMA
+                    && !is_glare_luma(f.luma, colour);
             }
             out
         })
