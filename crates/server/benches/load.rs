@@ -1,15 +1,22 @@
 //! Load benchmark: N simulated cameras post 1920×1080 JPEG frames at 2 fps each to one service
 //! (real vision and referee, SQLite log) on this machine, for a fixed time per level of N.
-//! Reports per level: frames posted / analysed / dropped, p50/p99 pipeline latency (frame
-//! arrival → vision → referee → log → published), the least-served table, events, and the
-//! process's resident memory; then the largest N that kept p99 under 1 s with no table starved.
+//! Reports per level, over the measured window: frames received / analysed / dropped, the
+//! least and most frames analysed by one table, p50/p99 pipeline latency (frame arrival →
+//! vision → referee → log → published), events, board searches, peak resident memory, mean
+//! time per pipeline stage, and the process's CPU per analysed frame (which, unlike the
+//! latencies, does not depend on what else the machine runs); then the largest N that kept p99
+//! under 1 s with no table starved and at least one analysed frame a second per table.
 //!
 //! Frames: the project's rendered `samples/infractions` game (hands, moves, infractions),
-//! scaled to 1920×1080, so the referee really works (moves and alerts are logged).
+//! scaled to 1920×1080, so the referee really works (moves and alerts are logged); each
+//! recorded frame is posted twice, the second time with fresh sensor noise.
 //! Baseline measured in the same run: one bare JPEG decode of such a frame.
 //!
-//! Run: `cargo bench -p tengen-server --bench load` (options via env: TENGEN_BENCH_LEVELS="5,10,20",
-//! TENGEN_BENCH_SECONDS=15).
+//! Run: `cargo bench -p tengen-server --bench load`. Options via env: TENGEN_BENCH_LEVELS="5,10,20",
+//! TENGEN_BENCH_SECONDS=15 (measured window), TENGEN_BENCH_WARMUP=5 (seconds before it, and
+//! until every table has read its board; 0 = measure the cold start), TENGEN_BENCH_VISION=decode
+//! (a bare decode instead of the vision), TENGEN_BENCH_STAGES=1 (first, the cost of each stage
+//! of one frame alone).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs, clippy::cast_precision_loss)]
 
