@@ -307,7 +307,12 @@ fn seed_from_covered_points(mask: &mut OcclusionMask, covered: &[[bool; BOARD_LI
                     }
                 }
             }
-            if group.len() >= config.min_covered_points {
+            // Hands reach in from an edge: a group on the outer line counts from a smaller size,
+            // as the cell rule's edge patches do (fingers over the first line, roboflow 100).
+            let last = BOARD_LINES - 1;
+            let at_edge = group.iter().any(|&(r, c)| r == 0 || c == 0 || r == last || c == last);
+            let needed = if at_edge { config.min_covered_points.min(config.min_edge_cells) } else { config.min_covered_points };
+            if group.len() >= needed {
                 mask.occluded = true;
                 for (r, c) in group {
                     mask.points[r][c] = true;
