@@ -3,7 +3,7 @@
 
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::locate::{from_corners, locate_gray, refine_gray, LocateOptions};
-use tengen_vision::tracking::{line_score, max_shift_cells, TrackerConfig};
+use tengen_vision::tracking::{line_score, line_score_rgb, max_shift_cells, TrackerConfig};
 use tengen_vision::{read_board, GridGeometry, LensDistortion, PointState, ReaderConfig};
 
 use std::sync::Arc;
@@ -285,72 +285,6 @@ fn intersection_patches(rgb: &image::RgbImage, geometry: &GridGeometry) -> Vec<f
         }
     }
     patches
-}
-
-/// `tengen_vision::tracking::line_score` computed straight from the colour frame: the same
-/// samples, each pixel's grey taken as `image`'s grayscale gives it (so the score is the same
-/// to the last bit, see the test), without greying the whole frame first — a grey frame cost
-/// more than the check and the read together. Kept equal to the vision's by a test; the
-/// vision crate could offer it (`line_score_rgb`) and this copy would go.
-fn line_score_rgb(frame: &image::RgbImage, geometry: &GridGeometry) -> f64 {
-    let (w, h) = frame.dimensions();
-    let raw = frame.as_raw();
-    let pixel = |x: f64, y: f64| -> Option<f64> {
-        let (xi, yi) = (x.round(), y.round());
-        if xi < 0.0 || yi < 0.0 || xi >= f64::from(w) || yi >= f64::from(h) {
-            return None;
-        }
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let i = (yi as usize * w as usize + xi as usize) * 3;
-        Some(f64::from(crate::imaging::luma(raw[i], raw[i + 1], raw[i + 2])))
-    };
-    let mut total = 0.0;
-    let mut count = 0usize;
-    for fixed in 0..SIZE {
-        for step in 0..SIZE - 1 {
-            #[allow(clippy::cast_precision_loss)]
-            let (f, s) = (fixed as f64, step as f64);
-            for along_rows in [true, false] {
-                // Segment of a row line (along_rows) or of a column line, between two intersections.
-                let (a, b) = if along_rows {
-                    (geometry.project(s, f), geometry.project(s + 1.0, f))
-                } else {
-                    (geometry.project(f, s), geometry.project(f, s + 1.0))
-                };
-                let mid = [(a[0] + b[0]) / 2.0, (a[1] + b[1]) / 2.0];
-                let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
-                let len = (dx * dx + dy * dy).sqrt();
-                if len < 4.0 {
-                    continue;
-                }
-                let normal = [-dy / len, dx / len];
-                #[allow(clippy::cast_possible_truncation)]
-                let reach = (0.08 * len).max(1.0).ceil() as i32;
-                let mut darkest = f64::INFINITY;
-                for t in -reach..=reach {
-                    let t = f64::from(t);
-                    if let Some(v) = pixel(mid[0] + normal[0] * t, mid[1] + normal[1] * t) {
-                        darkest = darkest.min(v);
-                    }
-                }
-                let side = |sign: f64| pixel(mid[0] + normal[0] * sign * 0.3 * len, mid[1] + normal[1] * sign * 0.3 * len);
-                let (Some(l), Some(r)) = (side(1.0), side(-1.0)) else { continue };
-                if !darkest.is_finite() {
-                    continue;
-                }
-                let board = l.min(r);
-                total += ((board - darkest) / (board + 12.0)).max(0.0);
-                count += 1;
-            }
-        }
-    }
-    if count == 0 {
-        0.0
-    } else {
-        #[allow(clippy::cast_precision_loss)]
-        let mean = total / count as f64;
-        mean
-    }
 }
 
 /// Makes [`VisionAnalyzer`]s.

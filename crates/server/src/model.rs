@@ -106,8 +106,12 @@ pub struct Observation {
 
 impl Observation {
     /// Rounds each point's confidence down to whole tenths (a point under the referee's 0.5
-    /// floor stays under it).
+    /// floor stays under it). A list that is not one value per point is dropped (the overall
+    /// confidence then stands for every point): the log could not replay it.
     pub fn keep_point_confidence_in_tenths(&mut self) {
+        if self.point_confidence.len() != POINTS {
+            self.point_confidence.clear();
+        }
         for c in &mut self.point_confidence {
             *c = tenths(confidence_digit(*c));
         }
@@ -420,6 +424,11 @@ mod tests {
         let code = obs.point_confidence_code();
         assert_eq!(&code[..7], "4579A03");
         assert_eq!(Observation::point_confidence_from_code(&code), Some(obs.point_confidence.clone()));
+        // A pluggable analyzer's list of the wrong length is dropped before it is logged.
+        let mut short = Observation { point_confidence: vec![0.9; 10], ..obs.clone() };
+        short.keep_point_confidence_in_tenths();
+        assert!(short.point_confidence.is_empty());
+        assert_eq!(Observation::point_confidence_from_code(&short.point_confidence_code()), Some(vec![]));
         // Kept twice, nothing changes.
         let before = obs.clone();
         obs.keep_point_confidence_in_tenths();
