@@ -47,6 +47,11 @@ pub struct OcclusionConfig {
     pub skin_edge_strong_ratio: f32,
     /// ... or more than this fraction, next to such a point.
     pub skin_edge_weak_ratio: f32,
+    /// An edge point yellower than its local board by more than this (the neutral feature, ln of
+    /// the blue/red ratio over the board's) is wood, not a white stone or skin, however bright:
+    /// both of those are greyer than wood. The empty class's prior is 0.02 ± 0.08, so −0.14 is
+    /// two bare-wood spreads below it; edge crossings by hands measured −0.01 … 0.70.
+    pub skin_edge_min_neutral: f32,
     /// Crossed edge points from which the whole frame counts as occluded (fewer are only read
     /// `?`, with the doubtful points around them).
     pub min_crossed_points: usize,
@@ -71,6 +76,7 @@ impl Default for OcclusionConfig {
             min_covered_points: 3,
             skin_edge_strong_ratio: 0.9,
             skin_edge_weak_ratio: 0.72,
+            skin_edge_min_neutral: -0.14,
             min_crossed_points: 2,
             crossing_reach: 2,
         }
@@ -238,6 +244,11 @@ pub fn edges_crossed_by_skin(
             if !(row == 0 || col == 0 || row == last || col == last) || !white[row][col] || !features[row][col].valid {
                 continue;
             }
+            // Bright but yellower than the board: lit wood (the margin, or a board whose local
+            // colour is greyed by the stones around), read white on brightness alone.
+            if features[row][col].neutral < config.skin_edge_min_neutral {
+                continue;
+            }
             let disc = features[row][col].luma.max(1.0);
             // A corner point has two outward directions; the more continuous one counts.
             let mut outwards = Vec::with_capacity(2);
@@ -373,5 +384,19 @@ mod tests {
         let crossed = edges_crossed_by_skin(&image, &geometry, None, &features, &white, &none, &OcclusionConfig::default());
         // Row 12 has no hand over it: bare wood beside a (pretend) white reading.
         assert_eq!(crossed, vec![(0, 5), (0, 6)]);
+    }
+
+    #[test]
+    fn bright_wood_yellower_than_the_board_is_not_a_crossing() {
+        // The same pale patch running off the edge, but the points read white are yellower than
+        // their local board (a lit margin, or a board greyed by stones around): wood, not skin.
+        let (image, geometry) = scene(|col, row| (col < 0.6 && (4.0..=7.0).contains(&row)).then_some([232, 222, 226]));
+        let (mut features, white) = white_at(&[(0, 5), (0, 6)]);
+        for row in [5, 6] {
+            features[row][0].neutral = -0.3;
+        }
+        let none = vec![[false; BOARD_LINES]; BOARD_LINES];
+        let crossed = edges_crossed_by_skin(&image, &geometry, None, &features, &white, &none, &OcclusionConfig::default());
+        assert!(crossed.is_empty(), "{crossed:?}");
     }
 }
