@@ -53,16 +53,6 @@ impl FrameSlot {
         replaced
     }
 
-    /// Waits for the next frame and takes it.
-    pub async fn take(&self) -> Frame {
-        loop {
-            if let Some(frame) = self.try_take() {
-                return frame;
-            }
-            self.ready.notified().await;
-        }
-    }
-
     /// Waits until a frame is there, without taking it (so that the pipeline can wait for a
     /// core first and then take the newest frame, not the one that was there when it began
     /// waiting).
@@ -741,8 +731,23 @@ mod tests {
         assert!(!slot.put(frame(1)));
         assert!(slot.put(frame(2)));
         assert!(slot.put(frame(3)));
-        assert_eq!(slot.take().await.bytes[0], 3);
-        let waiter = tokio::time::timeout(Duration::from_millis(50), slot.take()).await;
+        slot.ready().await;
+        assert_eq!(slot.try_take().map(|f| f.bytes[0]), Some(3));
+        assert!(slot.try_take().is_none());
+        let waiter = tokio::time::timeout(Duration::from_millis(50), slot.ready()).await;
         assert!(waiter.is_err(), "an empty slot waits");
+        // A frame put while the pipeline waits wakes it, and the newest one is taken.
+        let slot = Arc::new(slot);
+        let waiting = tokio::spawn({
+            let slot = Arc::clone(&slot);
+            async move {
+                slot.ready().await;
+                slot.try_take().map(|f| f.bytes[0])
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        slot.put(frame(4));
+        let taken = tokio::time::timeout(Duration::from_secs(5), waiting).await.expect("woken").expect("task");
+        assert_eq!(taken, Some(4));
     }
 }
