@@ -101,3 +101,49 @@ fn a_hand_crossing_the_board_edge_is_flagged_not_read_as_white_stones() {
         assert!(s.confusion.wrong() <= allowed, "{name}: {} points read wrong", s.confusion.wrong());
     }
 }
+
+#[test]
+fn crowded_pale_boards_are_not_flagged_and_reaching_hands_are() {
+    let Some(dir) = photos() else {
+        println!("../shared/datasets/photos absent: skipping the real-photo test");
+        return;
+    };
+    let images = dir.join("roboflow-corners/train/images");
+    // Hand-free frames (tests/labels/roboflow-corners-hands.txt lists no hand for these source
+    // frames) that were flagged: crowded late-game boards whose stones have the pale wood's hue
+    // (18 … 93), and bare wood on the outer line beside stones read white (56, three
+    // augmentations). And hand frames that were missed: an overexposed forearm on a brightly
+    // lit board (95), a pale hand (13), fingers over the first line (100). The frames still
+    // failing (clean 34: a glare fringe; hands 86 and 9: fingertips at the edge) are described
+    // in models/point-reader.md.
+    let clean = [
+        "18_jpg.rf.38a3d8414686c11d13d6213a77a549b0",
+        "32_jpg.rf.3e8582f41eea78015ed146be2bbcbc12",
+        "40_jpg.rf.d41c932d4d577be544be5cba7220c8f4",
+        "43_jpg.rf.1d41d00a2212ddcc25e62307f8a41682",
+        "54_jpg.rf.c1095de6a28e25194f99d51dacd330ca",
+        "57_jpg.rf.e7dd0cffde5b4486b4bfdc78cdfe27df",
+        "78_jpg.rf.e96d80ee957be9dadb0a5e2e0a37b8a1",
+        "80_jpg.rf.dff804d51ed0ca7f26fa42f5df3eebe1",
+        "93_jpg.rf.242116a217368b6d345914f72d9c7a59",
+        "56_jpg.rf.1b93ff1e4a322411cbe3dfe9a29797be",
+        "56_jpg.rf.21a1757cf2eb6bf2be4a1af53c8eb789",
+        "56_jpg.rf.8b5c44cec2be342ecea990956a645825",
+    ];
+    let hands =
+        ["95_jpg.rf.2af66e5d899acbe3dbdac0070d18d664", "13_jpg.rf.b2062dbbcd9bb386485595da99879905", "100_jpg.rf.f9eae9b5751dd870fb5b5974a3ef3cef"];
+    for (names, hand) in [(&clean[..], false), (&hands[..], true)] {
+        for name in names {
+            let path = images.join(format!("{name}.jpg"));
+            let Ok(bytes) = std::fs::read(&path) else {
+                println!("{}: absent, skipped", path.display());
+                continue;
+            };
+            let frame = decode_rgb(&bytes).expect("photo decodes");
+            let found = locate(&frame.rgb, &LocateOptions::default()).expect("board located");
+            let reading = read_board(&frame.rgb, &found.geometry, &ReaderConfig::default());
+            println!("{name}: occluded {} ({} points)", reading.occluded, reading.occluded_points.len());
+            assert_eq!(reading.occluded, hand, "{name}: occlusion flag");
+        }
+    }
+}
