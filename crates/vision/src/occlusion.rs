@@ -127,6 +127,20 @@ pub fn is_glare_luma(l: f32, colour: &BoardColour) -> bool {
 pub fn detect(colour: &BoardColour, config: &OcclusionConfig) -> OcclusionMask {
     // Foreign: unlike the board in colour, with the grid lines around it hidden. Glare and
     // shadows change the colour but leave the lines; cells outside the frame are not evidence.
+    // A blown-out reflection has a fringe: the cells around its core, still brighter than the
+    // board but under the glare level, are the same reflection's halo (roboflow 34).
+    let glare_core: Vec<bool> = (0..CELLS * CELLS).map(|k| is_glare(colour, k)).collect();
+    let board_l = luma(colour.global);
+    let glare_fringe = |k: usize| {
+        let (i, j) = ((k % CELLS) as i64, (k / CELLS) as i64);
+        luma(colour.cells[k]) >= GLARE_GAIN * board_l
+            && (-1..=1).any(|dj| {
+                (-1..=1).any(|di| {
+                    let (ni, nj) = (i + di, j + dj);
+                    ni >= 0 && nj >= 0 && ni < CELLS as i64 && nj < CELLS as i64 && glare_core[nj as usize * CELLS + ni as usize]
+                })
+            })
+    };
     let foreign: Vec<bool> = (0..CELLS * CELLS)
         .map(|k| {
             let d = colour.distance[k];
@@ -135,7 +149,7 @@ pub fn detect(colour: &BoardColour, config: &OcclusionConfig) -> OcclusionMask {
             // Margin cells lie on the narrow wooden border (or past it when the grid is a little
             // off); they are not evidence of a hand by themselves.
             let inner = i > 0 && j > 0 && i < CELLS - 1 && j < CELLS - 1;
-            inner && d.is_finite() && d > config.foreign_distance && lattice_hidden(lattice, config.min_lattice) && !is_glare(colour, k)
+            inner && d.is_finite() && d > config.foreign_distance && lattice_hidden(lattice, config.min_lattice) && !glare_fringe(k)
         })
         .collect();
     let mut seen = vec![false; CELLS * CELLS];
@@ -384,6 +398,33 @@ mod tests {
         let crossed = edges_crossed_by_skin(&image, &geometry, None, &features, &white, &none, &OcclusionConfig::default());
         // Row 12 has no hand over it: bare wood beside a (pretend) white reading.
         assert_eq!(crossed, vec![(0, 5), (0, 6)]);
+    }
+
+    /// A frame's cell colours: bare wood everywhere except `patch` (cell, colour), whose grid
+    /// lines are hidden.
+    fn cells_with(patch: &[((usize, usize), [f32; 3])]) -> BoardColour {
+        let board = [152.0, 111.0, 60.0];
+        let mut cells = vec![board; CELLS * CELLS];
+        let mut lattice = vec![1.0; CELLS * CELLS];
+        for &((i, j), c) in patch {
+            cells[j * CELLS + i] = c;
+            lattice[j * CELLS + i] = 0.25;
+        }
+        let distance: Vec<f32> = cells.iter().map(|c| crate::features::colour_distance(*c, board)).collect();
+        let board_like = distance.iter().map(|d| *d <= 1.0).collect();
+        BoardColour { cells, global: board, board_like, distance, lattice }
+    }
+
+    #[test]
+    fn a_glare_spot_and_its_fringe_are_not_a_hand() {
+        // Roboflow 34's corner: a blown-out core with a ring of paler-than-board cells around it.
+        let fringe = [202.0, 177.0, 155.0];
+        let core = [227.0, 226.0, 220.0];
+        let patch = [((4, 6), core), ((3, 5), fringe), ((4, 5), fringe), ((5, 5), fringe), ((3, 6), fringe), ((5, 6), fringe)];
+        assert!(!detect(&cells_with(&patch), &OcclusionConfig::default()).occluded);
+        // The same pale patch without a blown-out core is something lying on the board.
+        let patch: Vec<_> = patch.iter().map(|&(k, _)| (k, fringe)).collect();
+        assert!(detect(&cells_with(&patch), &OcclusionConfig::default()).occluded);
     }
 
     #[test]
