@@ -166,18 +166,26 @@ impl Downscaled {
         let norm = 1.0 / (factor * factor) as f32;
         // Row sums first, so every source byte is read once, in order.
         let mut row_acc = vec![[0u32; 3]; width as usize];
+        // The region's bytes in one row, and one block's bytes in it.
+        let (start, block) = (x0 as usize * 3, factor as usize * 3);
+        let span = width as usize * block;
         for by in 0..height {
             row_acc.iter_mut().for_each(|a| *a = [0; 3]);
             for yy in 0..factor {
                 let y = (y0 + by * factor + yy) as usize;
-                let line = &raw[y * stride..(y + 1) * stride];
-                for (bx, acc) in row_acc.iter_mut().enumerate() {
-                    let start = (x0 as usize + bx * factor as usize) * 3;
-                    for px in line[start..start + factor as usize * 3].chunks_exact(3) {
-                        acc[0] += u32::from(px[0]);
-                        acc[1] += u32::from(px[1]);
-                        acc[2] += u32::from(px[2]);
+                let line = &raw[y * stride + start..y * stride + start + span];
+                // Whole blocks zipped with their sums: no index arithmetic or bounds checks in
+                // the loop that reads every byte of the board's region.
+                for (acc, pixels) in row_acc.iter_mut().zip(line.chunks_exact(block)) {
+                    let mut sum = [0u32; 3];
+                    for px in pixels.chunks_exact(3) {
+                        sum[0] += u32::from(px[0]);
+                        sum[1] += u32::from(px[1]);
+                        sum[2] += u32::from(px[2]);
                     }
+                    acc[0] += sum[0];
+                    acc[1] += sum[1];
+                    acc[2] += sum[2];
                 }
             }
             let out = &mut rgb[(by * width) as usize..((by + 1) * width) as usize];
