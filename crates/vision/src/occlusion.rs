@@ -318,7 +318,8 @@ fn darkest_outwards(image: &RgbImage, geometry: &GridGeometry, camera: Option<&C
         let top = cam.raised(base, STONE_THICKNESS);
         ((top[0] - base[0]) * outward.0 + (top[1] - base[1]) * outward.1).max(0.0)
     });
-    let reach = STONE_RADIUS + shift + SILHOUETTE_BLUR;
+    // A far camera foot (a near-degenerate homography) cannot stretch the walk past 2 spacings.
+    let reach = (STONE_RADIUS + shift + SILHOUETTE_BLUR).min(2.0);
     // One-pixel steps (the spacing in pixels from two neighbouring projected points), at most
     // 200 per spacing so that a degenerate geometry cannot make the walk endless.
     let a = geometry.project(base[0], base[1]);
