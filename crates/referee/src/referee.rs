@@ -1226,30 +1226,30 @@ impl Referee {
         if let Some(open) = self.infractions.iter().find(|i| i.status == Status::Suspected && i.entry == Some(idx)) {
             return Err(ArbiterError::BadCorrection(format!("infraction {} concerns move {number}: confirm or dismiss it first", open.id)));
         }
-        let (_, _, legal_before) = replay_record(&self.start_board, self.start_to_move, &mut self.record.clone());
+        let (_, _, placed_before) = replay_record(&self.start_board, self.start_to_move, &mut self.record.clone());
         let mut corrected = self.record.clone();
         let was = corrected[idx].action.clone();
         corrected[idx].action = match point {
             Some(point) => RecordAction::Place { point },
             None => RecordAction::Pass,
         };
-        let (_, _, legal_after) = replay_record(&self.start_board, self.start_to_move, &mut corrected);
-        if point.is_some() && !legal_after[idx] {
+        let (_, _, placed_after) = replay_record(&self.start_board, self.start_to_move, &mut corrected);
+        if point.is_some() && !placed_after[idx] {
             return Err(ArbiterError::BadCorrection(format!("{} is not a legal move at move {number}", refs(&point.into_iter().collect::<Vec<_>>()))));
         }
-        if let Some(later) = (idx + 1..corrected.len()).find(|&i| legal_before[i] && !legal_after[i]) {
+        if let Some(later) = (idx + 1..corrected.len()).find(|&i| placed_before[i] && !placed_after[i]) {
             return Err(ArbiterError::BadCorrection(format!("move {} would become illegal", corrected[later].number)));
         }
         let side = corrected[idx].side;
-        let legal_before = Grid::from_board(self.game.board());
+        let board_before = Grid::from_board(self.game.board());
         self.record = corrected;
         self.rebuild();
         // The camera may still show (or misread) the old move: the points the correction
         // changed on the legal board are explained; any other difference is not.
-        let legal_after = Grid::from_board(self.game.board());
+        let board_after = Grid::from_board(self.game.board());
         self.refresh_acks(None);
-        for p in legal_before.differences(&legal_after) {
-            if legal_after.get(p) != self.physical.get(p) {
+        for p in board_before.differences(&board_after) {
+            if board_after.get(p) != self.physical.get(p) {
                 self.acks.entry(index(p)).or_insert(Ack { physical: self.physical.get(p), cause: AckCause::Correction(number) });
             }
         }
