@@ -296,33 +296,6 @@ fn random_position(rng: &mut tengen_synth::noise::Rng, density: f64) -> tengen_s
     p
 }
 
-/// Worst intersection error in cells, under the best of the 4 rotations of the board indexing.
-fn grid_error(geom: &GridGeometry, truth: &tengen_synth::GroundTruth) -> f64 {
-    let n = BOARD_LINES;
-    let last = n - 1;
-    let mut best = f64::INFINITY;
-    for rot in 0..4 {
-        let mut worst: f64 = 0.0;
-        for r in 0..n {
-            for c in 0..n {
-                let (tc, tr) = match rot {
-                    0 => (c, r),
-                    1 => (last - r, c),
-                    2 => (last - c, last - r),
-                    _ => (r, last - c),
-                };
-                let t = truth.intersections[tr * n + tc];
-                let p = geom.project(c as f64, r as f64);
-                // Local cell size from the truth.
-                let nb = if tc + 1 < n { truth.intersections[tr * n + tc + 1] } else { truth.intersections[tr * n + tc - 1] };
-                let cell = ((nb[0] - t[0]).powi(2) + (nb[1] - t[1]).powi(2)).sqrt().max(1e-9);
-                worst = worst.max(((p[0] - t[0]).powi(2) + (p[1] - t[1]).powi(2)).sqrt() / cell);
-            }
-        }
-        best = best.min(worst);
-    }
-    best
-}
 
 fn synth(per_preset: u64, outdir: Option<PathBuf>) -> Result<(), Box<dyn Error>> {
     use tengen_synth::{render, Scene, PRESETS};
@@ -352,7 +325,7 @@ fn synth(per_preset: u64, outdir: Option<PathBuf>) -> Result<(), Box<dyn Error>>
             );
             match &result {
                 Ok(l) => {
-                    let e = grid_error(&l.geometry, &frame.truth);
+                    let e = tengen_vision::evaluate::worst_intersection_error_cells(&l.geometry, &frame.truth.intersections);
                     errors.push(e);
                     println!("{label}: worst intersection {e:.3} cell, k1 {:+.3} (truth {:+.3}) {ms:.0} ms", l.geometry.lens.k1, frame.truth.lens.k1);
                 }

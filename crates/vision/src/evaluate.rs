@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::geometry::BOARD_LINES;
+use crate::geometry::{GridGeometry, BOARD_LINES};
 use crate::reading::{BoardReading, PointState};
 
 /// A 19×19 grid of states, `[row][col]`.
@@ -223,6 +223,39 @@ pub fn corner_errors_cells(found: &[[f64; 2]; 4], truth: &[[f64; 2]; 4]) -> [f64
         }
     }
     best
+}
+
+/// Worst distance of a located grid's intersections from the true ones, in local cells (the
+/// true spacing to the neighbouring intersection), under the best of the 4 rotations of the
+/// indexing (a board seen from above has no canonical "up"). `truth` holds the 361 true
+/// intersections in pixels, row-major from the seen top-left.
+pub fn worst_intersection_error_cells(geometry: &GridGeometry, truth: &[[f64; 2]]) -> f64 {
+    let n = BOARD_LINES;
+    let last = n - 1;
+    if truth.len() != n * n {
+        return f64::INFINITY;
+    }
+    (0..4)
+        .map(|rot| {
+            let mut worst: f64 = 0.0;
+            for r in 0..n {
+                for c in 0..n {
+                    let (tc, tr) = match rot {
+                        0 => (c, r),
+                        1 => (last - r, c),
+                        2 => (last - c, last - r),
+                        _ => (r, last - c),
+                    };
+                    let t = truth[tr * n + tc];
+                    let nb = truth[tr * n + if tc < last { tc + 1 } else { tc - 1 }];
+                    let cell = ((nb[0] - t[0]).powi(2) + (nb[1] - t[1]).powi(2)).sqrt().max(1e-9);
+                    let p = geometry.project(c as f64, r as f64);
+                    worst = worst.max(((p[0] - t[0]).powi(2) + (p[1] - t[1]).powi(2)).sqrt() / cell);
+                }
+            }
+            worst
+        })
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// Reliability bins: for confidence ranges, how many definite points were read and how many

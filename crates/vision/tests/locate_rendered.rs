@@ -5,10 +5,10 @@
 
 use image::{GrayImage, Luma, RgbImage};
 use tengen_synth::noise::Rng;
-use tengen_synth::{render, GroundTruth, Hand, Position, Scene, Side, Stone};
+use tengen_synth::{render, Hand, Position, Scene, Side, Stone};
 use tengen_vision::locate::from_corners;
 use tengen_vision::tracking::{TrackStatus, Tracker, TrackerConfig};
-use tengen_vision::{locate, GridGeometry, LensDistortion, LocateError, LocateOptions, BOARD_LINES};
+use tengen_vision::{locate, LensDistortion, LocateError, LocateOptions, BOARD_LINES};
 
 fn random_position(rng: &mut Rng, density: f64) -> Position {
     let mut p = Position::empty();
@@ -22,33 +22,6 @@ fn random_position(rng: &mut Rng, density: f64) -> Position {
     p
 }
 
-/// Worst intersection error in cells, best of the four rotations of the indexing (a board seen
-/// from above has no canonical "up"; the truth indexes from the seen top-left).
-fn worst_error_cells(geom: &GridGeometry, truth: &GroundTruth) -> f64 {
-    let n = BOARD_LINES;
-    let last = n - 1;
-    (0..4)
-        .map(|rot| {
-            let mut worst: f64 = 0.0;
-            for r in 0..n {
-                for c in 0..n {
-                    let (tc, tr) = match rot {
-                        0 => (c, r),
-                        1 => (last - r, c),
-                        2 => (last - c, last - r),
-                        _ => (r, last - c),
-                    };
-                    let t = truth.intersections[tr * n + tc];
-                    let nb = truth.intersections[tr * n + if tc < last { tc + 1 } else { tc - 1 }];
-                    let cell = ((nb[0] - t[0]).powi(2) + (nb[1] - t[1]).powi(2)).sqrt();
-                    let p = geom.project(c as f64, r as f64);
-                    worst = worst.max(((p[0] - t[0]).powi(2) + (p[1] - t[1]).powi(2)).sqrt() / cell);
-                }
-            }
-            worst
-        })
-        .fold(f64::INFINITY, f64::min)
-}
 
 fn scene(preset: &str, seed: u64, width: u32, height: u32) -> Scene {
     let base = Scene::preset(preset).unwrap_or_default().with_size(width, height).with_seed(seed);
@@ -84,7 +57,7 @@ fn locates_rendered_boards_across_conditions() {
         let Ok(frame) = render(&position, &s) else { panic!("render failed for {preset}") };
         match locate(&frame.image, &LocateOptions::default()) {
             Ok(located) => {
-                let e = worst_error_cells(&located.geometry, &frame.truth);
+                let e = tengen_vision::evaluate::worst_intersection_error_cells(&located.geometry, &frame.truth.intersections);
                 println!("{preset:9} tilt {:4.1} roll {:6.1} density {density}: worst {e:.3} cell, {} inliers, k1 {:+.3} (truth {:+.3})",
                     s.camera.tilt_deg, s.camera.roll_deg, located.quality.inlier_intersections, located.geometry.lens.k1, frame.truth.lens.k1);
                 if e > 0.2 {
@@ -174,7 +147,7 @@ fn tracker_tells_stable_moved_and_lost() {
     match tracker.check(&gray(&moved.image)) {
         TrackStatus::Moved { located, shift_cells } => {
             assert!(shift_cells > 0.25, "{shift_cells}");
-            let e = worst_error_cells(&located.geometry, &moved.truth);
+            let e = tengen_vision::evaluate::worst_intersection_error_cells(&located.geometry, &moved.truth.intersections);
             assert!(e < 0.2, "re-located grid off by {e:.3} cell");
         }
         other => panic!("expected Moved, got {other:?}"),
