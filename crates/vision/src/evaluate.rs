@@ -6,7 +6,26 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::geometry::{GridGeometry, BOARD_LINES};
-use crate::reading::{BoardReading, PointState};
+use crate::locate::{locate, LocateError, LocateOptions, Located};
+use crate::reading::{read_board_detailed, BoardReading, PointState, ReaderConfig, ReadingDetails};
+
+/// What the stateless vision makes of one frame: the board located from scratch, then read.
+#[derive(Debug, Clone)]
+pub struct FrameAnalysis {
+    /// The located grid.
+    pub located: Located,
+    /// The reading with its per-point details.
+    pub details: ReadingDetails,
+}
+
+/// The whole stateless vision on one frame, as every evaluation scores it (photos, rendered
+/// sets, the stress suite): locate from scratch, then read every point with that geometry.
+/// One function, so that every figure measures the same pipeline.
+pub fn analyse_frame(image: &image::RgbImage, locate_options: &LocateOptions, reader: &ReaderConfig) -> Result<FrameAnalysis, LocateError> {
+    let located = locate(image, locate_options)?;
+    let details = read_board_detailed(image, &located.geometry, reader);
+    Ok(FrameAnalysis { located, details })
+}
 
 /// A 19×19 grid of states, `[row][col]`.
 pub type Grid = [[PointState; BOARD_LINES]; BOARD_LINES];
