@@ -4,8 +4,8 @@
 //! pipeline must catch a missed capture and a takeback.
 
 use tengen_referee::{EventKind, Observation, ReadingLine, RecordAction, Referee, RefereeConfig, StartPosition};
-use tengen_rules::{Color, Point};
-use tengen_synth::{render, Hand, Position, Scene, Side, Stone};
+use tengen_rules::{Color, Point, Stone};
+use tengen_synth::{render, Hand, Position, Scene, Side};
 use tengen_vision::{locate, read_board, GridGeometry, LocateOptions, ReaderConfig};
 
 /// Clear frames after each change: the referee's default stabiliser wants four hand-free frames.
@@ -21,7 +21,7 @@ struct Frame {
 /// reaching in, the stone down with the hand still there, then the board clear.
 fn place(board: &mut Position, frames: &mut Vec<Frame>, stone: Stone, sgf: &str, lifted: &[&str]) {
     let (col, row) = sgf_point(sgf);
-    let side = if stone == Stone::Black { Side::South } else { Side::North };
+    let side = if stone == Stone::BLACK { Side::South } else { Side::North };
     frames.push(Frame { position: board.clone(), hand: Some(Hand::placing(side, col as f64, row as f64, 0.6, Some(stone))) });
     board.set(col, row, stone);
     frames.push(Frame { position: board.clone(), hand: Some(Hand::placing(side, col as f64, row as f64, 1.0, None)) });
@@ -90,14 +90,14 @@ fn played(referee: &Referee) -> Vec<(Color, String)> {
 }
 
 const OPENING: [(Stone, &str, &[&str]); 7] = [
-    (Stone::Black, "dd", &[]),
-    (Stone::White, "dc", &[]),
-    (Stone::Black, "cc", &[]),
-    (Stone::White, "pp", &[]),
-    (Stone::Black, "ec", &[]),
-    (Stone::White, "qd", &[]),
+    (Stone::BLACK, "dd", &[]),
+    (Stone::WHITE, "dc", &[]),
+    (Stone::BLACK, "cc", &[]),
+    (Stone::WHITE, "pp", &[]),
+    (Stone::BLACK, "ec", &[]),
+    (Stone::WHITE, "qd", &[]),
     // Black captures the white stone at D17 ("dc") and lifts it off.
-    (Stone::Black, "db", &["dc"]),
+    (Stone::BLACK, "db", &["dc"]),
 ];
 
 #[test]
@@ -110,7 +110,7 @@ fn a_game_seen_through_the_camera_becomes_the_exact_record() -> anyhow::Result<(
     let (referee, events) = run(&frames, 11)?;
     let expected: Vec<(Color, String)> = OPENING
         .iter()
-        .map(|(s, p, _)| (if *s == Stone::Black { Color::Black } else { Color::White }, p.to_string()))
+        .map(|(s, p, _)| (if *s == Stone::BLACK { Color::Black } else { Color::White }, p.to_string()))
         .collect();
     assert_eq!(played(&referee), expected);
     let infractions: Vec<_> = events.iter().filter(|e| e.kind.is_infraction()).map(|e| (e.kind, e.message.en.clone())).collect();
@@ -129,7 +129,7 @@ fn the_camera_catches_a_missed_capture() -> anyhow::Result<()> {
     for (stone, sgf, _) in OPENING {
         place(&mut board, &mut frames, stone, sgf, &[]);
     }
-    place(&mut board, &mut frames, Stone::White, "qq", &[]);
+    place(&mut board, &mut frames, Stone::WHITE, "qq", &[]);
     let (_referee, events) = run(&frames, 23)?;
     let missed: Vec<_> = events.iter().filter(|e| e.kind == EventKind::MissedCapture).collect();
     assert_eq!(missed.len(), 1, "events: {:?}", events.iter().map(|e| e.kind).collect::<Vec<_>>());
@@ -147,9 +147,9 @@ fn the_camera_catches_a_takeback() -> anyhow::Result<()> {
         place(&mut board, &mut frames, *stone, sgf, lifted);
     }
     // Black plays E17 ("ec"), then lifts it and plays F17 ("fc") before White has moved.
-    place(&mut board, &mut frames, Stone::Black, "ec", &[]);
+    place(&mut board, &mut frames, Stone::BLACK, "ec", &[]);
     board.set(4, 2, Stone::Empty);
-    place(&mut board, &mut frames, Stone::Black, "fc", &[]);
+    place(&mut board, &mut frames, Stone::BLACK, "fc", &[]);
     let (_referee, events) = run(&frames, 37)?;
     let takebacks: Vec<_> = events.iter().filter(|e| e.kind == EventKind::Takeback).collect();
     assert_eq!(takebacks.len(), 1, "events: {:?}", events.iter().map(|e| e.kind).collect::<Vec<_>>());

@@ -13,7 +13,8 @@ use serde::Serialize;
 use tengen_vision::evaluate::{corner_error_cells, corner_errors_cells, parse_grid, reading_grid, score, Calibration, Confusion, Grid};
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::reading::read_board_detailed;
-use tengen_vision::{locate, GridGeometry, LensDistortion, LocateOptions, PointState, ReaderConfig};
+use tengen_vision::{locate, GridGeometry, LensDistortion, LocateOptions, ReaderConfig};
+use tengen_rules::PointState;
 
 /// Arguments of `tengen eval`.
 #[derive(clap::Args)]
@@ -479,7 +480,8 @@ fn read_corners(path: &Path) -> anyhow::Result<[[f64; 2]; 4]> {
 
 #[allow(clippy::needless_range_loop)]
 fn eval_rendered(per_preset: u64, out: Option<&Path>) -> anyhow::Result<ExitCode> {
-    use tengen_synth::{render, ColourCast, Hand, Position, Scene, Side, Stone, PRESETS};
+    use tengen_rules::Stone;
+    use tengen_synth::{render, ColourCast, Hand, Position, Scene, Side, PRESETS};
     let config = ReaderConfig::default();
     let mut folders: BTreeMap<String, FolderScore> = BTreeMap::new();
     let casts = [ColourCast::Neutral, ColourCast::Blue, ColourCast::Green, ColourCast::Yellow];
@@ -503,7 +505,7 @@ fn eval_rendered(per_preset: u64, out: Option<&Path>) -> anyhow::Result<ExitCode
             for k in 0..(30 + 20 * (variant % 5)) {
                 let c = (rng.unit() * 19.0) as usize % 19;
                 let r = (rng.unit() * 19.0) as usize % 19;
-                position.set(c, r, if k % 2 == 0 { Stone::Black } else { Stone::White });
+                position.set(c, r, if k % 2 == 0 { Stone::BLACK } else { Stone::WHITE });
             }
             let frame = render(&position, &scene)?;
             let truth_info = &frame.truth;

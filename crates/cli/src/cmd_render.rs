@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use tengen_synth::{parse_coordinate, ColourCast, Hand, Position, Scene, Side, Stone};
+use tengen_rules::{Point, Stone, BOARD_LINES};
+use tengen_synth::{ColourCast, Hand, Position, Scene, Side};
 
 /// Arguments of `tengen render`.
 #[derive(clap::Args)]
@@ -128,7 +129,10 @@ pub fn run(args: RenderArgs) -> anyhow::Result<ExitCode> {
         let side = Side::parse(&args.hand_side)
             .with_context(|| format!("unknown --hand-side {:?}", args.hand_side))?;
         let (col, row) = match &args.hand_at {
-            Some(at) => parse_coordinate(at).with_context(|| format!("bad --hand-at {at:?}"))?,
+            Some(at) => {
+                let p = Point::from_human(at, BOARD_LINES as u8, BOARD_LINES as u8).with_context(|| format!("bad --hand-at {at:?}"))?;
+                (usize::from(p.col), usize::from(p.row))
+            }
             None => (9, 9),
         };
         let holding = match args
@@ -138,8 +142,8 @@ pub fn run(args: RenderArgs) -> anyhow::Result<ExitCode> {
             .as_deref()
         {
             None => None,
-            Some("black" | "b") => Some(Stone::Black),
-            Some("white" | "w") => Some(Stone::White),
+            Some("black" | "b") => Some(Stone::BLACK),
+            Some("white" | "w") => Some(Stone::WHITE),
             Some(other) => bail!("unknown --hand-holding {other:?} (black or white)"),
         };
         let blur = args.hand_blur.unwrap_or(0.0);

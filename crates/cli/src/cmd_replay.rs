@@ -9,12 +9,12 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
-use tengen_referee::{Event, EventKind, Observation, PointObservation, Reading, RecordAction, Referee, RefereeConfig, StabiliserConfig, StartPosition, SIZE};
-use tengen_rules::{Color, Move, Point, Stone};
+use tengen_referee::{Event, EventKind, Observation, PointObservation, RecordAction, Referee, RefereeConfig, StabiliserConfig, StartPosition};
+use tengen_rules::{Color, Move, Point, PointState, Stone, BOARD_LINES};
 use tengen_sgf::{write_game, GameRecord, RecordedMove};
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::tracking::{max_shift_cells, TrackStatus, Tracker, TrackerConfig};
-use tengen_vision::{locate, read_board, BoardReading, GridGeometry, LocateOptions, PointState, ReaderConfig};
+use tengen_vision::{locate, read_board, BoardReading, GridGeometry, LocateOptions, ReaderConfig};
 
 /// Arguments of `tengen replay`.
 #[derive(clap::Args)]
@@ -96,16 +96,10 @@ fn sequence_times(dir: &Path) -> anyhow::Result<BTreeMap<String, f64>> {
 }
 
 fn observation(t: f64, reading: &BoardReading, frame_ref: String) -> Observation {
-    let mut points = [[PointObservation::default(); SIZE]; SIZE];
-    for (r, row) in reading.points.iter().enumerate().take(SIZE) {
-        for (c, p) in row.iter().enumerate().take(SIZE) {
-            let reading = match p.state {
-                PointState::Empty => Reading::Empty,
-                PointState::Black => Reading::Black,
-                PointState::White => Reading::White,
-                PointState::Unknown => Reading::Unknown,
-            };
-            points[r][c] = PointObservation { reading, confidence: p.confidence };
+    let mut points = [[PointObservation::default(); BOARD_LINES]; BOARD_LINES];
+    for (r, row) in reading.points.iter().enumerate().take(BOARD_LINES) {
+        for (c, p) in row.iter().enumerate().take(BOARD_LINES) {
+            points[r][c] = PointObservation { reading: p.state, confidence: p.confidence };
         }
     }
     Observation { t, points, occluded: reading.occluded, frame_ref: Some(frame_ref) }
@@ -113,11 +107,11 @@ fn observation(t: f64, reading: &BoardReading, frame_ref: String) -> Observation
 
 /// The game record: start stones as setup, the moves, events as comments, the result.
 fn record(referee: &Referee, events: &[Event], komi: f64) -> GameRecord {
-    let mut rec = GameRecord::new(SIZE as u8, SIZE as u8);
+    let mut rec = GameRecord::new(BOARD_LINES as u8, BOARD_LINES as u8);
     rec.komi = Some(komi);
     rec.rules = Some("Chinese".into());
     let (start, first) = referee.start_position();
-    for p in (0..SIZE * SIZE).map(|i| Point::new((i % SIZE) as u8, (i / SIZE) as u8)) {
+    for p in Point::all() {
         match start.get(p) {
             Stone::Of(Color::Black) => rec.setup_black.push(p),
             Stone::Of(Color::White) => rec.setup_white.push(p),
@@ -146,7 +140,7 @@ fn record(referee: &Referee, events: &[Event], komi: f64) -> GameRecord {
             RecordAction::Place { point } => Move::Place(*point),
             RecordAction::Pass => Move::Pass,
             RecordAction::Void { point, reason } => {
-                carried.push(format!("void move at {} ({reason:?}): counts as a pass", point.to_human(SIZE as u8)));
+                carried.push(format!("void move at {} ({reason:?}): counts as a pass", point.human()));
                 Move::Pass
             }
             RecordAction::Setup { missed, .. } => {
@@ -173,7 +167,7 @@ fn record(referee: &Referee, events: &[Event], komi: f64) -> GameRecord {
 fn align_quarter_turns(reading: &mut BoardReading, last: &BoardReading) -> Option<usize> {
     // Agreement: each stone of the last reading found again counts for, each one now read as
     // something else (another colour, or empty) against; new stones are moves and count neither.
-    let agreement = |points: &[[tengen_vision::PointReading; SIZE]; SIZE]| -> i64 {
+    let agreement = |points: &[[tengen_vision::PointReading; BOARD_LINES]; BOARD_LINES]| -> i64 {
         let mut score = 0;
         for (row, last_row) in points.iter().zip(&last.points) {
             for (p, q) in row.iter().zip(last_row) {
@@ -214,11 +208,11 @@ fn turn_reading(reading: &mut BoardReading, turns: usize) {
 }
 
 /// The grid turned a quarter clockwise: the point at (row, col) moves to (col, 18 − row).
-fn quarter_turn<T: Copy>(points: &[[T; SIZE]; SIZE]) -> [[T; SIZE]; SIZE] {
+fn quarter_turn<T: Copy>(points: &[[T; BOARD_LINES]; BOARD_LINES]) -> [[T; BOARD_LINES]; BOARD_LINES] {
     let mut out = *points;
     for (r, row) in points.iter().enumerate() {
         for (c, &p) in row.iter().enumerate() {
-            out[c][SIZE - 1 - r] = p;
+            out[c][BOARD_LINES - 1 - r] = p;
         }
     }
     out

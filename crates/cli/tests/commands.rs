@@ -134,8 +134,9 @@ fn sgf_check_reports_a_suicide_as_an_illegal_move_and_bad_files_as_parse_errors(
 
 #[test]
 fn a_calibration_written_by_calibrate_is_read_by_detect() {
-    use tengen_synth::{render, Position, Scene, Stone};
-    let position = Position::empty().with(3, 3, Stone::Black).with(15, 15, Stone::White).with(9, 9, Stone::Black);
+    use tengen_rules::Stone;
+    use tengen_synth::{render, Position, Scene};
+    let position = Position::empty().with(3, 3, Stone::BLACK).with(15, 15, Stone::WHITE).with(9, 9, Stone::BLACK);
     let frame = render(&position, &Scene::preset("webcam").expect("preset").with_seed(3)).expect("render");
     let dir = temp_dir("calibrate");
     let (image, toml) = (dir.join("frame.jpg"), dir.join("table.toml"));

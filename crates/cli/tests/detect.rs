@@ -35,13 +35,14 @@ fn detect(path: &PathBuf, extra: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn a_rendered_board_is_printed_as_19_lines_and_as_json() {
-    use tengen_synth::{render, Position, Scene, Stone};
+    use tengen_rules::Stone;
+    use tengen_synth::{render, Position, Scene};
     let position = Position::empty()
-        .with(3, 3, Stone::Black)
-        .with(15, 3, Stone::White)
-        .with(3, 15, Stone::White)
-        .with(15, 15, Stone::Black)
-        .with(9, 9, Stone::Black);
+        .with(3, 3, Stone::BLACK)
+        .with(15, 3, Stone::WHITE)
+        .with(3, 15, Stone::WHITE)
+        .with(15, 15, Stone::BLACK)
+        .with(9, 9, Stone::BLACK);
     let scene = Scene::preset("webcam").expect("preset").with_seed(5);
     let frame = render(&position, &scene).expect("render");
     let path = temp("board.jpg", &frame.jpeg());

@@ -8,22 +8,22 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use tengen_referee::{Observation, PointObservation, Reading, Referee, RefereeConfig, SIZE};
-use tengen_rules::{Color, Game, Move, Point, Stone};
+use tengen_referee::{Observation, PointObservation, Referee, RefereeConfig};
+use tengen_rules::{Color, Game, Move, Point, PointState, Stone, BOARD_LINES};
 
 fn lcg(state: &mut u64) -> u64 {
     *state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
     *state >> 33
 }
 
-fn observation(t: f64, board: &[[Stone; SIZE]; SIZE], occluded: bool, rng: &mut u64) -> Observation {
-    let mut points = [[PointObservation::default(); SIZE]; SIZE];
-    for r in 0..SIZE {
-        for c in 0..SIZE {
+fn observation(t: f64, board: &[[Stone; BOARD_LINES]; BOARD_LINES], occluded: bool, rng: &mut u64) -> Observation {
+    let mut points = [[PointObservation::default(); BOARD_LINES]; BOARD_LINES];
+    for r in 0..BOARD_LINES {
+        for c in 0..BOARD_LINES {
             let reading = match board[r][c] {
-                Stone::Empty => Reading::Empty,
-                Stone::Of(Color::Black) => Reading::Black,
-                Stone::Of(Color::White) => Reading::White,
+                Stone::Empty => PointState::Empty,
+                Stone::Of(Color::Black) => PointState::Black,
+                Stone::Of(Color::White) => PointState::White,
             };
             points[r][c] = PointObservation { reading, confidence: 0.95 };
         }
@@ -31,12 +31,12 @@ fn observation(t: f64, board: &[[Stone; SIZE]; SIZE], occluded: bool, rng: &mut 
     if occluded {
         for row in points.iter_mut().skip(8).take(6) {
             for p in row.iter_mut().take(5) {
-                *p = PointObservation { reading: Reading::Unknown, confidence: 0.0 };
+                *p = PointObservation { reading: PointState::Unknown, confidence: 0.0 };
             }
         }
     } else if lcg(rng).is_multiple_of(3) {
         let (r, c) = ((lcg(rng) % 19) as usize, (lcg(rng) % 19) as usize);
-        points[r][c] = PointObservation { reading: Reading::White, confidence: 0.9 };
+        points[r][c] = PointObservation { reading: PointState::White, confidence: 0.9 };
     }
     Observation { t, points, occluded, frame_ref: None }
 }
@@ -44,7 +44,7 @@ fn observation(t: f64, board: &[[Stone; SIZE]; SIZE], occluded: bool, rng: &mut 
 /// A stream of frames: per move two hand frames and six clear frames, 0.25 s apart.
 fn stream(moves: usize) -> Vec<Observation> {
     let mut game = Game::new(19, 19).unwrap();
-    let mut board = [[Stone::Empty; SIZE]; SIZE];
+    let mut board = [[Stone::Empty; BOARD_LINES]; BOARD_LINES];
     let mut rng = 42u64;
     let mut t = 0.0;
     let mut out = Vec::new();

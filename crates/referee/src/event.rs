@@ -2,12 +2,26 @@
 //! article each infraction applies, its evidence, confidence, ruling and status.
 
 use serde::{Deserialize, Serialize};
-use tengen_rules::{Color, Point};
-
-use crate::grid::PointRef;
+use tengen_rules::{ByColor, Color, Point};
 
 /// Version of the event schema; bumped on any incompatible change.
 pub const EVENT_SCHEMA_VERSION: u32 = 1;
+
+/// A point in both notations people and records use (the wire form of a [`Point`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PointRef {
+    /// Human notation, letters without I, row 1 at the bottom: "Q16".
+    pub human: String,
+    /// SGF notation, from the top-left: "pd".
+    pub sgf: String,
+}
+
+impl PointRef {
+    /// Both notations of a point on the 19×19 board.
+    pub fn of(p: Point) -> Self {
+        PointRef { human: p.human(), sgf: p.to_sgf() }
+    }
+}
 
 /// What happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -265,7 +279,7 @@ pub struct ResultForms {
     /// Komi in points.
     pub komi_points: f64,
     /// Confirmed warnings: black, white.
-    pub warnings: [u32; 2],
+    pub warnings: ByColor<u32>,
 }
 
 /// One event as published: the schema is documented in `docs/events.md`.

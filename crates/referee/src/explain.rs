@@ -9,9 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use tengen_rules::{Color, Game, IllegalReason, Move, Point, Stone};
+use tengen_rules::{Color, Game, Grid, IllegalReason, Move, Point, Stone};
 
-use crate::grid::{index, neighbours, Grid};
 
 /// Cost of a move out of turn (a double move, or an unrecorded pass).
 const COST_OUT_OF_TURN: u32 = 10;
@@ -94,9 +93,9 @@ struct Diff {
 
 fn diff(ctx: &Context<'_>) -> Diff {
     let mut d = Diff { added: Vec::new(), removed: Vec::new(), recoloured: Vec::new() };
-    for p in crate::grid::all_points() {
+    for p in Point::all() {
         let (l, n) = (ctx.legal.get(p), ctx.physical.get(p));
-        if l == n || ctx.acked.get(&index(p)) == Some(&n) {
+        if l == n || ctx.acked.get(&p.index()) == Some(&n) {
             continue;
         }
         match (l, n) {
@@ -124,7 +123,7 @@ pub(crate) fn explain(ctx: &Context<'_>) -> Plan {
         if disturbed * 2 <= d.added.len() {
             return Plan { orders: 1, findings: vec![Finding::Resync { added: d.added.len() as u32 }], ..Plan::default() };
         }
-        let points = ctx.legal.differences(ctx.physical).into_iter().filter(|p| ctx.acked.get(&index(*p)) != Some(&ctx.physical.get(*p))).collect();
+        let points = ctx.legal.differences(ctx.physical).into_iter().filter(|p| ctx.acked.get(&p.index()) != Some(&ctx.physical.get(*p))).collect();
         return Plan { orders: 1, findings: vec![Finding::Scattered { points }], ..Plan::default() };
     }
 
@@ -207,8 +206,8 @@ fn finish(ctx: &Context<'_>, mut plan: Plan) -> Plan {
     // Stones beside a void move that it would have captured belong to that void move.
     let mut void_removals = Vec::new();
     for s in plan.steps.iter().filter(|s| s.void.is_some()) {
-        for n in neighbours(s.point) {
-            if after.get(n) == Stone::Of(s.side.opponent()) && ctx.physical.get(n) == Stone::Empty && ctx.acked.get(&index(n)) != Some(&Stone::Empty) {
+        for n in s.point.neighbours() {
+            if after.get(n) == Stone::Of(s.side.opponent()) && ctx.physical.get(n) == Stone::Empty && ctx.acked.get(&n.index()) != Some(&Stone::Empty) {
                 for q in game.board().chain(n) {
                     if ctx.physical.get(q) == Stone::Empty && !void_removals.contains(&q) {
                         void_removals.push(q);
@@ -234,8 +233,8 @@ fn finish(ctx: &Context<'_>, mut plan: Plan) -> Plan {
     }
     let mut removed_by_colour: [Vec<Point>; 2] = [Vec::new(), Vec::new()];
     let mut recoloured = Vec::new();
-    for p in crate::grid::all_points() {
-        if handled.contains(&p) || ctx.acked.get(&index(p)) == Some(&ctx.physical.get(p)) {
+    for p in Point::all() {
+        if handled.contains(&p) || ctx.acked.get(&p.index()) == Some(&ctx.physical.get(p)) {
             continue;
         }
         match (after.get(p), ctx.physical.get(p)) {
@@ -248,7 +247,7 @@ fn finish(ctx: &Context<'_>, mut plan: Plan) -> Plan {
     let residual = removed_by_colour[0].len() + removed_by_colour[1].len() + recoloured.len();
     if residual + moved_count >= ctx.scatter_min {
         // Many stones disturbed at once: one scattered board, restore from the record, no moves.
-        let points = ctx.legal.differences(ctx.physical).into_iter().filter(|p| ctx.acked.get(&index(*p)) != Some(&ctx.physical.get(*p))).collect();
+        let points = ctx.legal.differences(ctx.physical).into_iter().filter(|p| ctx.acked.get(&p.index()) != Some(&ctx.physical.get(*p))).collect();
         return Plan { steps: Vec::new(), orders: 1, findings: vec![Finding::Scattered { points }], void_removals: Vec::new(), cost: plan.cost };
     }
     for (i, stones) in removed_by_colour.into_iter().enumerate() {

@@ -28,14 +28,12 @@
 
 mod event;
 mod explain;
-mod grid;
 mod observation;
 mod referee;
 mod stabilise;
 
-pub use event::{Event, EventKind, Evidence, Message, ResultForms, Restore, Sighting, Status, EVENT_SCHEMA_VERSION};
-pub use grid::{Grid, PointRef, POINTS, SIZE};
-pub use observation::{Observation, ObservationError, PointObservation, Reading, ReadingLine};
+pub use event::{Event, EventKind, Evidence, Message, PointRef, ResultForms, Restore, Sighting, Status, EVENT_SCHEMA_VERSION};
+pub use observation::{Observation, ObservationError, PointObservation, ReadingLine};
 pub use referee::{
     ArbiterAction, ArbiterError, Difference, DifferenceCause, Input, InfractionView, Phase, RecordAction, RecordEntry,
     Referee, RefereeConfig, Snapshot, StartPosition,

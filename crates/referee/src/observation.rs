@@ -3,63 +3,13 @@
 //! server converts vision's output into this.
 
 use serde::{Deserialize, Serialize};
-use tengen_rules::{Color, Stone};
-
-use crate::grid::SIZE;
-
-/// What one point was read as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Reading {
-    /// No stone.
-    Empty,
-    /// A black stone.
-    Black,
-    /// A white stone.
-    White,
-    /// Unreadable: covered, off the grid, a stone between points (`?`).
-    #[default]
-    Unknown,
-}
-
-impl Reading {
-    /// The stone this reading names, `None` for unknown.
-    pub fn stone(self) -> Option<Stone> {
-        match self {
-            Reading::Empty => Some(Stone::Empty),
-            Reading::Black => Some(Stone::Of(Color::Black)),
-            Reading::White => Some(Stone::Of(Color::White)),
-            Reading::Unknown => None,
-        }
-    }
-
-    /// Reads one grid character: `.`/`+` empty, `X`/`B` black, `O`/`W` white, `?` unknown.
-    pub fn from_char(c: char) -> Option<Self> {
-        match c {
-            '.' | '+' => Some(Reading::Empty),
-            'X' | 'x' | 'B' | 'b' => Some(Reading::Black),
-            'O' | 'o' | 'W' | 'w' => Some(Reading::White),
-            '?' => Some(Reading::Unknown),
-            _ => None,
-        }
-    }
-
-    /// The grid character of this reading.
-    pub fn to_char(self) -> char {
-        match self {
-            Reading::Empty => '.',
-            Reading::Black => 'X',
-            Reading::White => 'O',
-            Reading::Unknown => '?',
-        }
-    }
-}
+use tengen_rules::{BoardTextError, Grid, PointState, BOARD_LINES};
 
 /// One point's reading with the reader's confidence in 0..=1.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct PointObservation {
     /// What was read.
-    pub reading: Reading,
+    pub reading: PointState,
     /// How sure the reader is, 0..=1.
     pub confidence: f32,
 }
@@ -70,7 +20,7 @@ pub struct Observation {
     /// When the frame was taken, in seconds (any origin, non-decreasing per table).
     pub t: f64,
     /// Rows from the top as seen, columns from the left: `points[row][col]`.
-    pub points: [[PointObservation; SIZE]; SIZE],
+    pub points: [[PointObservation; BOARD_LINES]; BOARD_LINES],
     /// A hand or an object covers part of the board: no move is ever inferred from this frame.
     pub occluded: bool,
     /// Where the frame can be found again (file name, store key), for evidence.
@@ -84,27 +34,9 @@ pub enum ObservationError {
     /// The line is not valid JSON of the expected shape.
     #[error("not a reading: {0}")]
     Json(String),
-    /// The grid does not have 19 rows.
-    #[error("the grid has {0} rows, expected 19")]
-    Rows(usize),
-    /// A grid row does not have 19 points.
-    #[error("grid row {row} has {len} points, expected 19")]
-    RowLength {
-        /// 0-based row.
-        row: usize,
-        /// Its length in characters.
-        len: usize,
-    },
-    /// A grid character is not one of `. X O ?` (or `+ B W`).
-    #[error("grid row {row}, column {col}: `{ch}` is not one of . X O ?")]
-    Char {
-        /// 0-based row.
-        row: usize,
-        /// 0-based column.
-        col: usize,
-        /// The character.
-        ch: char,
-    },
+    /// The grid is not 19 rows of 19 points of `. X O ?`.
+    #[error("grid: {0}")]
+    Grid(#[from] BoardTextError),
     /// The confidence array is not 19×19 or holds a value outside 0..=1.
     #[error("confidence: {0}")]
     Confidence(String),
@@ -145,33 +77,25 @@ impl ReadingLine {
         if !self.t.is_finite() {
             return Err(ObservationError::Time);
         }
-        if self.grid.len() != SIZE {
-            return Err(ObservationError::Rows(self.grid.len()));
-        }
+        let readings = Grid::<PointState>::from_rows(&self.grid)?;
         if let Some(conf) = &self.confidence {
-            if conf.len() != SIZE || conf.iter().any(|r| r.len() != SIZE) {
+            if conf.len() != BOARD_LINES || conf.iter().any(|r| r.len() != BOARD_LINES) {
                 return Err(ObservationError::Confidence("expected 19 rows of 19 numbers".into()));
             }
             if conf.iter().flatten().any(|c| !(0.0..=1.0).contains(c)) {
                 return Err(ObservationError::Confidence("values must lie in 0..=1".into()));
             }
         }
-        let mut points = [[PointObservation::default(); SIZE]; SIZE];
-        for (row, text) in self.grid.iter().enumerate() {
-            let chars: Vec<char> = text.chars().collect();
-            if chars.len() != SIZE {
-                return Err(ObservationError::RowLength { row, len: chars.len() });
-            }
-            for (col, ch) in chars.into_iter().enumerate() {
-                let reading = Reading::from_char(ch).ok_or(ObservationError::Char { row, col, ch })?;
-                let given = self.confidence.as_ref().map(|c| c[row][col]);
-                let confidence = match (reading, given) {
-                    (_, Some(c)) => c,
-                    (Reading::Unknown, None) => 0.0,
-                    (_, None) => 1.0,
-                };
-                points[row][col] = PointObservation { reading, confidence };
-            }
+        let mut points = [[PointObservation::default(); BOARD_LINES]; BOARD_LINES];
+        for (p, reading) in readings.iter() {
+            let (row, col) = (usize::from(p.row), usize::from(p.col));
+            let given = self.confidence.as_ref().map(|c| c[row][col]);
+            let confidence = match (reading, given) {
+                (_, Some(c)) => c,
+                (PointState::Unknown, None) => 0.0,
+                (_, None) => 1.0,
+            };
+            points[row][col] = PointObservation { reading, confidence };
         }
         Ok(Observation { t: self.t, points, occluded: self.occluded, frame_ref: self.frame })
     }
@@ -202,18 +126,18 @@ mod tests {
 
     #[test]
     fn lines_parse_and_bad_lines_say_what_is_wrong() {
-        let rows: Vec<String> = (0..SIZE).map(|_| ".".repeat(SIZE)).collect();
+        let rows: Vec<String> = (0..BOARD_LINES).map(|_| ".".repeat(BOARD_LINES)).collect();
         let line = serde_json::json!({"t": 1.0, "grid": rows}).to_string();
         let obs = ReadingLine::parse(&line).and_then(ReadingLine::into_observation).expect("valid");
-        assert_eq!(obs.points[3][4].reading, Reading::Empty);
+        assert_eq!(obs.points[3][4].reading, PointState::Empty);
         assert!((obs.points[3][4].confidence - 1.0).abs() < 1e-6);
         let mut bad = rows.clone();
-        bad[2] = format!("{}Z", ".".repeat(SIZE - 1));
+        bad[2] = format!("{}Z", ".".repeat(BOARD_LINES - 1));
         let line = serde_json::json!({"t": 1.0, "grid": bad}).to_string();
         let err = ReadingLine::parse(&line).and_then(ReadingLine::into_observation).expect_err("bad char");
-        assert_eq!(err, ObservationError::Char { row: 2, col: 18, ch: 'Z' });
+        assert_eq!(err, ObservationError::Grid(BoardTextError::Char { row: 2, col: 18, ch: 'Z', alphabet: ". X O ?" }));
         assert!(ReadingLine::parse("{\"t\": 1}").is_err());
         let short = serde_json::json!({"t": 1.0, "grid": &rows[..18]}).to_string();
-        assert_eq!(ReadingLine::parse(&short).and_then(ReadingLine::into_observation), Err(ObservationError::Rows(18)));
+        assert_eq!(ReadingLine::parse(&short).and_then(ReadingLine::into_observation), Err(ObservationError::Grid(BoardTextError::Rows { found: 18, expected: 19 })));
     }
 }

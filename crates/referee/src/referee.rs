@@ -4,11 +4,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use tengen_rules::{count_area, suggest_dead, Board, Color, Game, GameResult, IllegalReason, Komi, Move, Penalties, Point, Stone};
+use tengen_rules::{count_area, suggest_dead, Board, ByColor, Color, Game, GameResult, Grid, IllegalReason, Komi, Move, Penalties, Point, Stone};
 
-use crate::event::{Event, EventKind, Evidence, Message, ResultForms, Restore, Sighting, Status};
+use crate::event::{Event, EventKind, Evidence, Message, PointRef, ResultForms, Restore, Sighting, Status};
 use crate::explain::{self, Context, Finding, LastMove, Plan};
-use crate::grid::{all_points, index, Grid, PointRef, SIZE};
 use crate::observation::Observation;
 use crate::stabilise::{StableBoard, Stabiliser, StabiliserConfig};
 
@@ -306,9 +305,9 @@ pub struct Snapshot {
     /// Decided infractions.
     pub decided_infractions: Vec<InfractionView>,
     /// Confirmed warnings: black, white (Art. 24).
-    pub warnings: [u32; 2],
+    pub warnings: ByColor<u32>,
     /// Stones captured by black and by white (legal record).
-    pub captures: [u32; 2],
+    pub captures: ByColor<u32>,
     /// Stones marked dead.
     pub dead: Vec<PointRef>,
     /// The result, once known.
@@ -388,30 +387,11 @@ pub struct Referee {
 }
 
 fn empty_board() -> Board {
-    Board::from_rows(&vec![".".repeat(SIZE); SIZE]).unwrap_or_else(unreachable_empty)
-}
-
-#[allow(clippy::panic)]
-fn unreachable_empty() -> Board {
-    panic!("an empty 19x19 board is always valid")
-}
-
-fn stone_colour(s: Stone) -> Option<Color> {
-    match s {
-        Stone::Of(c) => Some(c),
-        Stone::Empty => None,
-    }
+    Board::from_stones(&Grid::empty())
 }
 
 fn refs(points: &[Point]) -> String {
-    points.iter().map(|p| p.to_human(SIZE as u8)).collect::<Vec<_>>().join(" ")
-}
-
-fn side_en(c: Color) -> &'static str {
-    match c {
-        Color::Black => "Black",
-        Color::White => "White",
-    }
+    points.iter().map(|p| p.human()).collect::<Vec<_>>().join(" ")
 }
 
 impl Referee {
@@ -550,8 +530,8 @@ impl Referee {
                         t,
                         EventKind::UnclearPoint,
                         Message::new(
-                            format!("{} cannot be read: a stone between points or off the grid is not a move (Art. 2). Place it on a point or remove it.", p.to_human(SIZE as u8)),
-                            format!("{}無法辨認：落在交叉點之間或棋盤外的棋子不算著手（第2條）。請放到點上或取走。", p.to_human(SIZE as u8)),
+                            format!("{} cannot be read: a stone between points or off the grid is not a move (Art. 2). Place it on a point or remove it.", p.human()),
+                            format!("{}無法辨認：落在交叉點之間或棋盤外的棋子不算著手（第2條）。請放到點上或取走。", p.human()),
                         ),
                     )
                     .with_points(&[p])
@@ -581,7 +561,7 @@ impl Referee {
     }
 
     fn adopt_start(&mut self, stable: &StableBoard, evidence: Evidence) -> Vec<Event> {
-        let (b, w) = stable.grid.counts();
+        let ByColor { black: b, white: w } = stable.grid.counts();
         // There is no one-stone handicap: a lone black stone is move 1 seen late.
         let first_move_seen = b == 1 && w == 0;
         let (board, _dead) = if first_move_seen { (empty_board(), Vec::new()) } else { stable.grid.to_legal_board() };
@@ -612,7 +592,7 @@ impl Referee {
     fn refresh_acks(&mut self, cause: Option<AckCause>) {
         let legal = Grid::from_board(self.game.board());
         let physical = self.physical.clone();
-        self.acks.retain(|&i, _| legal.get(crate::grid::point_at(i)) != physical.get(crate::grid::point_at(i)));
+        self.acks.retain(|&i, _| legal.get(Point::from_index(i)) != physical.get(Point::from_index(i)));
         if let Some(pending) = &mut self.pending {
             let before = pending.points.len();
             pending.points.retain(|p| physical.get(*p) != Stone::Empty && legal.get(*p) == Stone::Empty);
@@ -625,7 +605,7 @@ impl Referee {
         }
         if let Some(cause) = cause {
             for p in legal.differences(&physical) {
-                self.acks.entry(index(p)).or_insert(Ack { physical: physical.get(p), cause });
+                self.acks.entry(p.index()).or_insert(Ack { physical: physical.get(p), cause });
             }
         }
     }
@@ -674,7 +654,7 @@ impl Referee {
         let unexplained: Vec<Point> = legal
             .differences(&stable.grid)
             .into_iter()
-            .filter(|p| self.acks.get(&index(*p)).map(|a| a.physical) != Some(stable.grid.get(*p)))
+            .filter(|p| self.acks.get(&p.index()).map(|a| a.physical) != Some(stable.grid.get(*p)))
             .collect();
         let [to] = unexplained[..] else { return None };
         if legal.get(to) != Stone::Empty || stable.grid.get(to) != Stone::Of(side) || stable.grid.get(from) != Stone::Empty {
@@ -685,13 +665,13 @@ impl Referee {
         self.refresh_acks(None);
         let id = self.infractions[idx].id;
         self.infractions[idx].replay_point = Some(to);
-        let (h, th) = (from.to_human(SIZE as u8), to.to_human(SIZE as u8));
+        let (h, th) = (from.human(), to.human());
         let mut e = self
             .event(
                 stable.t,
                 EventKind::Takeback,
                 Message::new(
-                    format!("{} replayed the stone lifted from {h} at {th}: a takeback. The move is recorded at {th} unless the arbiter confirms (then the stone goes back to {h} and {} is warned).", side_en(side), side.name()),
+                    format!("{} replayed the stone lifted from {h} at {th}: a takeback. The move is recorded at {th} unless the arbiter confirms (then the stone goes back to {h} and {} is warned).", side.title(), side.name()),
                     format!("{}將{h}拿起的棋子改下在{th}：悔棋。裁判確認前該手記為{th}；確認則棋子放回{h}並警告。", side.chinese()),
                 ),
             )
@@ -707,7 +687,7 @@ impl Referee {
     }
 
     fn min_confidence(stable: &StableBoard, points: &[Point]) -> f32 {
-        points.iter().map(|&p| stable.confidence[index(p)]).fold(1.0f32, f32::min)
+        points.iter().map(|&p| stable.confidence[p.index()]).fold(1.0f32, f32::min)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -731,7 +711,7 @@ impl Referee {
         self.infractions.push(Infraction { id, kind, side, status: Status::Suspected, entry, replay_point: None, original_point: None, event: e.clone() });
         for &p in points {
             if self.physical.get(p) != self.game.board().get(p) {
-                self.acks.insert(index(p), Ack { physical: self.physical.get(p), cause: AckCause::Infraction(id) });
+                self.acks.insert(p.index(), Ack { physical: self.physical.get(p), cause: AckCause::Infraction(id) });
             }
         }
         e
@@ -785,14 +765,14 @@ impl Referee {
                         struck: false,
                     });
                     let entry = self.record.len() - 1;
-                    let human = step.point.to_human(SIZE as u8);
+                    let human = step.point.human();
                     let (en, zh) = if ambiguous {
                         (
-                            format!("{} plays {human} (move {number}; {} orders fit this change).", side_en(step.side), plan.orders),
+                            format!("{} plays {human} (move {number}; {} orders fit this change).", step.side.title(), plan.orders),
                             format!("{}{human}（第{number}手；此變化有{}種次序）。", step.side.chinese(), plan.orders),
                         )
                     } else {
-                        (format!("{} plays {human} (move {number}).", side_en(step.side)), format!("第{number}手：{}{human}。", step.side.chinese()))
+                        (format!("{} plays {human} (move {number}).", step.side.title()), format!("第{number}手：{}{human}。", step.side.chinese()))
                     };
                     let mut e = self.event(t, EventKind::Move, Message::new(en, zh)).with_side(Some(step.side)).with_points(&[step.point]).with_move(Some(number));
                     e.confidence = Self::min_confidence(stable, &[step.point]) * if ambiguous { 0.5 } else { 1.0 };
@@ -807,10 +787,10 @@ impl Referee {
                         let still: BTreeSet<Point> = outcome.captured.iter().copied().filter(|&p| stable.grid.get(p) != Stone::Empty).collect();
                         let n = outcome.captured.len();
                         let (en, zh) = if still.is_empty() {
-                            (format!("{} captures {n} stone(s): {}.", side_en(step.side), refs(&outcome.captured)), format!("{}提{n}子：{}。", step.side.chinese(), refs(&outcome.captured)))
+                            (format!("{} captures {n} stone(s): {}.", step.side.title(), refs(&outcome.captured)), format!("{}提{n}子：{}。", step.side.chinese(), refs(&outcome.captured)))
                         } else {
                             (
-                                format!("{} captures {n} stone(s): {}; {} still on the board (pending removal).", side_en(step.side), refs(&outcome.captured), still.len()),
+                                format!("{} captures {n} stone(s): {}; {} still on the board (pending removal).", step.side.title(), refs(&outcome.captured), still.len()),
                                 format!("{}提{n}子：{}；尚有{}子未提出。", step.side.chinese(), refs(&outcome.captured), still.len()),
                             )
                         };
@@ -819,7 +799,7 @@ impl Referee {
                         events.push(c);
                         if !still.is_empty() {
                             for &p in &still {
-                                self.acks.insert(index(p), Ack { physical: stable.grid.get(p), cause: AckCause::Pending });
+                                self.acks.insert(p.index(), Ack { physical: stable.grid.get(p), cause: AckCause::Pending });
                             }
                             match &mut self.pending {
                                 Some(pc) if pc.side == step.side => pc.points.extend(still),
@@ -855,7 +835,7 @@ impl Referee {
                                 0.6 * Self::min_confidence(stable, &[step.point]),
                                 &evidence,
                                 Message::new(
-                                    format!("{} played twice in a row ({human}, move {number}): a double move or an unrecorded pass by {}. The arbiter decides.", side_en(step.side), step.side.opponent().name()),
+                                    format!("{} played twice in a row ({human}, move {number}): a double move or an unrecorded pass by {}. The arbiter decides.", step.side.title(), step.side.opponent().name()),
                                     format!("{}連下兩著（{human}，第{number}手）：連下兩著或{}方未記錄的虛著，由裁判裁決。", step.side.chinese(), step.side.opponent().chinese()),
                                 ),
                                 Some(entry),
@@ -915,18 +895,18 @@ impl Referee {
                         struck: false,
                     });
                     let entry = self.record.len() - 1;
-                    let human = step.point.to_human(SIZE as u8);
+                    let human = step.point.human();
                     let mut points = vec![step.point];
                     points.extend(plan.void_removals.iter().copied());
                     let (kind, en, zh) = match reason {
                         IllegalReason::Ko => (
                             EventKind::KoRetaken,
-                            format!("{} retakes the ko at {human} at once, without a threat (move {number}): void, counts as a pass.", side_en(step.side)),
+                            format!("{} retakes the ko at {human} at once, without a threat (move {number}): void, counts as a pass.", step.side.title()),
                             format!("{}在{human}立即回提劫（第{number}手），未找劫材：無效，棄權一次。", step.side.chinese()),
                         ),
                         IllegalReason::Suicide => (
                             EventKind::ForbiddenPoint,
-                            format!("{} plays on the forbidden point {human} (no liberty, captures nothing; move {number}): void, counts as a pass.", side_en(step.side)),
+                            format!("{} plays on the forbidden point {human} (no liberty, captures nothing; move {number}): void, counts as a pass.", step.side.title()),
                             format!("{}下在禁著點{human}（第{number}手）：無效，棄權一次。", step.side.chinese()),
                         ),
                         IllegalReason::Occupied | IllegalReason::OffBoard => (
@@ -959,11 +939,11 @@ impl Referee {
                 let mut points = vec![from];
                 points.extend(to);
                 points.extend(restored.iter().copied());
-                let h = from.to_human(SIZE as u8);
+                let h = from.human();
                 let entry = self.record.iter().rposition(|e| !e.struck && e.action == RecordAction::Place { point: from });
                 let (en, zh) = match to {
                     Some(p) => {
-                        let ph = p.to_human(SIZE as u8);
+                        let ph = p.human();
                         // Art. 17.3: the claim must come before the opponent's next move; until the
                         // arbiter confirms, the game goes on from the stone where it now stands.
                         if let Some(i) = entry {
@@ -971,11 +951,11 @@ impl Referee {
                             self.rebuild();
                         }
                         (
-                            format!("{} lifted the stone at {h} and played it at {ph} before the opponent moved: a takeback. The move is recorded at {ph} unless the arbiter confirms (then the stone goes back to {h} and {} is warned).", side_en(side), side.name()),
+                            format!("{} lifted the stone at {h} and played it at {ph} before the opponent moved: a takeback. The move is recorded at {ph} unless the arbiter confirms (then the stone goes back to {h} and {} is warned).", side.title(), side.name()),
                             format!("{}將{h}的棋子拿起改下在{ph}：悔棋。裁判確認前該手記為{ph}；確認則棋子放回{h}並警告。", side.chinese()),
                         )
                     }
-                    None => (format!("{} lifted the stone just played at {h}: a takeback.", side_en(side)), format!("{}拿起剛下的{h}棋子：悔棋。", side.chinese())),
+                    None => (format!("{} lifted the stone just played at {h}: a takeback.", side.title()), format!("{}拿起剛下的{h}棋子：悔棋。", side.chinese())),
                 };
                 let conf = 0.7 * Self::min_confidence(stable, &points);
                 let e = self.raise(t, EventKind::Takeback, Some(side), &points, conf, evidence, Message::new(en, zh), entry);
@@ -1002,14 +982,14 @@ impl Referee {
             Finding::WrongCapture { side, points } => {
                 let conf = 0.8 * Self::min_confidence(stable, &points);
                 let (en, zh) = (
-                    format!("{} removed stones that still have liberties: {}.", side_en(side), refs(&points)),
+                    format!("{} removed stones that still have liberties: {}.", side.title(), refs(&points)),
                     format!("{}誤提有氣之子：{}。", side.chinese(), refs(&points)),
                 );
                 let e = self.raise(t, EventKind::WrongCapture, Some(side), &points, conf, evidence, Message::new(en, zh), None);
                 events.push(e);
             }
             Finding::Scattered { points } => {
-                let restore: Vec<Restore> = points.iter().map(|&p| Restore { point: PointRef::of(p), stone: stone_colour(self.game.board().get(p)) }).collect();
+                let restore: Vec<Restore> = points.iter().map(|&p| Restore { point: PointRef::of(p), stone: self.game.board().get(p).color() }).collect();
                 let n = points.len();
                 let (en, zh) = (
                     format!("{n} points disturbed at once: the board is scattered. Restore it from the record (list attached)."),
@@ -1031,7 +1011,7 @@ impl Referee {
 
     fn resync(&mut self, t: f64, added: u32, evidence: &Evidence, by_arbiter: bool) -> Vec<Event> {
         let (board, removed) = self.physical.to_legal_board();
-        let (b, w) = self.physical.counts();
+        let ByColor { black: b, white: w } = self.physical.counts();
         let to_move = if b > w { Color::White } else { Color::Black };
         let missed = added;
         let base = self.move_number();
@@ -1050,7 +1030,7 @@ impl Referee {
         self.acks.clear();
         // Chains without liberties on the adopted board are captured stones not yet lifted.
         for p in &removed {
-            self.acks.insert(index(*p), Ack { physical: self.physical.get(*p), cause: AckCause::Pending });
+            self.acks.insert(p.index(), Ack { physical: self.physical.get(*p), cause: AckCause::Pending });
         }
         let (en, zh) = if by_arbiter {
             ("The arbiter set the legal position to the board as seen.".to_string(), "裁判以目前盤面為準。".to_string())
@@ -1070,7 +1050,7 @@ impl Referee {
         let points: Vec<Point> = p.points.iter().copied().collect();
         let partly = if p.removed_some { "only partly removed" } else { "not removed" };
         let (en, zh) = (
-            format!("{} captured at move {} but the stones {} are {partly} ({why}).", side_en(p.side), p.move_number, refs(&points)),
+            format!("{} captured at move {} but the stones {} are {partly} ({why}).", p.side.title(), p.move_number, refs(&points)),
             format!("{}第{}手提子，但{}{}。", p.side.chinese(), p.move_number, refs(&points), if p.removed_some { "漏提" } else { "未提" }),
         );
         let e = self.raise(t, EventKind::MissedCapture, Some(p.side), &points, 0.9, evidence, Message::new(en, zh), None);
@@ -1109,7 +1089,7 @@ impl Referee {
                 self.to_move_uncertain = false;
                 self.record.push(RecordEntry { number, side: *side, action: RecordAction::Pass, t, captured: Vec::new(), struck: false });
                 let e = self
-                    .event(t, EventKind::Pass, Message::new(format!("{} passes (move {number}).", side_en(*side)), format!("第{number}手：{}虛著。", side.chinese())))
+                    .event(t, EventKind::Pass, Message::new(format!("{} passes (move {number}).", side.title()), format!("第{number}手：{}虛著。", side.chinese())))
                     .with_side(Some(*side))
                     .with_move(Some(number));
                 let mut events = vec![e];
@@ -1126,15 +1106,15 @@ impl Referee {
                     Some(loser) => {
                         let winner = loser.opponent();
                         let forms = ResultForms {
-                            exact: format!("{} wins by resignation", side_en(winner)),
+                            exact: format!("{} wins by resignation", winner.title()),
                             points: format!("{}+R", winner.sgf_letter()),
                             customary: format!("{}中盤勝", winner.chinese()),
                             winner: Some(winner),
                             black_count: None,
                             komi_points: self.config.komi_points,
-                            warnings: [self.penalties.black_warnings, self.penalties.white_warnings],
+                            warnings: self.penalties.warnings,
                         };
-                        let mut events = self.end_play(t, &format!("{} resigns (Art. 7.2).", side_en(*loser)), &format!("{}方認輸（第7條2款）。", loser.chinese()));
+                        let mut events = self.end_play(t, &format!("{} resigns (Art. 7.2).", loser.title()), &format!("{}方認輸（第7條2款）。", loser.chinese()));
                         events.push(self.publish_result(t, forms));
                         Ok(events)
                     }
@@ -1147,7 +1127,7 @@ impl Referee {
                 }
                 let mut parsed = Vec::new();
                 for text in points {
-                    parsed.push(Point::parse(text, SIZE as u8, SIZE as u8).map_err(|_| ArbiterError::BadPoint(text.clone()))?);
+                    parsed.push(Point::parse_on_board(text).map_err(|_| ArbiterError::BadPoint(text.clone()))?);
                 }
                 for p in parsed {
                     let chain = self.game.board().chain(p);
@@ -1215,7 +1195,7 @@ impl Referee {
             return Err(ArbiterError::WrongPhase(self.phase_name()));
         }
         let point = point
-            .map(|text| Point::parse(text, SIZE as u8, SIZE as u8).map_err(|_| ArbiterError::BadPoint(text.to_owned())))
+            .map(|text| Point::parse_on_board(text).map_err(|_| ArbiterError::BadPoint(text.to_owned())))
             .transpose()?;
         let idx = self
             .record
@@ -1250,16 +1230,16 @@ impl Referee {
         self.refresh_acks(None);
         for p in board_before.differences(&board_after) {
             if board_after.get(p) != self.physical.get(p) {
-                self.acks.entry(index(p)).or_insert(Ack { physical: self.physical.get(p), cause: AckCause::Correction(number) });
+                self.acks.entry(p.index()).or_insert(Ack { physical: self.physical.get(p), cause: AckCause::Correction(number) });
             }
         }
         let shown = |action: &RecordAction| match action {
-            RecordAction::Place { point } | RecordAction::Void { point, .. } => point.to_human(SIZE as u8),
+            RecordAction::Place { point } | RecordAction::Void { point, .. } => point.human(),
             _ => "pass".to_owned(),
         };
         let (from, to) = (shown(&was), shown(&self.record[idx].action));
         let mut e = self
-            .event(t, EventKind::Correction, Message::new(format!("The arbiter corrected move {number}: {} {to} (was {from}).", side_en(side)), format!("裁判更正第{number}手：{}{to}（原記為{from}）。", side.chinese())))
+            .event(t, EventKind::Correction, Message::new(format!("The arbiter corrected move {number}: {} {to} (was {from}).", side.title()), format!("裁判更正第{number}手：{}{to}（原記為{from}）。", side.chinese())))
             .with_side(Some(side))
             .with_move(Some(number))
             .with_points(&point.into_iter().collect::<Vec<_>>());
@@ -1314,7 +1294,7 @@ impl Referee {
             winner: result.winner,
             black_count: Some(result.black_count),
             komi_points: self.config.komi_points,
-            warnings: [self.penalties.black_warnings, self.penalties.white_warnings],
+            warnings: self.penalties.warnings,
         }
     }
 
@@ -1380,8 +1360,8 @@ impl Referee {
                     self.record[entry].action = RecordAction::Place { point: from };
                     self.rebuild();
                     self.refresh_acks(Some(AckCause::Infraction(id)));
-                    note_en = format!(" The stone goes back to {}.", from.to_human(SIZE as u8));
-                    note_zh = format!("棋子放回{}。", from.to_human(SIZE as u8));
+                    note_en = format!(" The stone goes back to {}.", from.human());
+                    note_zh = format!("棋子放回{}。", from.human());
                 }
             }
             (EventKind::WrongColours, true) => {
@@ -1417,16 +1397,8 @@ impl Referee {
     }
 
     fn warn(&mut self, t: f64, side: Color, id: u64) -> Vec<Event> {
-        let n = match side {
-            Color::Black => {
-                self.penalties.black_warnings += 1;
-                self.penalties.black_warnings
-            }
-            Color::White => {
-                self.penalties.white_warnings += 1;
-                self.penalties.white_warnings
-            }
-        };
+        self.penalties.warnings[side] += 1;
+        let n = self.penalties.warnings[side];
         let (en, zh) = if n >= 2 {
             (format!("Second warning for {}: the game is lost (Art. 24.2).", side.name()), format!("{}方第二次警告，判負（第24條2款）。", side.chinese()))
         } else {
@@ -1450,12 +1422,12 @@ impl Referee {
     pub fn state(&self) -> Snapshot {
         let legal = Grid::from_board(self.game.board());
         let mut differences = Vec::new();
-        for p in all_points() {
+        for p in Point::all() {
             let (l, ph) = (legal.get(p), self.physical.get(p));
             if l == ph {
                 continue;
             }
-            let cause = match self.acks.get(&index(p)).map(|a| a.cause) {
+            let cause = match self.acks.get(&p.index()).map(|a| a.cause) {
                 Some(AckCause::Infraction(id)) => {
                     let kind = self.infractions.iter().find(|i| i.id == id).map_or(EventKind::MovedStone, |i| i.kind);
                     DifferenceCause::Infraction { id, kind }
@@ -1463,12 +1435,12 @@ impl Referee {
                 Some(AckCause::Correction(number)) => DifferenceCause::Correction { number },
                 _ => DifferenceCause::PendingCapture,
             };
-            differences.push(Difference { point: PointRef::of(p), legal: stone_colour(l), physical: stone_colour(ph), cause });
+            differences.push(Difference { point: PointRef::of(p), legal: l.color(), physical: ph.color(), cause });
         }
         let view = |i: &Infraction| InfractionView { id: i.id, status: i.status, event: i.event.clone() };
-        let mut captures = [0u32; 2];
+        let mut captures = ByColor::<u32>::default();
         for e in self.record.iter().filter(|e| !e.struck) {
-            captures[usize::from(e.side == Color::White)] += e.captured.len() as u32;
+            captures[e.side] += e.captured.len() as u32;
         }
         Snapshot {
             table: self.config.table.clone(),
@@ -1483,7 +1455,7 @@ impl Referee {
             move_number: self.move_number(),
             open_infractions: self.infractions.iter().filter(|i| i.status == Status::Suspected).map(view).collect(),
             decided_infractions: self.infractions.iter().filter(|i| i.status != Status::Suspected).map(view).collect(),
-            warnings: [self.penalties.black_warnings, self.penalties.white_warnings],
+            warnings: self.penalties.warnings,
             captures,
             dead: self.dead.iter().map(|&p| PointRef::of(p)).collect(),
             result: self.result.clone(),
@@ -1523,7 +1495,7 @@ fn replay_record(start_board: &Board, start_to_move: Color, record: &mut [Record
             RecordAction::Setup { rows, to_move, missed } => {
                 offset += game.move_number() + missed;
                 e.number = offset;
-                let board = Grid::from_rows(rows).map(|g| g.to_legal_board().0).unwrap_or_else(empty_board);
+                let board = Grid::<Stone>::from_rows(rows).map(|g| g.to_legal_board().0).unwrap_or_else(|_| empty_board());
                 game = Game::from_board(board, *to_move);
             }
             RecordAction::Turn => game.set_to_move(e.side),

@@ -5,9 +5,8 @@
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
-use tengen_rules::Stone;
+use tengen_rules::{Grid, Point, Stone, BOARD_POINTS};
 
-use crate::grid::{all_points, index, Grid, POINTS};
 use crate::observation::Observation;
 
 /// How readings become a stable board.
@@ -92,7 +91,7 @@ impl Stabiliser {
             config,
             stable: initial,
             window: VecDeque::new(),
-            unclear_since: vec![None; POINTS],
+            unclear_since: vec![None; BOARD_POINTS],
             report_next: false,
         }
     }
@@ -122,12 +121,12 @@ impl Stabiliser {
             self.window.clear();
             return out;
         }
-        let mut cells = Vec::with_capacity(POINTS);
-        for p in all_points() {
+        let mut cells = Vec::with_capacity(BOARD_POINTS);
+        for p in Point::all() {
             let po = obs.points[usize::from(p.row)][usize::from(p.col)];
             let known = po.reading.stone().filter(|_| po.confidence >= self.config.min_confidence);
             cells.push(known.map(|s| (s, po.confidence)));
-            let slot = &mut self.unclear_since[index(p)];
+            let slot = &mut self.unclear_since[p.index()];
             match (known, slot.as_mut()) {
                 (Some(_), _) => *slot = None,
                 (None, None) => *slot = Some((obs.t, false)),
@@ -168,9 +167,9 @@ impl Stabiliser {
         let len = self.window.len();
         let needed = len.saturating_sub(self.config.flicker_tolerance.max(len / 4)).max(len / 2 + 1);
         let mut grid = self.stable.clone();
-        let mut confidence = vec![1.0f32; POINTS];
-        for p in all_points() {
-            let i = index(p);
+        let mut confidence = vec![1.0f32; BOARD_POINTS];
+        for p in Point::all() {
+            let i = p.index();
             // Count each value among the frames that read this point.
             let mut tally: [(usize, f32); 3] = [(0, 0.0); 3];
             for f in &self.window {
@@ -215,11 +214,11 @@ fn slot_stone(k: usize) -> Stone {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grid::SIZE;
+    use tengen_rules::BOARD_LINES;
     use tengen_rules::{Color, Point};
 
     fn rows_with(points: &[(usize, usize, char)]) -> Vec<String> {
-        let mut rows: Vec<Vec<char>> = vec![vec!['.'; SIZE]; SIZE];
+        let mut rows: Vec<Vec<char>> = vec![vec!['.'; BOARD_LINES]; BOARD_LINES];
         for &(c, r, ch) in points {
             rows[r][c] = ch;
         }

@@ -5,8 +5,8 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 use proptest::prelude::*;
-use tengen_referee::{EventKind, Observation, PointObservation, Reading, Referee, RefereeConfig, Status, SIZE};
-use tengen_rules::{Color, Game, Move, Point, Stone};
+use tengen_referee::{EventKind, Observation, PointObservation, Referee, RefereeConfig, Status};
+use tengen_rules::{Color, Game, Move, Point, PointState, Stone, BOARD_LINES};
 
 /// splitmix64: a tiny deterministic generator driven by proptest's seed.
 struct Rng(u64);
@@ -26,43 +26,43 @@ impl Rng {
     }
 }
 
-type Cells = [[Stone; SIZE]; SIZE];
+type Cells = [[Stone; BOARD_LINES]; BOARD_LINES];
 
-fn reading(s: Stone) -> Reading {
+fn reading(s: Stone) -> PointState {
     match s {
-        Stone::Empty => Reading::Empty,
-        Stone::Of(Color::Black) => Reading::Black,
-        Stone::Of(Color::White) => Reading::White,
+        Stone::Empty => PointState::Empty,
+        Stone::Of(Color::Black) => PointState::Black,
+        Stone::Of(Color::White) => PointState::White,
     }
 }
 
 fn frame(t: f64, cells: &Cells, occluded: bool, rng: &mut Rng) -> Observation {
-    let mut points = [[PointObservation { reading: Reading::Empty, confidence: 0.95 }; SIZE]; SIZE];
-    for r in 0..SIZE {
-        for c in 0..SIZE {
+    let mut points = [[PointObservation { reading: PointState::Empty, confidence: 0.95 }; BOARD_LINES]; BOARD_LINES];
+    for r in 0..BOARD_LINES {
+        for c in 0..BOARD_LINES {
             points[r][c] = PointObservation { reading: reading(cells[r][c]), confidence: 0.9 + 0.1 * (rng.below(10) as f32 / 10.0) };
         }
     }
     if occluded {
         // A hand: a rectangle of garbage readings, some of them confident.
-        let (r0, c0) = (rng.below(SIZE as u64) as usize, rng.below(SIZE as u64) as usize);
+        let (r0, c0) = (rng.below(BOARD_LINES as u64) as usize, rng.below(BOARD_LINES as u64) as usize);
         let (h, w) = (3 + rng.below(8) as usize, 2 + rng.below(5) as usize);
         for row in points.iter_mut().skip(r0).take(h) {
             for p in row.iter_mut().skip(c0).take(w) {
-                let reading = [Reading::Empty, Reading::Black, Reading::White, Reading::Unknown][rng.below(4) as usize];
+                let reading = [PointState::Empty, PointState::Black, PointState::White, PointState::Unknown][rng.below(4) as usize];
                 *p = PointObservation { reading, confidence: rng.below(100) as f32 / 100.0 };
             }
         }
     } else {
         // Noise: a few single-frame flips, confident, and a few unreadable points.
         for _ in 0..rng.below(3) {
-            let (r, c) = (rng.below(SIZE as u64) as usize, rng.below(SIZE as u64) as usize);
-            let reading = [Reading::Empty, Reading::Black, Reading::White][rng.below(3) as usize];
+            let (r, c) = (rng.below(BOARD_LINES as u64) as usize, rng.below(BOARD_LINES as u64) as usize);
+            let reading = [PointState::Empty, PointState::Black, PointState::White][rng.below(3) as usize];
             points[r][c] = PointObservation { reading, confidence: 0.9 };
         }
         for _ in 0..rng.below(3) {
-            let (r, c) = (rng.below(SIZE as u64) as usize, rng.below(SIZE as u64) as usize);
-            points[r][c] = PointObservation { reading: Reading::Unknown, confidence: 0.1 };
+            let (r, c) = (rng.below(BOARD_LINES as u64) as usize, rng.below(BOARD_LINES as u64) as usize);
+            points[r][c] = PointObservation { reading: PointState::Unknown, confidence: 0.1 };
         }
     }
     Observation { t, points, occluded, frame_ref: None }
@@ -71,7 +71,7 @@ fn frame(t: f64, cells: &Cells, occluded: bool, rng: &mut Rng) -> Observation {
 /// Plays the attempts that are legal (in a `region`×`region` corner, so captures and kos happen)
 /// and returns (colour, point, captured) per move.
 fn random_game(attempts: &[(u8, u8)], region: u8) -> Vec<(Color, Point, Vec<Point>)> {
-    let mut game = match Game::new(SIZE as u8, SIZE as u8) {
+    let mut game = match Game::new(BOARD_LINES as u8, BOARD_LINES as u8) {
         Ok(g) => g,
         Err(e) => panic!("19x19: {e}"),
     };
@@ -102,7 +102,7 @@ proptest! {
         let record = random_game(&attempts, region);
         let mut rng = Rng(seed);
         let mut referee = Referee::new(RefereeConfig::default());
-        let mut cells: Cells = [[Stone::Empty; SIZE]; SIZE];
+        let mut cells: Cells = [[Stone::Empty; BOARD_LINES]; BOARD_LINES];
         let mut t = 0.0;
         let mut events = Vec::new();
         let mut view = |cells: &Cells, t: &mut f64, rng: &mut Rng, events: &mut Vec<tengen_referee::Event>| {

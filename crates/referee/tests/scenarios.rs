@@ -8,7 +8,7 @@ mod common;
 
 use common::{infractions, kinds, moves, only_infraction, Table};
 use tengen_referee::{ArbiterAction, ArbiterError, DifferenceCause, EventKind, Input, Observation, RecordAction, Referee, RefereeConfig, Status};
-use tengen_rules::Color;
+use tengen_rules::{ByColor, Color};
 
 #[test]
 fn ordinary_moves_and_a_capture_lifted_over_two_views_raise_nothing() {
@@ -38,7 +38,7 @@ fn ordinary_moves_and_a_capture_lifted_over_two_views_raise_nothing() {
         ]
     );
     assert!(infractions(&t.events).is_empty(), "{:#?}", infractions(&t.events));
-    assert_eq!(t.state().captures, [1, 0]);
+    assert_eq!(t.state().captures, ByColor::new(1, 0));
 }
 
 #[test]
@@ -53,7 +53,7 @@ fn wrong_colours_article_17_1() {
     let ev = t.arbiter(ArbiterAction::Confirm { infraction: e.infraction.expect("id") });
     assert_eq!(ev[0].status, Status::Confirmed);
     assert!(t.state().colours_corrected);
-    assert_eq!(t.state().warnings, [0, 0], "no warning for wrong colours");
+    assert_eq!(t.state().warnings, ByColor::new(0, 0), "no warning for wrong colours");
 }
 
 #[test]
@@ -71,7 +71,7 @@ fn double_move_article_17_2_confirmed_voids_the_second_move() {
     let ev = t.arbiter(ArbiterAction::Confirm { infraction: e.infraction.expect("id") });
     assert!(kinds(&ev).contains(&EventKind::Warning));
     let st = t.state();
-    assert_eq!(st.warnings, [1, 0]);
+    assert_eq!(st.warnings, ByColor::new(1, 0));
     assert_eq!(st.to_move, Color::White);
     assert_eq!(st.legal[3].chars().nth(3), Some('.'), "D16 is void on the legal board");
     assert_eq!(st.differences.len(), 1, "the void stone still stands: shown until removed");
@@ -91,7 +91,7 @@ fn double_move_dismissed_is_an_unrecorded_pass() {
     let e = only_infraction(&ev, EventKind::DoubleMove, "17.2");
     t.arbiter(ArbiterAction::Dismiss { infraction: e.infraction.expect("id") });
     let st = t.state();
-    assert_eq!(st.warnings, [0, 0]);
+    assert_eq!(st.warnings, ByColor::new(0, 0));
     assert_eq!(st.move_number, 3, "D4, white pass, Q16");
     assert!(matches!(st.moves[1].action, tengen_referee::RecordAction::Pass));
     assert!(st.differences.is_empty());
@@ -420,7 +420,7 @@ fn a_second_confirmed_warning_loses_the_game() {
     let ev = t.arbiter(ArbiterAction::Confirm { infraction: e2.infraction.expect("id") });
     let result = ev.iter().find(|e| e.kind == EventKind::Result).expect("second warning ends the game");
     assert_eq!(result.result.as_ref().map(|r| r.points.as_str()), Some("W+F"));
-    assert_eq!(t.state().warnings, [2, 0]);
+    assert_eq!(t.state().warnings, ByColor::new(2, 0));
 }
 
 #[test]
@@ -586,7 +586,7 @@ fn wrong_colours_found_by_the_arbiter_are_ruled_by_move_ten() {
     assert!(ev[0].message.en.contains("stands as played"), "{}", ev[0].message.en);
     assert!(!late.state().colours_corrected);
     assert!(late.state().players_swapped, "the record names who played which colour");
-    assert_eq!(late.state().warnings, [0, 0]);
+    assert_eq!(late.state().warnings, ByColor::new(0, 0));
 
     // The referee's own alert (a white first stone) is what the arbiter's finding answers.
     let mut own = Table::new();

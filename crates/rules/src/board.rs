@@ -5,7 +5,12 @@
 //! a chain has no liberty exactly when the count is zero, and it updates in O(1) per stone,
 //! which is what makes play + capture fast.
 
-use crate::coord::{Color, Point, MAX_BOARD_SIZE};
+use crate::board_text::{format_rows, parse_rows};
+use crate::color::{ByColor, Color};
+use crate::grid::Grid;
+use crate::point::Point;
+use crate::size::MAX_BOARD_SIZE;
+use crate::stone::Stone;
 use crate::zobrist::{BLACK_KEYS, WHITE_KEYS};
 
 /// Cells in the padded array: a 19-wide board uses a stride of 20 (one shared border column)
@@ -16,17 +21,6 @@ const EMPTY: u8 = 0;
 const BLACK: u8 = 1;
 const WHITE: u8 = 2;
 const BORDER: u8 = 3;
-
-/// What stands on a point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
-pub enum Stone {
-    /// No stone.
-    Empty,
-    /// A stone of this colour.
-    Of(Color),
-}
 
 #[inline]
 fn cell_of(color: Color) -> u8 {
@@ -100,6 +94,11 @@ impl Board {
         if width == 0 || height == 0 || width > MAX_BOARD_SIZE || height > MAX_BOARD_SIZE {
             return None;
         }
+        Some(Board::blank(width, height))
+    }
+
+    /// An empty board of sides already checked to lie in 1..=19.
+    fn blank(width: u8, height: u8) -> Self {
         let stride = usize::from(width) + 1;
         let mut board = Board {
             width,
@@ -120,36 +119,32 @@ impl Board {
                 board.cells[idx] = EMPTY;
             }
         }
-        Some(board)
+        board
     }
 
-    /// A board from a grid of rows, top row first, using `.` (or `+`) empty, `X` black, `O` white.
-    /// Every chain must have a liberty; returns `None` otherwise or on a malformed grid.
+    /// A board from rows of board text ([`crate::board_text`]), top row first: `.` (or `+`)
+    /// empty, `X` black, `O` white. `None` on malformed text or when a chain has no liberty.
     pub fn from_rows<S: AsRef<str>>(rows: &[S]) -> Option<Self> {
         let height = u8::try_from(rows.len()).ok()?;
-        let width = u8::try_from(rows.first()?.as_ref().chars().count()).ok()?;
-        let mut board = Board::new(width, height)?;
-        for (r, line) in rows.iter().enumerate() {
-            let line = line.as_ref();
-            if line.chars().count() != usize::from(width) {
-                return None;
-            }
-            for (c, ch) in line.chars().enumerate() {
-                let stone = match ch {
-                    '.' | '+' => Stone::Empty,
-                    'X' | 'x' | 'B' | 'b' => Stone::Of(Color::Black),
-                    'O' | 'o' | 'W' | 'w' => Stone::Of(Color::White),
-                    _ => return None,
-                };
-                board.set_raw(Point::new(c as u8, r as u8), stone);
-            }
+        let width = rows.first()?.as_ref().chars().filter(|c| !c.is_whitespace()).count();
+        let mut board = Board::new(u8::try_from(width).ok()?, height)?;
+        let stones: Vec<Stone> = parse_rows(rows, width, usize::from(height)).ok()?;
+        for (i, stone) in stones.into_iter().enumerate() {
+            board.set_raw(Point::new((i % width) as u8, (i / width) as u8), stone);
         }
         board.rebuild_chains();
-        if board.chains_without_liberties().is_empty() {
-            Some(board)
-        } else {
-            None
+        board.chains_without_liberties().is_empty().then_some(board)
+    }
+
+    /// The 19×19 board holding a grid's stones, as they are: chains without liberties stay (a
+    /// physical board can hold them; see [`Board::chains_without_liberties`]).
+    pub fn from_stones(grid: &Grid<Stone>) -> Self {
+        let mut board = Board::blank(MAX_BOARD_SIZE, MAX_BOARD_SIZE);
+        for (p, stone) in grid.iter() {
+            board.set_raw(p, stone);
         }
+        board.rebuild_chains();
+        board
     }
 
     /// Width in columns.
@@ -243,25 +238,16 @@ impl Board {
             .map(|(c, r)| Point::new(c as u8, r as u8))
     }
 
-    /// Stones of each colour: (black, white).
-    pub fn stone_counts(&self) -> (usize, usize) {
+    /// Stones of each colour.
+    pub fn stone_counts(&self) -> ByColor<usize> {
         let used = &self.cells[..self.used()];
-        (used.iter().filter(|&&c| c == BLACK).count(), used.iter().filter(|&&c| c == WHITE).count())
+        ByColor::new(used.iter().filter(|&&c| c == BLACK).count(), used.iter().filter(|&&c| c == WHITE).count())
     }
 
-    /// The board as rows of `.XO`, top row first.
+    /// The board as rows of board text (`.XO`), top row first.
     pub fn rows(&self) -> Vec<String> {
-        (0..self.height)
-            .map(|r| {
-                (0..self.width)
-                    .map(|c| match self.get(Point::new(c, r)) {
-                        Stone::Empty => '.',
-                        Stone::Of(Color::Black) => 'X',
-                        Stone::Of(Color::White) => 'O',
-                    })
-                    .collect()
-            })
-            .collect()
+        let stones: Vec<Stone> = self.points().map(|p| self.get(p)).collect();
+        format_rows(&stones, usize::from(self.width))
     }
 
     /// The stones of the chain through `p` (empty when `p` is empty).

@@ -2,8 +2,10 @@
 //! agreement (Art. 8), so this module only *suggests*: Benson's test finds chains that are
 //! alive whatever the opponent does, and a simple enclosure heuristic proposes dead chains.
 
-use crate::board::{Board, Stone};
-use crate::coord::{Color, Point};
+use crate::board::Board;
+use crate::stone::Stone;
+use crate::color::Color;
+use crate::point::Point;
 
 /// A suggestion of dead chains, for the players and the arbiter to confirm (never applied
 /// automatically).

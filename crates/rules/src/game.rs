@@ -7,8 +7,11 @@
 //! the moves since — so a collision can never raise a false flag, while ordinary moves copy no
 //! board at all.
 
-use crate::board::{Board, PlaceError, Stone};
-use crate::coord::{Color, Move, Point};
+use crate::board::{Board, PlaceError};
+use crate::stone::Stone;
+use crate::color::Color;
+use crate::moves::Move;
+use crate::point::Point;
 use crate::zobrist::WHITE_TO_MOVE;
 
 /// Why a move is illegal. The game is unchanged; under Art. 18.3/19 the caller may record the

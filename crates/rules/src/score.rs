@@ -1,8 +1,10 @@
 //! Area counting (數子法, Art. 9), komi (Art. 11), warnings (Art. 24) and the result in the
 //! three forms an arbiter writes: exact stones, points, and the customary Chinese half-stone form.
 
-use crate::board::{Board, Stone};
-use crate::coord::{Color, Point};
+use crate::board::Board;
+use crate::stone::Stone;
+use crate::color::{ByColor, Color};
+use crate::point::Point;
 
 /// Komi, held in points (7½ points = 3¾ stones, the default since 2001).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,10 +36,8 @@ impl Komi {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Penalties {
-    /// Confirmed warnings against Black.
-    pub black_warnings: u32,
-    /// Confirmed warnings against White.
-    pub white_warnings: u32,
+    /// Confirmed warnings against each side.
+    pub warnings: ByColor<u32>,
 }
 
 /// The count of a final position with the dead stones removed.
@@ -95,7 +95,7 @@ pub fn count_area(board: &Board, dead: &[Point]) -> AreaCount {
             Stone::Empty => {}
         }
     }
-    let (black_stones, white_stones) = board.stone_counts();
+    let ByColor { black: black_stones, white: white_stones } = board.stone_counts();
     let (mut black_territory, mut white_territory, mut shared) = (0, 0, 0);
     let mut seen = vec![false; board.area()];
     let slot = |p: Point| usize::from(p.row) * usize::from(board.width()) + usize::from(p.col);
@@ -166,9 +166,10 @@ impl GameResult {
     /// (罰出一子): Black's count goes down by one for Black's, up by one for White's (the stone
     /// passes to the opponent, as when counting Black's stones only); two warnings lose.
     pub fn from_count(count: &AreaCount, komi: Komi, penalties: Penalties) -> Self {
-        let black_count = count.black_area() - f64::from(penalties.black_warnings) + f64::from(penalties.white_warnings);
+        let warnings = penalties.warnings;
+        let black_count = count.black_area() - f64::from(warnings.black) + f64::from(warnings.white);
         let margin = black_count - count.par() - komi.stones();
-        let lost_by_warnings = match (penalties.black_warnings >= 2, penalties.white_warnings >= 2) {
+        let lost_by_warnings = match (warnings.black >= 2, warnings.white >= 2) {
             (true, false) => Some(Color::Black),
             (false, true) => Some(Color::White),
             _ => None,
@@ -310,10 +311,10 @@ mod tests {
         assert_eq!(r.points(), "0");
         assert_eq!(r.customary(), "和棋");
         // One warning against Black turns a ¾-stone win into a ¼-stone loss.
-        let r = count_with_black_area(185.0).result(Komi::default(), Penalties { black_warnings: 1, white_warnings: 0 });
+        let r = count_with_black_area(185.0).result(Komi::default(), Penalties { warnings: ByColor::new(1, 0) });
         assert_eq!(r.points(), "W+0.5");
         // A second warning loses whatever the count.
-        let r = count_with_black_area(250.0).result(Komi::default(), Penalties { black_warnings: 2, white_warnings: 0 });
+        let r = count_with_black_area(250.0).result(Komi::default(), Penalties { warnings: ByColor::new(2, 0) });
         assert_eq!(r.winner, Some(Color::White));
         assert_eq!(r.points(), "W+F");
     }

@@ -5,7 +5,7 @@
 #![allow(clippy::expect_used)] // set-up failures in tests should fail loudly
 
 use proptest::prelude::*;
-use tengen_rules::{count_area, Board, Color, Game, Move, Point, Stone};
+use tengen_rules::{count_area, Board, ByColor, Color, Game, Move, Point, Stone};
 
 /// Plays random (col, row) attempts; illegal ones are skipped, as a referee would refuse them.
 fn random_game(size: u8, attempts: &[(u8, u8)]) -> (Game, Vec<(Game, Color, Point, usize)>) {
@@ -29,10 +29,10 @@ proptest! {
     fn stones_are_conserved_through_captures(size in 2u8..=9, attempts in prop::collection::vec((0u8..19, 0u8..19), 1..250)) {
         let (_, log) = random_game(size, &attempts);
         for (before, color, _p, captured) in log {
-            let (b0, w0) = before.board().stone_counts();
+            let ByColor { black: b0, white: w0 } = before.board().stone_counts();
             let mut after = before.clone();
             after.play(color, Move::Place(_p)).expect("was legal");
-            let (b1, w1) = after.board().stone_counts();
+            let ByColor { black: b1, white: w1 } = after.board().stone_counts();
             match color {
                 Color::Black => prop_assert_eq!((b1, w1 + captured), (b0 + 1, w0)),
                 Color::White => prop_assert_eq!((w1, b1 + captured), (w0 + 1, b0)),

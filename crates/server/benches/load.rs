@@ -125,7 +125,7 @@ impl tengen_server::FrameAnalyzer for DecodeOnly {
         let img = image::load_from_memory(encoded).map_err(|e| tengen_server::engine::AnalyzeError::Decode(e.to_string()))?;
         std::hint::black_box(img);
         Ok(tengen_server::model::Observation {
-            points: vec![tengen_server::model::PointReading::Empty; tengen_server::model::POINTS],
+            points: vec![tengen_rules::PointState::Empty; tengen_rules::BOARD_POINTS],
             corners: None,
             confidence: 1.0,
             occluded: false,

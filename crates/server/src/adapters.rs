@@ -4,23 +4,20 @@
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::locate::{from_corners, locate_gray, refine_gray, LocateOptions};
 use tengen_vision::tracking::{line_score, line_score_rgb, max_shift_cells, TrackerConfig};
-use tengen_vision::{read_board, GridGeometry, LensDistortion, PointState, ReaderConfig};
+use tengen_vision::{read_board, GridGeometry, LensDistortion, ReaderConfig};
+use tengen_rules::{PointState, BOARD_LINES, BOARD_POINTS};
 
 use std::sync::Arc;
 
 use crate::imaging::grey;
 
 use tengen_referee as referee;
-use tengen_rules::Color;
 
 use crate::engine::{
     AnalyzeError, AnalyzerFactory, Corners, Engines, FrameAnalyzer, RefereeError, RefereeFactory,
     SystemClock, TableReferee,
 };
-use crate::model::{
-    ArbiterAction, Colour, GameView, Observation, OpenAlert, PointReading, RecordMove,
-    RefereeEvent, Severity, POINTS, SIZE,
-};
+use crate::model::{ArbiterAction, GameView, Observation, OpenAlert, RecordMove, RefereeEvent, Severity};
 
 /// Reads frames with `tengen-vision`: decode, place the grid (fixed calibration, else the
 /// tracked grid, else a search), read the 361 points with occlusion.
@@ -85,21 +82,16 @@ impl VisionAnalyzer {
     }
 
     fn observation(reading: &tengen_vision::BoardReading, geometry: &GridGeometry) -> Observation {
-        let mut points = Vec::with_capacity(POINTS);
-        let mut point_confidence = Vec::with_capacity(POINTS);
-        for row in reading.points.iter().take(SIZE) {
-            for point in row.iter().take(SIZE) {
-                points.push(match point.state {
-                    PointState::Empty => PointReading::Empty,
-                    PointState::Black => PointReading::Black,
-                    PointState::White => PointReading::White,
-                    PointState::Unknown => PointReading::Occluded,
-                });
+        let mut points = Vec::with_capacity(BOARD_POINTS);
+        let mut point_confidence = Vec::with_capacity(BOARD_POINTS);
+        for row in reading.points.iter().take(BOARD_LINES) {
+            for point in row.iter().take(BOARD_LINES) {
+                points.push(point.state);
                 point_confidence.push(point.confidence.clamp(0.0, 1.0));
             }
         }
         #[allow(clippy::cast_precision_loss)]
-        let confidence = point_confidence.iter().sum::<f32>() / POINTS as f32;
+        let confidence = point_confidence.iter().sum::<f32>() / BOARD_POINTS as f32;
         Observation {
             points,
             corners: Some(geometry.corners()),
@@ -253,7 +245,7 @@ fn still(patches: &[f32], reference: &[f32]) -> bool {
 fn intersection_patches(rgb: &image::RgbImage, geometry: &GridGeometry) -> Vec<f32> {
     let (w, h) = rgb.dimensions();
     let raw = rgb.as_raw();
-    let last = (SIZE - 1) as f64;
+    let last = (BOARD_LINES - 1) as f64;
     let cell = {
         let c = geometry.corners();
         let d = |a: [f64; 2], b: [f64; 2]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt();
@@ -261,9 +253,9 @@ fn intersection_patches(rgb: &image::RgbImage, geometry: &GridGeometry) -> Vec<f
     };
     // Five by five samples spread over the patch (at most every pixel).
     let step = (0.06 * cell).max(1.0);
-    let mut patches = Vec::with_capacity(POINTS);
-    for row in 0..SIZE {
-        for col in 0..SIZE {
+    let mut patches = Vec::with_capacity(BOARD_POINTS);
+    for row in 0..BOARD_LINES {
+        for col in 0..BOARD_LINES {
             #[allow(clippy::cast_precision_loss)]
             let p = geometry.project(col as f64, row as f64);
             let mut sum = 0u32;
@@ -303,20 +295,6 @@ pub struct RefereeAdapter {
     referee: referee::Referee,
     /// A result set by the arbiter by hand (overrides the counted one).
     result_override: Option<String>,
-}
-
-fn colour_of(c: Color) -> Colour {
-    match c {
-        Color::Black => Colour::Black,
-        Color::White => Colour::White,
-    }
-}
-
-fn color_of(c: Colour) -> Color {
-    match c {
-        Colour::Black => Color::Black,
-        Colour::White => Color::White,
-    }
 }
 
 /// Seconds since the epoch, the referee's time base.
@@ -381,19 +359,14 @@ impl RefereeAdapter {
     }
 
     fn to_referee_observation(at_ms: i64, obs: &Observation) -> referee::Observation {
-        let mut points = [[referee::PointObservation::default(); referee::SIZE]; referee::SIZE];
-        for (i, reading) in obs.points.iter().enumerate().take(POINTS) {
-            let (row, col) = (i / SIZE, i % SIZE);
+        let mut points = [[referee::PointObservation::default(); BOARD_LINES]; BOARD_LINES];
+        for (i, reading) in obs.points.iter().enumerate().take(BOARD_POINTS) {
+            let (row, col) = (i / BOARD_LINES, i % BOARD_LINES);
             points[row][col] = referee::PointObservation {
-                reading: match reading {
-                    PointReading::Empty => referee::Reading::Empty,
-                    PointReading::Black => referee::Reading::Black,
-                    PointReading::White => referee::Reading::White,
-                    PointReading::Occluded => referee::Reading::Unknown,
-                },
+                reading: *reading,
                 // Each point's own confidence where the vision gave one, so the referee's
                 // floor and its events' confidence see the doubtful points, not a frame mean.
-                confidence: if *reading == PointReading::Occluded {
+                confidence: if *reading == PointState::Unknown {
                     0.0
                 } else {
                     obs.point_confidence.get(i).copied().unwrap_or(obs.confidence)
@@ -424,12 +397,12 @@ impl TableReferee for RefereeAdapter {
         let mapped = match action {
             ArbiterAction::Confirm { alert_id } => A::Confirm { infraction: *alert_id },
             ArbiterAction::Dismiss { alert_id } => A::Dismiss { infraction: *alert_id },
-            ArbiterAction::Pass { colour } => A::Pass { side: color_of(*colour) },
-            ArbiterAction::EndGame { resigned } => A::EndGame { resigned: resigned.map(color_of) },
+            ArbiterAction::Pass { colour } => A::Pass { side: *colour },
+            ArbiterAction::EndGame { resigned } => A::EndGame { resigned: *resigned },
             ArbiterAction::MarkDead { points } => A::MarkDead { points: points.clone() },
             ArbiterAction::Count => A::Count,
             ArbiterAction::AdoptPhysical => A::AdoptPhysical,
-            ArbiterAction::SetToMove { colour } => A::SetToMove { side: color_of(*colour) },
+            ArbiterAction::SetToMove { colour } => A::SetToMove { side: *colour },
             ArbiterAction::SetResult { result } => {
                 self.result_override = Some(result.clone());
                 return Ok(vec![RefereeEvent {
@@ -482,7 +455,7 @@ impl TableReferee for RefereeAdapter {
                     referee::RecordAction::Pass | referee::RecordAction::Void { .. } => None,
                     referee::RecordAction::Setup { .. } | referee::RecordAction::Turn => return None,
                 };
-                Some(RecordMove { number: entry.number, colour: colour_of(entry.side), point })
+                Some(RecordMove { number: entry.number, colour: entry.side, point })
             })
             .collect();
         let open_alerts = snapshot
@@ -504,7 +477,7 @@ impl TableReferee for RefereeAdapter {
             legal: board_of(&snapshot.legal),
             physical: board_of(&snapshot.physical),
             moves,
-            to_move: colour_of(snapshot.to_move),
+            to_move: snapshot.to_move,
             open_alerts,
             warnings: snapshot.warnings,
             captures: snapshot.captures,
@@ -541,7 +514,8 @@ pub fn standard_engines() -> Engines {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tengen_synth::{render, Hand, Position, Scene, Side, Stone};
+    use tengen_rules::Stone;
+    use tengen_synth::{render, Hand, Position, Scene, Side};
 
     fn jpeg(position: &Position, scene: &Scene) -> Vec<u8> {
         render(position, scene).expect("render").jpeg()
@@ -549,16 +523,16 @@ mod tests {
 
     #[test]
     fn each_point_reaches_the_referee_with_its_own_confidence() {
-        let mut points = vec![PointReading::Empty; POINTS];
-        points[0] = PointReading::Black;
-        points[1] = PointReading::Occluded;
-        points[2] = PointReading::White;
-        let mut point_confidence = vec![0.9; POINTS];
+        let mut points = vec![PointState::Empty; BOARD_POINTS];
+        points[0] = PointState::Black;
+        points[1] = PointState::Unknown;
+        points[2] = PointState::White;
+        let mut point_confidence = vec![0.9; BOARD_POINTS];
         point_confidence[0] = 0.3;
         point_confidence[1] = 0.8;
         let obs = Observation { points, corners: None, confidence: 0.85, occluded: false, moved_cells: None, point_confidence };
         let fed = RefereeAdapter::to_referee_observation(1000, &obs);
-        assert_eq!(fed.points[0][0].reading, referee::Reading::Black);
+        assert_eq!(fed.points[0][0].reading, PointState::Black);
         assert!((fed.points[0][0].confidence - 0.3).abs() < 1e-6, "the doubtful stone keeps its own confidence");
         assert_eq!(fed.points[0][1].confidence, 0.0, "an occluded point has none");
         assert!((fed.points[0][2].confidence - 0.9).abs() < 1e-6);
@@ -571,20 +545,20 @@ mod tests {
 
     #[test]
     fn the_vision_reading_gives_every_point_its_confidence() {
-        let position = Position::empty().with(3, 3, Stone::Black).with(15, 15, Stone::White);
+        let position = Position::empty().with(3, 3, Stone::BLACK).with(15, 15, Stone::WHITE);
         let scene = Scene::preset("webcam").expect("preset").with_size(960, 720).with_seed(4);
         let obs = VisionAnalyzer::new(None).analyze(&jpeg(&position, &scene)).expect("located");
-        assert_eq!(obs.point_confidence.len(), POINTS);
+        assert_eq!(obs.point_confidence.len(), BOARD_POINTS);
         assert!(obs.point_confidence.iter().all(|c| (0.0..=1.0).contains(c)));
         #[allow(clippy::cast_precision_loss)]
-        let mean = obs.point_confidence.iter().sum::<f32>() / POINTS as f32;
+        let mean = obs.point_confidence.iter().sum::<f32>() / BOARD_POINTS as f32;
         assert!((mean - obs.confidence).abs() < 1e-4, "the frame's confidence is their mean");
         assert!(obs.point_confidence.iter().any(|&c| (c - obs.confidence).abs() > 1e-3), "they differ from point to point");
     }
 
     #[test]
     fn a_still_board_keeps_its_reading_and_a_new_stone_or_a_hand_is_read() {
-        let before = Position::empty().with(3, 3, Stone::Black).with(15, 15, Stone::White);
+        let before = Position::empty().with(3, 3, Stone::BLACK).with(15, 15, Stone::WHITE);
         for preset in ["webcam", "dim"] {
             let scene = Scene::preset(preset).expect("preset").with_size(960, 720).with_seed(4);
             // Each frame of a camera gets fresh sensor noise and exposure wobble.
@@ -606,18 +580,18 @@ mod tests {
             let count = |o: &Observation, c: char| o.board_string().chars().filter(|&x| x == c).count();
             let (blacks, whites) = (count(&first, 'B'), count(&first, 'W'));
             assert_eq!((blacks, whites), (1, 1), "{preset}: {}", first.board_string());
-            let one_more = before.clone().with(9, 9, Stone::Black);
+            let one_more = before.clone().with(9, 9, Stone::BLACK);
             let seen = analyzer.analyze(&frame(&one_more, 10)).expect("read");
             assert_eq!(analyzer.last_read.as_ref().map(|l| l.kept), Some(0), "{preset}: read afresh for the black stone");
             assert_eq!((count(&seen, 'B'), count(&seen, 'W')), (2, 1), "{preset}");
-            let two_more = one_more.clone().with(10, 4, Stone::White);
+            let two_more = one_more.clone().with(10, 4, Stone::WHITE);
             let seen = analyzer.analyze(&frame(&two_more, 11)).expect("read");
             assert_eq!(analyzer.last_read.as_ref().map(|l| l.kept), Some(0), "{preset}: read afresh for the white stone");
             assert_eq!((count(&seen, 'B'), count(&seen, 'W')), (2, 2), "{preset}");
             // A hand over the still board is read too.
             let mut with_hand = scene.clone().with_hand(Hand::placing(Side::South, 9.0, 9.0, 1.0, None));
             with_hand.frame_seed = 20;
-            let position = before.clone().with(9, 9, Stone::Black).with(10, 4, Stone::White);
+            let position = before.clone().with(9, 9, Stone::BLACK).with(10, 4, Stone::WHITE);
             analyzer.analyze(&frame(&position, 21)).expect("read");
             analyzer.analyze(&jpeg(&position, &with_hand)).expect("read");
             assert!(analyzer.last_read.is_none(), "{preset}: the hand frame is read, and its reading not kept");
@@ -634,7 +608,7 @@ mod tests {
 
     #[test]
     fn a_board_bumped_under_a_hand_is_relocated_within_a_recheck_period() {
-        let position = Position::empty().with(3, 3, Stone::Black).with(15, 15, Stone::White);
+        let position = Position::empty().with(3, 3, Stone::BLACK).with(15, 15, Stone::WHITE);
         let scene = Scene::preset("webcam").expect("preset").with_size(960, 720).with_seed(4);
         let mut bumped = scene.clone();
         bumped.camera.offset = [scene.camera.offset[0] + 0.08, scene.camera.offset[1] - 0.05];
@@ -667,7 +641,7 @@ mod tests {
 
     #[test]
     fn the_tracking_check_from_colour_equals_the_vision_check_on_grey() {
-        let position = Position::empty().with(3, 3, Stone::Black).with(15, 15, Stone::White).with(9, 0, Stone::White);
+        let position = Position::empty().with(3, 3, Stone::BLACK).with(15, 15, Stone::WHITE).with(9, 0, Stone::WHITE);
         for (preset, seed) in [("webcam", 4), ("phone", 9), ("oblique", 2)] {
             let scene = Scene::preset(preset).expect("preset").with_size(960, 720).with_seed(seed);
             let frame = tengen_vision::image_io::decode_rgb(&jpeg(&position, &scene)).expect("decodes").rgb;
@@ -686,7 +660,7 @@ mod tests {
 
     #[test]
     fn a_bumped_board_is_relocated_and_the_referee_raises_board_moved() {
-        let position = Position::empty().with(3, 3, Stone::Black).with(15, 15, Stone::White);
+        let position = Position::empty().with(3, 3, Stone::BLACK).with(15, 15, Stone::WHITE);
         let scene = Scene::preset("webcam").expect("preset").with_size(960, 720).with_seed(4);
         let mut bumped = scene.clone();
         bumped.camera.offset = [scene.camera.offset[0] + 0.08, scene.camera.offset[1] - 0.05];

@@ -380,11 +380,11 @@ fn validate_action(action: &ArbiterAction) -> ApiResult<()> {
     let invalid = |m: String| ApiError::Unprocessable { code: "invalid_action", message: m };
     match action {
         ArbiterAction::MarkDead { points } => {
-            if points.len() > crate::model::POINTS {
+            if points.len() > tengen_rules::BOARD_POINTS {
                 return Err(invalid("too many points".into()));
             }
             for p in points {
-                if crate::model::parse_coord(p).is_none() {
+                if tengen_rules::Point::parse_on_board(p).is_err() {
                     return Err(invalid(format!("{p:?} is not a point (use \"pd\" or \"Q16\")")));
                 }
             }
@@ -394,7 +394,7 @@ fn validate_action(action: &ArbiterAction) -> ApiResult<()> {
                 return Err(invalid("move numbers start at 1".into()));
             }
             if let Some(p) = point {
-                if crate::model::parse_coord(p).is_none() {
+                if tengen_rules::Point::parse_on_board(p).is_err() {
                     return Err(invalid(format!("{p:?} is not a point")));
                 }
             }

@@ -4,74 +4,17 @@
 //! plug in behind the traits in `analyzer` and `referee` by converting to and from these types.
 
 use serde::{Deserialize, Serialize};
+use tengen_rules::{ByColor, Color, PointState, BOARD_POINTS};
 
-/// Points on the board (19 × 19).
-pub const POINTS: usize = 361;
-/// Lines in each direction.
-pub const SIZE: usize = 19;
-
-/// A colour of stones.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Colour {
-    /// Black (moves first).
-    Black,
-    /// White.
-    White,
-}
-
-impl Colour {
-    /// The other colour.
-    pub fn opponent(self) -> Self {
-        match self {
-            Self::Black => Self::White,
-            Self::White => Self::Black,
-        }
-    }
-
-    /// SGF property letter ("B" or "W").
-    pub fn sgf_letter(self) -> char {
-        match self {
-            Self::Black => 'B',
-            Self::White => 'W',
-        }
-    }
-}
-
-/// What the camera sees on one point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PointReading {
-    /// Nothing on the point.
-    Empty,
-    /// A black stone.
-    Black,
-    /// A white stone.
-    White,
-    /// Hidden (a hand, a sleeve) or unreadable.
-    Occluded,
-}
-
-impl PointReading {
-    /// One character per point, as used in the compact board strings of the API.
-    pub fn to_char(self) -> char {
-        match self {
-            Self::Empty => '.',
-            Self::Black => 'B',
-            Self::White => 'W',
-            Self::Occluded => '?',
-        }
-    }
-
-    /// Inverse of [`PointReading::to_char`].
-    pub fn from_char(c: char) -> Option<Self> {
-        match c {
-            '.' => Some(Self::Empty),
-            'B' | 'b' | 'X' | 'x' => Some(Self::Black),
-            'W' | 'w' | 'O' | 'o' => Some(Self::White),
-            '?' => Some(Self::Occluded),
-            _ => None,
-        }
+/// The character of a point in the service's board strings (`.` empty, `B` black, `W` white,
+/// `?` unknown): the API's alphabet, which differs from the board text of the rest of the
+/// project (`X`/`O`); readers of either take both.
+pub fn board_char(state: PointState) -> char {
+    match state {
+        PointState::Empty => '.',
+        PointState::Black => 'B',
+        PointState::White => 'W',
+        PointState::Unknown => '?',
     }
 }
 
@@ -83,7 +26,7 @@ pub type BoardString = String;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Observation {
     /// 361 readings, row-major from the top-left intersection as seen.
-    pub points: Vec<PointReading>,
+    pub points: Vec<PointState>,
     /// The board's four corner intersections in pixels (top-left, top-right, bottom-right,
     /// bottom-left), used to crop evidence images; `None` when the board was not located.
     pub corners: Option<[[f64; 2]; 4]>,
@@ -109,7 +52,7 @@ impl Observation {
     /// floor stays under it). A list that is not one value per point is dropped (the overall
     /// confidence then stands for every point): the log could not replay it.
     pub fn keep_point_confidence_in_tenths(&mut self) {
-        if self.point_confidence.len() != POINTS {
+        if self.point_confidence.len() != BOARD_POINTS {
             self.point_confidence.clear();
         }
         for c in &mut self.point_confidence {
@@ -138,24 +81,24 @@ impl Observation {
                 _ => None,
             })
             .collect();
-        values.filter(|v| v.is_empty() || v.len() == POINTS)
+        values.filter(|v| v.is_empty() || v.len() == BOARD_POINTS)
     }
 
     /// The readings as a compact [`BoardString`].
     pub fn board_string(&self) -> BoardString {
-        self.points.iter().map(|p| p.to_char()).collect()
+        self.points.iter().map(|&p| board_char(p)).collect()
     }
 
     /// Parses a compact board string (whitespace ignored) into readings.
-    pub fn points_from_str(text: &str) -> Option<Vec<PointReading>> {
+    pub fn points_from_str(text: &str) -> Option<Vec<PointState>> {
         let points: Option<Vec<_>> =
-            text.chars().filter(|c| !c.is_whitespace()).map(PointReading::from_char).collect();
-        points.filter(|p| p.len() == POINTS)
+            text.chars().filter(|c| !c.is_whitespace()).map(PointState::from_char).collect();
+        points.filter(|p| p.len() == BOARD_POINTS)
     }
 
     /// Number of occluded points.
     pub fn occluded(&self) -> usize {
-        self.points.iter().filter(|p| **p == PointReading::Occluded).count()
+        self.points.iter().filter(|p| **p == PointState::Unknown).count()
     }
 }
 
@@ -172,42 +115,13 @@ fn tenths(digit: u8) -> f32 {
     f32::from(digit) / 10.0
 }
 
-/// SGF coordinates ("pd") of a point given as (column, row) from the top-left.
-pub fn sgf_coord(col: usize, row: usize) -> String {
-    let letter = |i: usize| char::from(b'a' + u8::try_from(i).unwrap_or(0));
-    format!("{}{}", letter(col), letter(row))
-}
-
-/// Human coordinates ("Q16": letters without I, row 1 at the bottom) of (column, row).
-pub fn human_coord(col: usize, row: usize) -> String {
-    const LETTERS: &[u8; 19] = b"ABCDEFGHJKLMNOPQRST";
-    let letter = LETTERS.get(col).map_or('?', |b| char::from(*b));
-    format!("{}{}", letter, SIZE.saturating_sub(row))
-}
-
-/// Parses SGF ("pd") or human ("Q16") coordinates into (column, row) from the top-left.
-pub fn parse_coord(text: &str) -> Option<(usize, usize)> {
-    let t = text.trim();
-    let bytes = t.as_bytes();
-    if bytes.len() == 2 && bytes.iter().all(u8::is_ascii_lowercase) {
-        let (c, r) = (usize::from(bytes[0] - b'a'), usize::from(bytes[1] - b'a'));
-        return (c < SIZE && r < SIZE).then_some((c, r));
-    }
-    let upper = t.to_ascii_uppercase();
-    let mut chars = upper.chars();
-    let letter = chars.next()?;
-    let col = "ABCDEFGHJKLMNOPQRST".find(letter)?;
-    let number: usize = chars.as_str().parse().ok()?;
-    (1..=SIZE).contains(&number).then(|| (col, SIZE - number))
-}
-
 /// One move of the legal record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordMove {
     /// 1-based move number.
     pub number: u32,
     /// Who played it.
-    pub colour: Colour,
+    pub colour: Color,
     /// SGF coordinates ("pd"), or `None` for a pass.
     pub point: Option<String>,
 }
@@ -272,13 +186,13 @@ pub struct GameView {
     /// The legal record.
     pub moves: Vec<RecordMove>,
     /// Whose turn it is.
-    pub to_move: Colour,
+    pub to_move: Color,
     /// Unanswered suspected infractions.
     pub open_alerts: Vec<OpenAlert>,
     /// Confirmed warnings per side (Art. 24): black, white.
-    pub warnings: [u32; 2],
+    pub warnings: ByColor<u32>,
     /// Stones captured by black and by white.
-    pub captures: [u32; 2],
+    pub captures: ByColor<u32>,
     /// Points marked dead at the end (SGF coordinates).
     pub dead: Vec<String>,
     /// `playing`, `ended` or `scored`.
@@ -308,7 +222,7 @@ pub enum ArbiterAction {
     /// Record a pass for a side (a camera cannot see passes).
     Pass {
         /// Who passed.
-        colour: Colour,
+        colour: Color,
     },
     /// Set the players' names, and/or report that they hold the wrong colours (Art. 17.1):
     /// `swapped` true swaps the names in the record so that it names who plays which colour;
@@ -328,7 +242,7 @@ pub enum ArbiterAction {
     EndGame {
         /// Set when a side resigned.
         #[serde(default)]
-        resigned: Option<Colour>,
+        resigned: Option<Color>,
     },
     /// Mark (or unmark, when already marked) stones as dead for counting.
     MarkDead {
@@ -355,7 +269,7 @@ pub enum ArbiterAction {
     /// Set whose turn it is.
     SetToMove {
         /// The side to move.
-        colour: Colour,
+        colour: Color,
     },
     /// Start a new game at this table (the old one stays in the store).
     NewGame {
@@ -410,12 +324,12 @@ mod tests {
     #[test]
     fn point_confidences_keep_whole_tenths_rounded_down_and_round_trip_as_digits() {
         let mut obs = Observation {
-            points: vec![PointReading::Empty; POINTS],
+            points: vec![PointState::Empty; BOARD_POINTS],
             corners: None,
             confidence: 0.8,
             occluded: false,
             moved_cells: None,
-            point_confidence: (0..POINTS).map(|i| [0.49, 0.5, 0.7, 0.999, 1.0, 0.0, 0.31][i % 7]).collect(),
+            point_confidence: (0..BOARD_POINTS).map(|i| [0.49, 0.5, 0.7, 0.999, 1.0, 0.0, 0.31][i % 7]).collect(),
         };
         obs.keep_point_confidence_in_tenths();
         assert_eq!(obs.point_confidence[..7], [0.4, 0.5, 0.7, 0.9, 1.0, 0.0, 0.3]);
@@ -435,25 +349,12 @@ mod tests {
         assert_eq!(obs, before);
         assert_eq!(Observation::point_confidence_from_code(""), Some(vec![]));
         assert_eq!(Observation::point_confidence_from_code("123"), None);
-        assert_eq!(Observation::point_confidence_from_code(&"x".repeat(POINTS)), None);
+        assert_eq!(Observation::point_confidence_from_code(&"x".repeat(BOARD_POINTS)), None);
         // Without per-point confidences the JSON has no such field, and old JSON parses.
         let plain = Observation { point_confidence: vec![], ..obs };
         let json = serde_json::to_string(&plain).unwrap_or_default();
         assert!(!json.contains("point_confidence"), "{json}");
         assert_eq!(serde_json::from_str::<Observation>(&json).ok(), Some(plain));
-    }
-
-    #[test]
-    fn coordinates_round_trip_between_sgf_and_human_forms() {
-        assert_eq!(sgf_coord(15, 3), "pd");
-        assert_eq!(human_coord(15, 3), "Q16");
-        assert_eq!(parse_coord("pd"), Some((15, 3)));
-        assert_eq!(parse_coord("Q16"), Some((15, 3)));
-        assert_eq!(parse_coord("q16"), Some((15, 3)));
-        assert_eq!(parse_coord("A1"), Some((0, 18)));
-        assert_eq!(parse_coord("I5"), None);
-        assert_eq!(parse_coord("T20"), None);
-        assert_eq!(parse_coord("zz"), None);
     }
 
     #[test]

@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use tengen_rules::{Color, Move, Point};
+use tengen_rules::{Move, Point};
 use tengen_sgf::{GameRecord, RecordedMove};
 
-use crate::model::{Colour, GameView, StoredEvent};
+use crate::model::{GameView, StoredEvent};
 use crate::store::GameRow;
 
 /// The UTC calendar date (YYYY-MM-DD) of a time in ms since the epoch.
@@ -51,7 +51,7 @@ pub fn write_sgf(game: &GameRow, table_name: &str, view: &GameView, events: &[St
         line.push_str(&e.summary);
         comments.entry(node).or_default().push(line);
     }
-    let size = u8::try_from(crate::model::SIZE).unwrap_or(19);
+    let size = tengen_rules::MAX_BOARD_SIZE;
     let mut record = GameRecord::new(size, size);
     record.komi = Some(game.komi);
     record.rules = Some("Chinese".into());
@@ -71,10 +71,7 @@ pub fn write_sgf(game: &GameRow, table_name: &str, view: &GameView, events: &[St
         }
         let point = mv.point.as_deref().and_then(|p| Point::from_sgf(p, size, size).ok());
         record.moves.push(RecordedMove {
-            color: match mv.colour {
-                Colour::Black => Color::Black,
-                Colour::White => Color::White,
-            },
+            color: mv.colour,
             mv: point.map_or(Move::Pass, Move::Place),
             comment: (!text.is_empty()).then(|| text.join("\n")),
         });
@@ -85,7 +82,8 @@ pub fn write_sgf(game: &GameRow, table_name: &str, view: &GameView, events: &[St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Colour, RecordMove, RefereeEvent, Severity};
+    use crate::model::{RecordMove, RefereeEvent, Severity};
+    use tengen_rules::Color;
 
     #[test]
     fn dates_and_escapes() {
@@ -107,13 +105,13 @@ mod tests {
             legal: ".".repeat(361),
             physical: ".".repeat(361),
             moves: vec![
-                RecordMove { number: 1, colour: Colour::Black, point: Some("pd".into()) },
-                RecordMove { number: 2, colour: Colour::White, point: None },
+                RecordMove { number: 1, colour: Color::Black, point: Some("pd".into()) },
+                RecordMove { number: 2, colour: Color::White, point: None },
             ],
-            to_move: Colour::Black,
+            to_move: Color::Black,
             open_alerts: vec![],
-            warnings: [0, 0],
-            captures: [0, 0],
+            warnings: Default::default(),
+            captures: Default::default(),
             dead: vec![],
             phase: "playing".into(),
             result: Some("B+R".into()),

@@ -569,7 +569,8 @@ fn append_in_transaction(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{PointReading, Severity, POINTS};
+    use crate::model::Severity;
+    use tengen_rules::{PointState, BOARD_POINTS};
 
     fn temp_dir(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("tengen-store-{name}-{}", std::process::id()));
@@ -594,9 +595,9 @@ mod tests {
         let dir = temp_dir("roundtrip");
         let store = Store::open(&dir).expect("open");
         let game = store.create_game("t1", 7.5, 1000).await.expect("game");
-        let mut points = vec![PointReading::Empty; POINTS];
-        points[60] = PointReading::Black;
-        let obs = Observation { points, corners: None, confidence: 0.9, occluded: true, moved_cells: None, point_confidence: (0..POINTS).map(|i| [0.0, 0.4, 0.7, 1.0][i % 4]).collect() };
+        let mut points = vec![PointState::Empty; BOARD_POINTS];
+        points[60] = PointState::Black;
+        let obs = Observation { points, corners: None, confidence: 0.9, occluded: true, moved_cells: None, point_confidence: (0..BOARD_POINTS).map(|i| [0.0, 0.4, 0.7, 1.0][i % 4]).collect() };
         let stored = store
             .append(LogBatch {
                 table: "t1".into(),

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+use tengen_rules::{ByColor, Color};
 use tokio::sync::{broadcast, mpsc, oneshot, Notify, Semaphore};
 
 use crate::auth::RateLimiter;
@@ -16,7 +17,7 @@ use crate::engine::{Corners, Engines, FrameAnalyzer, RefereeError, RefereeFactor
 use crate::imaging::{evidence_crop, FrameFormat};
 use crate::metrics::{Stage, TableMetrics};
 use crate::model::{
-    ArbiterAction, Colour, GameView, Observation, RefereeEvent, Severity, StoredEvent,
+    ArbiterAction, GameView, Observation, RefereeEvent, Severity, StoredEvent,
 };
 use crate::store::{Evidence, GameRow, LogBatch, ReplayInput, Store, StoreError};
 
@@ -111,7 +112,7 @@ pub struct TableSummary {
     /// Moves in the record.
     pub move_number: usize,
     /// Whose turn.
-    pub to_move: Colour,
+    pub to_move: Color,
     /// Legal board string.
     pub legal: String,
     /// Physical board string (last stable).
@@ -119,7 +120,7 @@ pub struct TableSummary {
     /// Unanswered alerts.
     pub open_alerts: usize,
     /// Warnings black, white.
-    pub warnings: [u32; 2],
+    pub warnings: ByColor<u32>,
     /// Game phase.
     pub phase: String,
     /// Result, when known.

@@ -4,7 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use tengen_synth::{encode_jpeg, render, Hand, Position, Scene, Side, Stone};
+use tengen_rules::Stone;
+
+use tengen_synth::{encode_jpeg, render, Hand, Position, Scene, Side};
 
 /// CPU time of the whole process (user + system, all threads) from `/proc/self/stat`, so a
 /// loaded shared machine does not inflate the figures; `None` off Linux. Ticks are 10 ms, so
@@ -49,14 +51,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             col,
             row,
             if i % 2 == 0 {
-                Stone::Black
+                Stone::BLACK
             } else {
-                Stone::White
+                Stone::WHITE
             },
         );
     }
     let hand = Hand {
-        holding: Some(Stone::White),
+        holding: Some(Stone::WHITE),
         ..Hand::placing(Side::North, 9.0, 7.0, 0.9, None)
     };
     let cases: Vec<(&str, Scene)> = vec![

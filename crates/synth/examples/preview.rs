@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
-use tengen_synth::{render, Hand, Position, Scene, Side, Stone, PRESETS};
+use tengen_rules::Stone;
+
+use tengen_synth::{render, Hand, Position, Scene, Side, PRESETS};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = std::env::args()
@@ -15,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut scene = Scene::preset(name).ok_or("preset")?.with_seed(i as u64 + 1);
         if i % 2 == 1 {
             scene.hands.push(Hand {
-                holding: Some(Stone::Black),
+                holding: Some(Stone::BLACK),
                 ..Hand::placing(Side::South, 13.0, 12.0, 0.9, None)
             });
         }

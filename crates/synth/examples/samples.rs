@@ -12,9 +12,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use tengen_rules::{Color, Game, Move, Point};
+use tengen_rules::{Color, Game, Move, Point, Stone};
 use tengen_synth::sequence::{frames, Action, SequenceFrame, Timing};
-use tengen_synth::{render, ColourCast, Hand, Position, Scene, Side, Stone, SKIN_TONES};
+use tengen_synth::{render, ColourCast, Hand, Position, Scene, Side, SKIN_TONES};
 
 type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -42,8 +42,8 @@ fn side_of(color: Color) -> Side {
 
 fn stone_of(color: Color) -> Stone {
     match color {
-        Color::Black => Stone::Black,
-        Color::White => Stone::White,
+        Color::Black => Stone::BLACK,
+        Color::White => Stone::WHITE,
     }
 }
 
@@ -117,7 +117,7 @@ fn opening_capture(dir: &Path) -> AnyResult<()> {
         if !captured.is_empty() {
             let names: Vec<String> = captured
                 .iter()
-                .map(|&(c, r)| tengen_synth::format_coordinate(c, r))
+                .map(|&(c, r)| tengen_rules::Point::new(c as u8, r as u8).human())
                 .collect();
             writeln!(
                 captures_text,

@@ -1,9 +1,8 @@
 //! Camera maths: a pinhole camera posed above the board, the division-model lens, and the
-//! board→image homography. The lens model duplicates `tengen_vision::geometry` (synth must not
-//! depend on vision, which uses synth in its tests); the serde field names match so ground truth
-//! deserialises straight into vision's types.
+//! board→image homography. The lens is vision's own division model
+//! ([`tengen_vision::LensDistortion`]), so ground truth is in vision's terms.
 
-use serde::{Deserialize, Serialize};
+use tengen_vision::LensDistortion;
 
 use crate::scene::{CameraPose, Scene};
 
@@ -24,70 +23,10 @@ pub mod board_mm {
     pub const HALF_L: f64 = 9.0 * SPACING_Y + MARGIN_Y;
 }
 
-/// One-parameter division model of radial distortion (same as `tengen_vision::LensDistortion`):
-/// a distorted pixel `d` relates to its undistorted position `u` by
-/// `u = c + (d - c) / (1 + k1 * r²)` with `r = |d - c| / scale`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct LensDistortion {
-    /// Radial coefficient; 0 means no distortion.
-    pub k1: f64,
-    /// Centre of distortion in pixels (the image centre here).
-    pub centre: [f64; 2],
-    /// Normalising radius in pixels (half the image diagonal here).
-    pub scale: f64,
-}
-
-impl LensDistortion {
-    /// The lens for an image of the given size with coefficient `k1`.
-    pub fn centred(width: u32, height: u32, k1: f64) -> Self {
-        let (w, h) = (f64::from(width), f64::from(height));
-        Self {
-            k1,
-            centre: [w / 2.0, h / 2.0],
-            scale: (w * w + h * h).sqrt() / 2.0,
-        }
-    }
-
-    /// Maps an undistorted pixel position to where the lens puts it in the image.
-    pub fn distort(&self, undistorted: [f64; 2]) -> [f64; 2] {
-        if self.k1 == 0.0 {
-            return undistorted;
-        }
-        // Invert the division model along the radius: the distorted radius d solves
-        // d = u·(1 + k1·d²/s²). Newton's method from d = u converges in a few steps for every
-        // lens this crate renders (|k1| ≤ 0.4), to far below a pixel.
-        let [cx, cy] = self.centre;
-        let (ux, uy) = (undistorted[0] - cx, undistorted[1] - cy);
-        let ru = (ux * ux + uy * uy).sqrt();
-        if ru == 0.0 {
-            return undistorted;
-        }
-        let s2 = self.scale * self.scale;
-        let mut rd = ru;
-        for _ in 0..50 {
-            let f = rd - ru * (1.0 + self.k1 * rd * rd / s2);
-            let df = 1.0 - 2.0 * ru * self.k1 * rd / s2;
-            if df.abs() < 1e-12 {
-                break;
-            }
-            let step = f / df;
-            rd -= step;
-            if step.abs() < 1e-10 {
-                break;
-            }
-        }
-        let k = rd / ru;
-        [cx + ux * k, cy + uy * k]
-    }
-
-    /// Maps an image pixel to its undistorted position (closed form).
-    pub fn undistort(&self, distorted: [f64; 2]) -> [f64; 2] {
-        let [cx, cy] = self.centre;
-        let (dx, dy) = (distorted[0] - cx, distorted[1] - cy);
-        let r2 = (dx * dx + dy * dy) / (self.scale * self.scale);
-        let f = 1.0 + self.k1 * r2;
-        [cx + dx / f, cy + dy / f]
-    }
+/// The lens of a camera rendering an image of the given size with coefficient `k1`: centred,
+/// normalised by half the image diagonal.
+pub(crate) fn centred_lens(width: u32, height: u32, k1: f64) -> LensDistortion {
+    LensDistortion { k1, ..LensDistortion::none(width, height) }
 }
 
 /// Most barrel distortion rendered (stronger values are clamped): beyond this the division model
@@ -187,7 +126,7 @@ impl Camera {
         let (s, c) = roll.sin_cos();
         let right = add(scale(right0, c), scale(down0, s));
         let down = add(scale(down0, c), scale(right0, -s));
-        let lens = LensDistortion::centred(
+        let lens = centred_lens(
             scene.width,
             scene.height,
             scene.lens_k1.clamp(MIN_K1, MAX_K1),
@@ -333,7 +272,7 @@ mod tests {
     proptest! {
         #[test]
         fn distort_undistort_round_trip(k1 in -0.4f64..0.1, x in 0.0f64..1920.0, y in 0.0f64..1080.0) {
-            let lens = LensDistortion::centred(1920, 1080, k1);
+            let lens = centred_lens(1920, 1080, k1);
             let d = lens.distort([x, y]);
             let u = lens.undistort(d);
             prop_assert!((u[0] - x).abs() < 1e-6 && (u[1] - y).abs() < 1e-6, "{x},{y} -> {d:?} -> {u:?}");
@@ -341,7 +280,7 @@ mod tests {
 
         #[test]
         fn undistort_distort_round_trip_over_the_image(k1 in -0.4f64..0.1, x in 0.0f64..1920.0, y in 0.0f64..1080.0) {
-            let lens = LensDistortion::centred(1920, 1080, k1);
+            let lens = centred_lens(1920, 1080, k1);
             let u = lens.undistort([x, y]);
             let d = lens.distort(u);
             prop_assert!((d[0] - x).abs() < 1e-6 && (d[1] - y).abs() < 1e-6, "{x},{y} -> {u:?} -> {d:?}");

@@ -2,6 +2,8 @@
 //! reaching to the fingertip point (where a stone is held), curled ring and little fingers, a
 //! thumb, a palm and a sleeved forearm rising toward the player.
 
+use tengen_rules::Stone;
+
 use crate::camera::{add, board_mm, board_to_world, dot, norm, scale, sub, V3};
 use crate::scene::{Hand, Side};
 
@@ -133,9 +135,9 @@ impl HandGeometry {
             palm: false,
         });
         let held = hand.holding.and_then(|stone| match stone {
-            crate::position::Stone::Black => Some((at(4.0, 0.0, -6.0), true)),
-            crate::position::Stone::White => Some((at(4.0, 0.0, -6.0), false)),
-            crate::position::Stone::Empty => None,
+            Stone::BLACK => Some((at(4.0, 0.0, -6.0), true)),
+            Stone::WHITE => Some((at(4.0, 0.0, -6.0), false)),
+            Stone::Empty => None,
         });
         let skin_parts: Vec<&Capsule> = capsules.iter().filter(|c| !c.sleeve).collect();
         let count = (2 * skin_parts.len()).max(1) as f64;

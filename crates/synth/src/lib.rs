@@ -1,8 +1,9 @@
 //! Tengen's renderer of realistic camera frames of a Go board, with exact ground truth.
 //!
 //! ```
-//! use tengen_synth::{render, Position, Scene, Stone};
-//! let position = Position::empty().with(3, 3, Stone::Black).with(15, 15, Stone::White);
+//! use tengen_rules::Stone;
+//! use tengen_synth::{render, Position, Scene};
+//! let position = Position::empty().with(3, 3, Stone::BLACK).with(15, 15, Stone::WHITE);
 //! let scene = Scene::preset("webcam").unwrap_or_default().with_seed(7);
 //! let frame = render(&position, &scene).expect("valid size");
 //! assert_eq!(frame.truth.intersections.len(), 361);
@@ -27,8 +28,8 @@ pub mod sequence;
 mod truth;
 mod truthcalc;
 
-pub use camera::{apply_homography, board_mm, Camera, LensDistortion};
-pub use position::{format_coordinate, parse_coordinate, Position, Stone, BOARD_LINES};
+pub use camera::{apply_homography, board_mm, Camera};
+pub use position::Position;
 pub use render::{render, Rendered, MAX_SIDE};
 pub use scene::{
     BoardStyle, Bowl, CameraPose, ColourCast, Hand, Lighting, Scene, Side, StoneStyle, PRESETS,

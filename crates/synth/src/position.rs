@@ -1,44 +1,10 @@
-//! The physical board content to render: 19×19 points, each empty, black or white.
+//! The physical board content to render: 19×19 points, each empty, black or white (the
+//! rules crate's [`Stone`]).
 
-use serde::{Deserialize, Serialize};
+use tengen_rules::board_text::{format_rows, parse_rows};
+use tengen_rules::{Point, Stone, BOARD_LINES};
 
 use crate::SynthError;
-
-/// Lines on a tournament board in each direction.
-pub const BOARD_LINES: usize = 19;
-
-/// What lies on one point of the board.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-pub enum Stone {
-    /// No stone.
-    #[default]
-    Empty,
-    /// A black stone.
-    Black,
-    /// A white stone.
-    White,
-}
-
-impl Stone {
-    /// The grid-file character: `.` empty, `X` black, `O` white.
-    pub fn to_char(self) -> char {
-        match self {
-            Stone::Empty => '.',
-            Stone::Black => 'X',
-            Stone::White => 'O',
-        }
-    }
-
-    /// Parses a grid-file character (`.`/`+` empty, `X`/`x`/`B`/`b` black, `O`/`o`/`W`/`w` white).
-    pub fn from_char(c: char) -> Option<Stone> {
-        match c {
-            '.' | '+' => Some(Stone::Empty),
-            'X' | 'x' | 'B' | 'b' => Some(Stone::Black),
-            'O' | 'o' | 'W' | 'w' => Some(Stone::White),
-            _ => None,
-        }
-    }
-}
 
 /// A 19×19 board position. Row 0 is the top row of the diagram (the far side, "19" to people),
 /// column 0 the left column ("A").
@@ -53,38 +19,14 @@ impl Position {
         Self::default()
     }
 
-    /// Builds a position from 19 rows of 19 characters `.XO` (top row first). Whitespace between
-    /// characters is ignored, so `". . X"` and `"..X"` both work.
+    /// Builds a position from 19 rows of 19 characters `.XO` (top row first; board text as in
+    /// `tengen_rules::board_text`). Whitespace between characters is ignored, so `". . X"` and
+    /// `"..X"` both work.
     pub fn from_rows<S: AsRef<str>>(rows: &[S]) -> Result<Self, SynthError> {
-        if rows.len() != BOARD_LINES {
-            return Err(SynthError::BadPosition(format!(
-                "expected 19 rows, got {}",
-                rows.len()
-            )));
-        }
+        let cells: Vec<Stone> = parse_rows(rows, BOARD_LINES, BOARD_LINES).map_err(|e| SynthError::BadPosition(e.to_string()))?;
         let mut position = Position::empty();
-        for (row, text) in rows.iter().enumerate() {
-            let cells: Vec<char> = text
-                .as_ref()
-                .chars()
-                .filter(|c| !c.is_whitespace())
-                .collect();
-            if cells.len() != BOARD_LINES {
-                return Err(SynthError::BadPosition(format!(
-                    "row {} has {} points, expected 19",
-                    row + 1,
-                    cells.len()
-                )));
-            }
-            for (col, c) in cells.into_iter().enumerate() {
-                position.points[row][col] = Stone::from_char(c).ok_or_else(|| {
-                    SynthError::BadPosition(format!(
-                        "row {} column {}: unknown point {c:?}",
-                        row + 1,
-                        col + 1
-                    ))
-                })?;
-            }
+        for (i, stone) in cells.into_iter().enumerate() {
+            position.points[i / BOARD_LINES][i % BOARD_LINES] = stone;
         }
         Ok(position)
     }
@@ -101,10 +43,7 @@ impl Position {
 
     /// The 19 rows as strings of `.XO`, top row first.
     pub fn to_rows(&self) -> Vec<String> {
-        self.points
-            .iter()
-            .map(|row| row.iter().map(|s| s.to_char()).collect())
-            .collect()
+        format_rows(self.points.as_flattened(), BOARD_LINES)
     }
 
     /// The point at (column, row); out-of-range coordinates read as empty.
@@ -132,8 +71,8 @@ impl Position {
     /// Places a stone at a human coordinate such as `"Q16"` (letters without I, row 1 at the
     /// bottom).
     pub fn with_at(self, coordinate: &str, stone: Stone) -> Result<Self, SynthError> {
-        let (col, row) = parse_coordinate(coordinate)?;
-        Ok(self.with(col, row, stone))
+        let p = Point::from_human(coordinate, BOARD_LINES as u8, BOARD_LINES as u8).map_err(|e| SynthError::BadPosition(e.to_string()))?;
+        Ok(self.with(usize::from(p.col), usize::from(p.row), stone))
     }
 
     /// Number of stones on the board.
@@ -178,9 +117,9 @@ impl Position {
                 continue;
             }
             let stone = if placed.len() & 1 == 0 {
-                Stone::Black
+                Stone::BLACK
             } else {
-                Stone::White
+                Stone::WHITE
             };
             position.set(col, row, stone);
             if position.every_chain_breathes_near(col, row) {
@@ -246,59 +185,15 @@ fn neighbours(col: usize, row: usize) -> impl Iterator<Item = (usize, usize)> {
         .map(|(c, r)| (c as usize, r as usize))
 }
 
-/// Parses a human coordinate such as `"Q16"` into (column, row) with row 0 at the top.
-pub fn parse_coordinate(text: &str) -> Result<(usize, usize), SynthError> {
-    let bad = || SynthError::BadPosition(format!("bad coordinate {text:?} (expected e.g. Q16)"));
-    let text = text.trim();
-    let mut chars = text.chars();
-    let letter = chars.next().ok_or_else(bad)?.to_ascii_uppercase();
-    if !letter.is_ascii_uppercase() || letter == 'I' {
-        return Err(bad());
-    }
-    let mut col = (letter as u8 - b'A') as usize;
-    if letter > 'I' {
-        col -= 1;
-    }
-    let number: usize = chars.as_str().parse().map_err(|_| bad())?;
-    if col >= BOARD_LINES || number == 0 || number > BOARD_LINES {
-        return Err(bad());
-    }
-    Ok((col, BOARD_LINES - number))
-}
-
-/// Formats (column, row) with row 0 at the top as a human coordinate such as `"Q16"`.
-pub fn format_coordinate(col: usize, row: usize) -> String {
-    let letters = b"ABCDEFGHJKLMNOPQRST";
-    let letter = letters.get(col).map(|&b| b as char).unwrap_or('?');
-    format!("{letter}{}", BOARD_LINES.saturating_sub(row))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn coordinates_round_trip_and_skip_i() {
-        assert_eq!(parse_coordinate("A19").ok(), Some((0, 0)));
-        assert_eq!(parse_coordinate("T1").ok(), Some((18, 18)));
-        assert_eq!(parse_coordinate("J10").ok(), Some((8, 9)));
-        assert!(parse_coordinate("I5").is_err());
-        assert!(parse_coordinate("A20").is_err());
-        for col in 0..19 {
-            for row in 0..19 {
-                assert_eq!(
-                    parse_coordinate(&format_coordinate(col, row)).ok(),
-                    Some((col, row))
-                );
-            }
-        }
-    }
-
-    #[test]
     fn grid_round_trip_and_errors() {
         let p = Position::empty()
-            .with(3, 3, Stone::Black)
-            .with(15, 2, Stone::White);
+            .with(3, 3, Stone::BLACK)
+            .with(15, 2, Stone::WHITE);
         let rows = p.to_rows();
         assert_eq!(Position::from_rows(&rows).ok(), Some(p.clone()));
         assert_eq!(Position::parse_grid(&rows.join("\n")).ok(), Some(p));
@@ -331,9 +226,9 @@ mod tests {
 
     #[test]
     fn rotation_is_clockwise_and_cycles() {
-        let p = Position::empty().with(0, 0, Stone::Black);
-        assert_eq!(p.rotated(1).get(18, 0), Stone::Black);
-        assert_eq!(p.rotated(2).get(18, 18), Stone::Black);
+        let p = Position::empty().with(0, 0, Stone::BLACK);
+        assert_eq!(p.rotated(1).get(18, 0), Stone::BLACK);
+        assert_eq!(p.rotated(2).get(18, 18), Stone::BLACK);
         assert_eq!(p.rotated(4), p);
     }
 }

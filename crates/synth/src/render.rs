@@ -8,7 +8,9 @@ use crate::hand::{
     capsule_normal, capsule_param, ray_capsule, ray_segment_distance, srgb, HandGeometry,
 };
 use crate::noise::{Noise1, Noise2, Rng};
-use crate::position::{Position, Stone, BOARD_LINES};
+use tengen_rules::{Stone, BOARD_LINES};
+
+use crate::position::Position;
 use crate::scene::Scene;
 use crate::truth::GroundTruth;
 use crate::SynthError;
@@ -437,9 +439,9 @@ impl<'a> World<'a> {
                 grid[row * BOARD_LINES + col] = Some(stones.len());
                 stones.push(StoneBody {
                     centre,
-                    black: stone == Stone::Black,
+                    black: stone == Stone::BLACK,
                     tint,
-                    stripes: (stone == Stone::White && striped).then_some((
+                    stripes: (stone == Stone::WHITE && striped).then_some((
                         [angle.cos(), angle.sin()],
                         freq,
                         phase,
@@ -989,11 +991,11 @@ impl<'a> World<'a> {
                             0.35
                         };
                         match bowl.contents {
-                            Stone::Black => (
+                            Stone::BLACK => (
                                 [0.05 * gap as f32; 3],
                                 gap * (0.05 * glint.powi(8) + 0.25 * glint.powi(60)),
                             ),
-                            Stone::White => (
+                            Stone::WHITE => (
                                 [0.88 * gap as f32, 0.87 * gap as f32, 0.82 * gap as f32],
                                 gap * 0.3 * glint.powi(40),
                             ),

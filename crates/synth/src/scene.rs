@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::position::{Stone, BOARD_LINES};
+use tengen_rules::{Stone, BOARD_LINES};
 
 /// A complete description of how to render one frame. Deterministic given `seed`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -284,7 +284,7 @@ impl Scene {
             let radius = rng.range(55.0, 75.0);
             let woods = [[150, 96, 52], [96, 60, 36], [200, 160, 110], [40, 40, 44]];
             let wood = woods[pick(&mut rng, woods.len())];
-            for (sign, contents) in [(1.0, Stone::Black), (-1.0, Stone::White)] {
+            for (sign, contents) in [(1.0, Stone::BLACK), (-1.0, Stone::WHITE)] {
                 scene.bowls.push(Bowl {
                     centre_mm: [
                         sign * (crate::camera::board_mm::HALF_W + gap + radius),
@@ -310,9 +310,9 @@ impl Scene {
             hand.lift_mm = rng.range(14.0, 60.0);
             if rng.unit() < 0.5 {
                 hand.holding = Some(if rng.unit() < 0.5 {
-                    Stone::Black
+                    Stone::BLACK
                 } else {
-                    Stone::White
+                    Stone::WHITE
                 });
             }
             scene.hands.push(hand);
@@ -529,7 +529,7 @@ impl Default for Bowl {
             centre_mm: [330.0, 120.0],
             radius_mm: 65.0,
             height_mm: 75.0,
-            contents: Stone::Black,
+            contents: Stone::BLACK,
             rgb: [150, 96, 52],
         }
     }
@@ -541,12 +541,12 @@ impl Bowl {
         [
             Bowl {
                 centre_mm: [335.0, row_mm],
-                contents: Stone::Black,
+                contents: Stone::BLACK,
                 ..Bowl::default()
             },
             Bowl {
                 centre_mm: [-335.0, -row_mm],
-                contents: Stone::White,
+                contents: Stone::WHITE,
                 ..Bowl::default()
             },
         ]

@@ -5,7 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::position::{Position, Stone};
+use tengen_rules::Stone;
+
+use crate::position::Position;
 use crate::scene::{Hand, Side};
 
 /// One physical action at the board.
@@ -129,7 +131,7 @@ pub fn frames(
                 side,
             } => {
                 let (c, r) = (*col as f64, *row as f64);
-                let name = crate::format_coordinate(*col, *row);
+                let name = tengen_rules::Point::new(*col as u8, *row as u8).human();
                 push(
                     &mut time,
                     timing.hand_step_s,
@@ -170,7 +172,7 @@ pub fn frames(
                         timing.hand_step_s,
                         &board,
                         vec![hand(*side, c as f64, r as f64, 1.0, 22.0, None, 0.0)],
-                        format!("lifting {}", crate::format_coordinate(c, r)),
+                        format!("lifting {}", tengen_rules::Point::new(c as u8, r as u8).human()),
                     );
                     for &(c, r) in chunk {
                         board.set(c, r, Stone::Empty);
@@ -225,7 +227,7 @@ mod tests {
         };
         let actions = vec![
             Action::Place {
-                stone: Stone::Black,
+                stone: Stone::BLACK,
                 col: 3,
                 row: 3,
                 side: Side::South,
@@ -240,13 +242,13 @@ mod tests {
         assert_eq!(frames.len(), 4 + 4 + 1);
         assert!(
             frames[0].position.get(3, 3) == Stone::Empty
-                && frames[0].hands[0].holding == Some(Stone::Black)
+                && frames[0].hands[0].holding == Some(Stone::BLACK)
         );
-        assert!(frames[1].position.get(3, 3) == Stone::Black && !frames[1].hands.is_empty());
+        assert!(frames[1].position.get(3, 3) == Stone::BLACK && !frames[1].hands.is_empty());
         assert!(frames[2].hands.is_empty() && frames[3].hands.is_empty());
-        assert_eq!(frames[4].position.get(3, 3), Stone::Black);
+        assert_eq!(frames[4].position.get(3, 3), Stone::BLACK);
         assert_eq!(frames[5].position.get(3, 3), Stone::Empty);
-        assert_eq!(frames[5].hands[0].holding, Some(Stone::Black));
+        assert_eq!(frames[5].hands[0].holding, Some(Stone::BLACK));
         assert!(frames.windows(2).all(|w| w[1].time_s > w[0].time_s));
         assert_eq!(frames[8].position, Position::empty());
     }

@@ -3,7 +3,9 @@
 use crate::camera::{
     add, apply_homography, board_mm, board_to_world, dot, mat_mul, norm, sub, Camera, V3,
 };
-use crate::position::{Position, BOARD_LINES};
+use tengen_rules::BOARD_LINES;
+
+use crate::position::Position;
 use crate::scene::Scene;
 use crate::truth::GroundTruth;
 

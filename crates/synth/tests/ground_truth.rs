@@ -2,7 +2,8 @@
 //! dark pixels on black stones and bright on white, hands flagged where drawn, determinism.
 
 use image::RgbImage;
-use tengen_synth::{apply_homography, render, Hand, Position, Rendered, Scene, Side, Stone};
+use tengen_rules::Stone;
+use tengen_synth::{apply_homography, render, Hand, Position, Rendered, Scene, Side};
 
 fn luma(image: &RgbImage, p: [f64; 2]) -> f64 {
     let (x, y) = (p[0].floor() as i64, p[1].floor() as i64);
@@ -26,13 +27,13 @@ fn median_luma(image: &RgbImage, p: [f64; 2]) -> f64 {
 
 fn sample_position() -> Position {
     Position::empty()
-        .with(3, 3, Stone::Black)
-        .with(15, 3, Stone::White)
-        .with(3, 15, Stone::White)
-        .with(15, 15, Stone::Black)
-        .with(9, 9, Stone::Black)
-        .with(10, 9, Stone::White)
-        .with(2, 16, Stone::Black)
+        .with(3, 3, Stone::BLACK)
+        .with(15, 3, Stone::WHITE)
+        .with(3, 15, Stone::WHITE)
+        .with(15, 15, Stone::BLACK)
+        .with(9, 9, Stone::BLACK)
+        .with(10, 9, Stone::WHITE)
+        .with(2, 16, Stone::BLACK)
 }
 
 fn render_ok(position: &Position, scene: &Scene) -> Rendered {
@@ -131,7 +132,7 @@ fn hands_are_flagged_where_drawn() {
     let scene = preset("clean").with_size(800, 600);
     let bare = render_ok(&position, &scene);
     assert!(!bare.truth.hand_present && bare.truth.occluded.iter().all(|o| !o));
-    let hand = Hand::placing(Side::South, 12.0, 12.0, 1.0, Some(Stone::Black));
+    let hand = Hand::placing(Side::South, 12.0, 12.0, 1.0, Some(Stone::BLACK));
     let with_hand = render_ok(&position, &scene.clone().with_hand(hand));
     let t = &with_hand.truth;
     assert!(t.hand_present && t.hand_over_board && t.hand_fraction > 0.01);
@@ -165,8 +166,8 @@ fn hands_are_flagged_where_drawn() {
 #[test]
 fn seen_grid_follows_camera_rotation() {
     let position = Position::empty()
-        .with(0, 0, Stone::Black)
-        .with(18, 0, Stone::White);
+        .with(0, 0, Stone::BLACK)
+        .with(18, 0, Stone::WHITE);
     for roll in [0.0, 90.0, 180.0, 270.0, 30.0, -100.0] {
         let mut scene = preset("clean").with_size(640, 480);
         scene.camera.roll_deg = roll;
@@ -195,7 +196,7 @@ fn seen_grid_follows_camera_rotation() {
 
 #[test]
 fn oblique_views_shift_stone_tops_toward_the_camera_side() {
-    let position = Position::empty().with(9, 9, Stone::White);
+    let position = Position::empty().with(9, 9, Stone::WHITE);
     let scene = preset("oblique").with_size(960, 540);
     let frame = render_ok(&position, &scene);
     let t = &frame.truth;
@@ -348,7 +349,7 @@ fn bowls_stand_beside_the_board_without_touching_the_truth() {
         let px = cam.project([bowl.centre_mm[0], bowl.centre_mm[1], top]);
         let y = median_luma(&with_bowls.image, px);
         match bowl.contents {
-            Stone::Black => assert!(y < 60.0, "black bowl luma {y}"),
+            Stone::BLACK => assert!(y < 60.0, "black bowl luma {y}"),
             _ => assert!(y > 120.0, "white bowl luma {y}"),
         }
     }

@@ -8,7 +8,8 @@
 use std::time::{Duration, Instant};
 
 use image::DynamicImage;
-use tengen_synth::{render, Position, Scene, Stone};
+use tengen_rules::Stone;
+use tengen_synth::{render, Position, Scene};
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::tracking::{line_score, Tracker, TrackerConfig};
 use tengen_vision::{locate, LocateOptions};
@@ -34,7 +35,7 @@ fn mid_game() -> Position {
         state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let c = ((state >> 33) % 19) as usize;
         let r = ((state >> 45) % 19) as usize;
-        p.set(c, r, if (state >> 20) & 1 == 0 { Stone::Black } else { Stone::White });
+        p.set(c, r, if (state >> 20) & 1 == 0 { Stone::BLACK } else { Stone::WHITE });
     }
     p
 }

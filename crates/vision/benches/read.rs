@@ -5,7 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use tengen_synth::{render, Hand, Position, Scene, Side, Stone};
+use tengen_rules::Stone;
+
+use tengen_synth::{render, Hand, Position, Scene, Side};
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::{read_board, GridGeometry, LensDistortion, ReaderConfig};
 
@@ -23,7 +25,7 @@ fn main() {
     let mut rng = tengen_synth::noise::Rng::new(42);
     for k in 0..120 {
         let (c, r) = ((rng.unit() * 19.0) as usize % 19, (rng.unit() * 19.0) as usize % 19);
-        position.set(c, r, if k % 2 == 0 { Stone::Black } else { Stone::White });
+        position.set(c, r, if k % 2 == 0 { Stone::BLACK } else { Stone::WHITE });
     }
     let mut results = Vec::new();
     for (label, scene) in [

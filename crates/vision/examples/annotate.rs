@@ -73,7 +73,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                     let got = reading.points[row][col];
                     eprintln!(
                         "F {ch} {} r{row} c{col} bright {:.3} tail {:.3} neutral {:.3} cdist {:.2} lines {:.3} spread {:.3} conf {:.3}",
-                        got.state.symbol(), f.brightness, f.dark_tail, f.neutral, f.colour_distance, f.lines, f.spread, got.confidence
+                        got.state.to_char(), f.brightness, f.dark_tail, f.neutral, f.colour_distance, f.lines, f.spread, got.confidence
                     );
                 }
             }

@@ -113,7 +113,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             for r in 0..19 {
                 for c in 0..19 {
                     let f = details.features[r][c];
-                    println!("D {} {} {:.3} {:.3} {:.3} {:.3} {:.3} {:.3} {}", t[r][c].symbol(), read[r][c].symbol(), f.brightness, f.dark_tail, f.neutral, f.green_red, f.lines, f.weakest_arm, name);
+                    println!("D {} {} {:.3} {:.3} {:.3} {:.3} {:.3} {:.3} {}", t[r][c].to_char(), read[r][c].to_char(), f.brightness, f.dark_tail, f.neutral, f.green_red, f.lines, f.weakest_arm, name);
                 }
             }
         }
@@ -171,7 +171,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                         let p = details.posteriors[r][c];
                         println!(
                             "   r{r:2} c{c:2} true {} read {} bright {:.2} tail {:.2} neutral {:.2} gr {:.2} cdist {:.2} lines {:.3} spread {:.2} post [{:.2} {:.2} {:.2}]",
-                            truth_in_read[r][c].symbol(), read[r][c].symbol(), f.brightness, f.dark_tail, f.neutral, f.green_red, f.colour_distance, f.lines, f.spread, p[0], p[1], p[2]
+                            truth_in_read[r][c].to_char(), read[r][c].to_char(), f.brightness, f.dark_tail, f.neutral, f.green_red, f.colour_distance, f.lines, f.spread, p[0], p[1], p[2]
                         );
                     }
                 }

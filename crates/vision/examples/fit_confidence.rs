@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use tengen_vision::evaluate::{parse_grid, reading_grid, score, Symmetry};
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::reading::read_board_detailed;
-use tengen_vision::{locate, LocateOptions, PointState, ReaderConfig};
+use tengen_vision::{locate, LocateOptions, ReaderConfig};
+use tengen_rules::PointState;
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {

@@ -22,7 +22,8 @@ use std::time::Instant;
 
 use image::{Rgb, RgbImage};
 use tengen_vision::image_io::decode_rgb;
-use tengen_vision::{locate, GridGeometry, LocateOptions, BOARD_LINES};
+use tengen_vision::{locate, GridGeometry, LocateOptions};
+use tengen_rules::BOARD_LINES;
 
 fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -284,12 +285,13 @@ fn zoom(input: &str, x: &str, y: &str, radius: &str, output: &str) -> Result<(),
 
 /// Random position with about `density` of the points occupied.
 fn random_position(rng: &mut tengen_synth::noise::Rng, density: f64) -> tengen_synth::Position {
-    use tengen_synth::{Position, Stone};
+    use tengen_rules::Stone;
+    use tengen_synth::Position;
     let mut p = Position::empty();
     for r in 0..BOARD_LINES {
         for c in 0..BOARD_LINES {
             if rng.unit() < density {
-                p.set(c, r, if rng.unit() < 0.5 { Stone::Black } else { Stone::White });
+                p.set(c, r, if rng.unit() < 0.5 { Stone::BLACK } else { Stone::WHITE });
             }
         }
     }

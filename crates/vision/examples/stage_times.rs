@@ -2,7 +2,9 @@
 
 use std::time::Instant;
 
-use tengen_synth::{render, Position, Scene, Stone};
+use tengen_rules::Stone;
+
+use tengen_synth::{render, Position, Scene};
 use tengen_vision::classify::classify;
 use tengen_vision::features::{measure_points, BoardColour};
 use tengen_vision::occlusion::{detect, OcclusionConfig};
@@ -12,7 +14,7 @@ use tengen_vision::{GridGeometry, LensDistortion};
 fn main() {
     let mut position = Position::empty();
     for k in 0..100usize {
-        position.set((k * 7) % 19, (k * 11) % 19, if k % 2 == 0 { Stone::Black } else { Stone::White });
+        position.set((k * 7) % 19, (k * 11) % 19, if k % 2 == 0 { Stone::BLACK } else { Stone::WHITE });
     }
     let scene = Scene::preset("phone").unwrap_or_default().with_size(1920, 1080);
     let Ok(frame) = render(&position, &scene) else { return };

@@ -4,10 +4,12 @@
 
 use std::error::Error;
 
-use tengen_synth::{render, ColourCast, Hand, Position, Scene, Side, Stone, PRESETS};
+use tengen_rules::{PointState, Stone};
+
+use tengen_synth::{render, ColourCast, Hand, Position, Scene, Side, PRESETS};
 use tengen_vision::evaluate::{parse_grid, reading_grid, score, Confusion};
 use tengen_vision::reading::{draw_reading, read_board_detailed};
-use tengen_vision::{GridGeometry, LensDistortion, PointState, ReaderConfig};
+use tengen_vision::{GridGeometry, LensDistortion, ReaderConfig};
 
 fn random_position(seed: u64, stones: usize) -> Position {
     let mut rng = tengen_synth::noise::Rng::new(seed);
@@ -15,7 +17,7 @@ fn random_position(seed: u64, stones: usize) -> Position {
     for k in 0..stones {
         let c = (rng.unit() * 19.0) as usize % 19;
         let r = (rng.unit() * 19.0) as usize % 19;
-        p.set(c, r, if k % 2 == 0 { Stone::Black } else { Stone::White });
+        p.set(c, r, if k % 2 == 0 { Stone::BLACK } else { Stone::WHITE });
     }
     p
 }
@@ -89,7 +91,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                         let p = details.posteriors[r][c];
                         println!(
                             "   r{r:2} c{c:2} true {} read {} bright {:.2} tail {:.2} neutral {:.2} gr {:.2} cdist {:.2} lines {:.3} spread {:.2} post [{:.2} {:.2} {:.2}]",
-                            truth[r][c].symbol(), read[r][c].symbol(), f.brightness, f.dark_tail, f.neutral, f.green_red, f.colour_distance, f.lines, f.spread, p[0], p[1], p[2]
+                            truth[r][c].to_char(), read[r][c].to_char(), f.brightness, f.dark_tail, f.neutral, f.green_red, f.colour_distance, f.lines, f.spread, p[0], p[1], p[2]
                         );
                     }
                 }
@@ -99,7 +101,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                     for c in 0..19 {
                         if read[r][c] == PointState::White {
                             let f = details.features[r][c];
-                            println!("W occl {} true {} bright {:.2} neutral {:.2} gr {:.2} lines {:.2} cdist {:.2} conf {:.4}", t.occluded[r * 19 + c], truth[r][c].symbol(), f.brightness, f.neutral, f.green_red, f.lines, f.colour_distance, details.reading.points[r][c].confidence);
+                            println!("W occl {} true {} bright {:.2} neutral {:.2} gr {:.2} lines {:.2} cdist {:.2} conf {:.4}", t.occluded[r * 19 + c], truth[r][c].to_char(), f.brightness, f.neutral, f.green_red, f.lines, f.colour_distance, details.reading.points[r][c].confidence);
                         }
                     }
                 }

@@ -4,8 +4,9 @@
 //! frame's own stones set the thresholds. Confidences are the model's posteriors, tempered by a
 //! constant measured on labelled photos (see `models/README.md`).
 
+use tengen_rules::BOARD_LINES;
+
 use crate::features::PointFeatures;
-use crate::geometry::BOARD_LINES;
 
 /// Number of features the model uses.
 const DIMS: usize = 5;

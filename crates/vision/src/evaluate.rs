@@ -4,10 +4,11 @@
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
+use tengen_rules::{PointState, BOARD_LINES};
 
-use crate::geometry::{GridGeometry, BOARD_LINES};
+use crate::geometry::GridGeometry;
 use crate::locate::{locate, LocateError, LocateOptions, Located};
-use crate::reading::{read_board_detailed, BoardReading, PointState, ReaderConfig, ReadingDetails};
+use crate::reading::{read_board_detailed, BoardReading, ReaderConfig, ReadingDetails};
 
 /// What the stateless vision makes of one frame: the board located from scratch, then read.
 #[derive(Debug, Clone)]
@@ -67,7 +68,7 @@ pub fn parse_grid(text: &str) -> Result<Grid, GridParseError> {
             return Err(GridParseError::LineLength { line: r, len: chars.len() });
         }
         for (c, ch) in chars.iter().enumerate() {
-            grid[r][c] = PointState::from_symbol(*ch).ok_or(GridParseError::Symbol { line: r, symbol: *ch })?;
+            grid[r][c] = PointState::from_char(*ch).ok_or(GridParseError::Symbol { line: r, symbol: *ch })?;
         }
     }
     Ok(grid)

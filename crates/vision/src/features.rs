@@ -2,7 +2,8 @@
 //! light level, shadows and colour casts divide out: stone-disc brightness and neutrality, and the
 //! visibility of the grid-line cross that only an empty point shows.
 
-use crate::geometry::BOARD_LINES;
+use tengen_rules::BOARD_LINES;
+
 use crate::rectify::{CameraFoot, RectifiedBoard};
 
 /// Radius of the sampled stone disc, in grid spacings (a stone's radius is about 0.48).

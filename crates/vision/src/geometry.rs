@@ -3,9 +3,7 @@
 
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
-
-/// Lines on a tournament board in each direction.
-pub const BOARD_LINES: usize = 19;
+use tengen_rules::BOARD_LINES;
 
 /// One-parameter division model of radial distortion, the usual model for cheap lenses:
 /// a distorted pixel `d` relates to its undistorted position `u` by

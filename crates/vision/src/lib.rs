@@ -15,6 +15,6 @@ pub mod reading;
 pub mod rectify;
 pub mod tracking;
 
-pub use geometry::{GridGeometry, LensDistortion, BOARD_LINES};
+pub use geometry::{GridGeometry, LensDistortion};
 pub use locate::{locate, FitQuality, LocateError, LocateOptions, Located};
-pub use reading::{read_board, BoardReading, PointReading, PointState, ReaderConfig};
+pub use reading::{read_board, BoardReading, PointReading, ReaderConfig};

@@ -6,9 +6,10 @@
 use std::collections::VecDeque;
 
 use image::RgbImage;
+use tengen_rules::BOARD_LINES;
 
 use crate::features::{luma, BoardColour, PointFeatures, CELLS};
-use crate::geometry::{GridGeometry, BOARD_LINES};
+use crate::geometry::GridGeometry;
 use crate::rectify::{bilinear, CameraFoot};
 
 /// Tuning of the occlusion detector.

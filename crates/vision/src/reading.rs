@@ -6,48 +6,13 @@ use std::collections::VecDeque;
 
 use image::{Rgb, RgbImage};
 use serde::{Deserialize, Serialize};
+use tengen_rules::{PointState, BOARD_LINES};
 
 use crate::classify::{classify, StoneClass};
 use crate::features::{measure_points, median, BoardColour, PointFeatures};
-use crate::geometry::{GridGeometry, BOARD_LINES};
+use crate::geometry::GridGeometry;
 use crate::occlusion::{detect, edges_crossed_by_skin, is_glare_luma, OcclusionConfig, OcclusionMask, CLIPPED_LUMA};
 use crate::rectify::{CameraFoot, RectifiedBoard};
-
-/// What is on one intersection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum PointState {
-    /// No stone.
-    Empty,
-    /// A black stone.
-    Black,
-    /// A white stone.
-    White,
-    /// Cannot be read reliably (occluded, outside the frame, or too uncertain).
-    Unknown,
-}
-
-impl PointState {
-    /// One-character form used in grid text: `.` empty, `X` black, `O` white, `?` unknown.
-    pub fn symbol(self) -> char {
-        match self {
-            PointState::Empty => '.',
-            PointState::Black => 'X',
-            PointState::White => 'O',
-            PointState::Unknown => '?',
-        }
-    }
-
-    /// Parses a grid-text character; `None` for anything else.
-    pub fn from_symbol(c: char) -> Option<Self> {
-        match c {
-            '.' => Some(PointState::Empty),
-            'X' | 'x' | 'B' => Some(PointState::Black),
-            'O' | 'o' | 'W' => Some(PointState::White),
-            '?' => Some(PointState::Unknown),
-            _ => None,
-        }
-    }
-}
 
 /// The reading of one intersection.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -75,7 +40,7 @@ pub struct BoardReading {
 impl BoardReading {
     /// The board as 19 lines of 19 symbols (`.`, `X`, `O`, `?`).
     pub fn grid_lines(&self) -> Vec<String> {
-        self.points.iter().map(|row| row.iter().map(|p| p.state.symbol()).collect()).collect()
+        self.points.iter().map(|row| row.iter().map(|p| p.state.to_char()).collect()).collect()
     }
 
     /// The board as text: 19 lines, newline-separated.

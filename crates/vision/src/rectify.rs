@@ -3,8 +3,9 @@
 
 use image::RgbImage;
 use nalgebra::Vector3;
+use tengen_rules::BOARD_LINES;
 
-use crate::geometry::{GridGeometry, BOARD_LINES};
+use crate::geometry::GridGeometry;
 
 /// Board cells of margin sampled outside the outermost lines (the wooden border, where an arm
 /// that reaches over the edge is first seen).

@@ -4,9 +4,10 @@
 //! new geometry, so the referee can raise `board_moved`) or [`TrackStatus::Lost`].
 
 use image::{GrayImage, RgbImage};
+use tengen_rules::BOARD_LINES;
 
 use crate::locate::{locate_gray, refine_gray, LocateOptions, Located};
-use crate::{GridGeometry, BOARD_LINES};
+use crate::GridGeometry;
 
 /// Thresholds of the tracker.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::locate::crossings::measure_corners;
-use tengen_vision::{locate, LocateOptions, BOARD_LINES};
+use tengen_vision::{locate, LocateOptions};
+use tengen_rules::BOARD_LINES;
 
 mod common;
 

@@ -5,17 +5,18 @@
 
 use image::{GrayImage, Luma, RgbImage};
 use tengen_synth::noise::Rng;
-use tengen_synth::{render, Hand, Position, Scene, Side, Stone};
+use tengen_rules::{Stone, BOARD_LINES};
+use tengen_synth::{render, Hand, Position, Scene, Side};
 use tengen_vision::locate::from_corners;
 use tengen_vision::tracking::{TrackStatus, Tracker, TrackerConfig};
-use tengen_vision::{locate, LensDistortion, LocateError, LocateOptions, BOARD_LINES};
+use tengen_vision::{locate, LensDistortion, LocateError, LocateOptions};
 
 fn random_position(rng: &mut Rng, density: f64) -> Position {
     let mut p = Position::empty();
     for r in 0..BOARD_LINES {
         for c in 0..BOARD_LINES {
             if rng.unit() < density {
-                p.set(c, r, if rng.unit() < 0.5 { Stone::Black } else { Stone::White });
+                p.set(c, r, if rng.unit() < 0.5 { Stone::BLACK } else { Stone::WHITE });
             }
         }
     }

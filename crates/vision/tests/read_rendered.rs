@@ -4,10 +4,12 @@
 
 #![allow(clippy::expect_used)] // a test that cannot render or read its fixture should fail loudly
 
-use tengen_synth::{render, ColourCast, Hand, Position, Scene, Side, Stone};
+use tengen_rules::{PointState, Stone};
+
+use tengen_synth::{render, ColourCast, Hand, Position, Scene, Side};
 use tengen_vision::evaluate::{parse_grid, reading_grid};
 use tengen_vision::reading::read_board_detailed;
-use tengen_vision::{GridGeometry, LensDistortion, PointState, ReaderConfig};
+use tengen_vision::{GridGeometry, LensDistortion, ReaderConfig};
 
 struct Outcome {
     right: usize,
@@ -24,7 +26,7 @@ fn position(seed: u64, stones: usize) -> Position {
     let mut p = Position::empty();
     for k in 0..stones {
         let (c, r) = ((rng.unit() * 19.0) as usize % 19, (rng.unit() * 19.0) as usize % 19);
-        p.set(c, r, if k % 2 == 0 { Stone::Black } else { Stone::White });
+        p.set(c, r, if k % 2 == 0 { Stone::BLACK } else { Stone::WHITE });
     }
     p
 }

@@ -3,8 +3,8 @@
 
 #![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
-use tengen_referee::{ArbiterAction, Event, EventKind, Observation, Referee, RefereeConfig, Snapshot, Status, SIZE};
-use tengen_rules::{Color, Point};
+use tengen_referee::{ArbiterAction, Event, EventKind, Observation, Referee, RefereeConfig, Snapshot, Status};
+use tengen_rules::{Color, Point, BOARD_LINES};
 
 /// A simulated table: a referee plus a clock in seconds.
 pub struct Table {
@@ -15,7 +15,7 @@ pub struct Table {
 }
 
 pub fn p(text: &str) -> Point {
-    Point::parse(text, SIZE as u8, SIZE as u8).expect("test coordinate")
+    Point::parse_on_board(text).expect("test coordinate")
 }
 
 impl Table {
@@ -24,7 +24,7 @@ impl Table {
     }
 
     pub fn with_config(config: RefereeConfig) -> Self {
-        let mut t = Table { referee: Referee::new(config), t: 0.0, board: vec![vec!['.'; SIZE]; SIZE], events: Vec::new() };
+        let mut t = Table { referee: Referee::new(config), t: 0.0, board: vec![vec!['.'; BOARD_LINES]; BOARD_LINES], events: Vec::new() };
         t.show();
         t
     }
@@ -50,7 +50,7 @@ impl Table {
         let mut out = Vec::new();
         let rows = self.rows();
         let mut hand = rows.clone();
-        hand[9] = "?".repeat(SIZE);
+        hand[9] = "?".repeat(BOARD_LINES);
         self.t += 0.5;
         out.extend(self.referee.observe(&Observation::from_rows(self.t, &hand, true).expect("rows")));
         for _ in 0..5 {

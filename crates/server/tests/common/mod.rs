@@ -16,10 +16,8 @@ use tengen_server::engine::{
     AnalyzeError, AnalyzerFactory, Clock, Corners, Engines, FrameAnalyzer, RefereeError, RefereeFactory,
     SystemClock, TableReferee,
 };
-use tengen_server::model::{
-    sgf_coord, ArbiterAction, Colour, GameView, Observation, OpenAlert, PointReading, RecordMove,
-    RefereeEvent, Severity, POINTS,
-};
+use tengen_rules::{ByColor, Color, Point, PointState, BOARD_POINTS};
+use tengen_server::model::{ArbiterAction, GameView, Observation, OpenAlert, RecordMove, RefereeEvent, Severity};
 
 pub struct PixelBoardAnalyzer;
 
@@ -31,16 +29,16 @@ impl FrameAnalyzer for PixelBoardAnalyzer {
         if img.dimensions() != (19, 19) {
             return Err(AnalyzeError::BoardNotFound(format!("{:?}", img.dimensions())));
         }
-        let points: Vec<PointReading> = img
+        let points: Vec<PointState> = img
             .pixels()
             .map(|p| match p.0 {
-                [0, 0, 0] => PointReading::Black,
-                [255, 255, 255] => PointReading::White,
-                [255, 0, 0] => PointReading::Occluded,
-                _ => PointReading::Empty,
+                [0, 0, 0] => PointState::Black,
+                [255, 255, 255] => PointState::White,
+                [255, 0, 0] => PointState::Unknown,
+                _ => PointState::Empty,
             })
             .collect();
-        let occluded = points.contains(&PointReading::Occluded);
+        let occluded = points.contains(&PointState::Unknown);
         Ok(Observation { points, corners: Some([[0.0, 0.0], [18.0, 0.0], [18.0, 18.0], [0.0, 18.0]]), confidence: 1.0, occluded, moved_cells: None, point_confidence: Vec::new() })
     }
     fn set_calibration(&mut self, _corners: Option<Corners>) {}
@@ -60,7 +58,7 @@ pub struct SimpleReferee {
     moves: Vec<RecordMove>,
     alerts: Vec<OpenAlert>,
     next_alert: u64,
-    warnings: [u32; 2],
+    warnings: ByColor<u32>,
     phase: String,
     result: Option<String>,
 }
@@ -68,18 +66,18 @@ pub struct SimpleReferee {
 impl SimpleReferee {
     pub fn new() -> Self {
         Self {
-            legal: vec!['.'; POINTS],
-            physical: vec!['.'; POINTS],
+            legal: vec!['.'; BOARD_POINTS],
+            physical: vec!['.'; BOARD_POINTS],
             moves: vec![],
             alerts: vec![],
             next_alert: 1,
-            warnings: [0, 0],
+            warnings: ByColor::default(),
             phase: "playing".into(),
             result: None,
         }
     }
-    fn to_move(&self) -> Colour {
-        if self.moves.len() & 1 == 0 { Colour::Black } else { Colour::White }
+    fn to_move(&self) -> Color {
+        if self.moves.len() & 1 == 0 { Color::Black } else { Color::White }
     }
     fn event(kind: &str, severity: Severity, summary: String) -> RefereeEvent {
         RefereeEvent {
@@ -96,7 +94,7 @@ impl SimpleReferee {
 
 impl TableReferee for SimpleReferee {
     fn observe(&mut self, _at_ms: i64, obs: &Observation) -> Vec<RefereeEvent> {
-        if obs.points.contains(&PointReading::Occluded) {
+        if obs.points.contains(&PointState::Unknown) {
             return vec![];
         }
         let seen: Vec<char> = obs.board_string().chars().collect();
@@ -106,14 +104,14 @@ impl TableReferee for SimpleReferee {
         self.physical = seen.clone();
         let mut events = vec![];
         let colour = self.to_move();
-        let mine = if colour == Colour::Black { 'B' } else { 'W' };
-        let added: Vec<usize> = (0..POINTS).filter(|&i| self.legal[i] == '.' && seen[i] != '.').collect();
-        let vanished: Vec<usize> = (0..POINTS).filter(|&i| self.legal[i] != '.' && seen[i] == '.').collect();
+        let mine = if colour == Color::Black { 'B' } else { 'W' };
+        let added: Vec<usize> = (0..BOARD_POINTS).filter(|&i| self.legal[i] == '.' && seen[i] != '.').collect();
+        let vanished: Vec<usize> = (0..BOARD_POINTS).filter(|&i| self.legal[i] != '.' && seen[i] == '.').collect();
         if added.len() == 1 && seen[added[0]] == mine && self.phase == "playing" {
             let i = added[0];
             self.legal[i] = mine;
             let number = u32::try_from(self.moves.len() + 1).unwrap();
-            let point = sgf_coord(i % 19, i / 19);
+            let point = Point::from_index(i).to_sgf();
             self.moves.push(RecordMove { number, colour, point: Some(point.clone()) });
             let mut e = Self::event("move", Severity::Info, format!("{colour:?} {point}"));
             e.move_number = Some(number);
@@ -122,7 +120,7 @@ impl TableReferee for SimpleReferee {
         if !vanished.is_empty() {
             let id = self.next_alert;
             self.next_alert += 1;
-            let points: Vec<String> = vanished.iter().map(|&i| sgf_coord(i % 19, i / 19)).collect();
+            let points: Vec<String> = vanished.iter().map(|&i| Point::from_index(i).to_sgf()).collect();
             self.alerts.push(OpenAlert {
                 alert_id: id,
                 kind: "moved_stone".into(),
@@ -150,7 +148,7 @@ impl TableReferee for SimpleReferee {
                 let alert = self.alerts.remove(pos);
                 let confirmed = matches!(action, ArbiterAction::Confirm { .. });
                 if confirmed {
-                    let side = usize::from(self.to_move() != Colour::Black);
+                    let side = self.to_move();
                     self.warnings[side] += 1;
                 }
                 let kind = if confirmed { "infraction_confirmed" } else { "infraction_dismissed" };
@@ -186,7 +184,7 @@ impl TableReferee for SimpleReferee {
             to_move: self.to_move(),
             open_alerts: self.alerts.clone(),
             warnings: self.warnings,
-            captures: [0, 0],
+            captures: ByColor::default(),
             dead: vec![],
             phase: self.phase.clone(),
             result: self.result.clone(),

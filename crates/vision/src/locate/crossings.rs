@@ -4,8 +4,9 @@
 //! It needs the located grid only to know where to look (within ±0.45 cell of it).
 
 use image::RgbImage;
+use tengen_rules::BOARD_LINES;
 
-use crate::{GridGeometry, BOARD_LINES};
+use crate::GridGeometry;
 
 /// Least darkness (grey levels below the profile's upper quartile) for a profile to count.
 const MIN_RIDGE_DEPTH: f64 = 8.0;

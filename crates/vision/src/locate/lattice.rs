@@ -4,9 +4,9 @@
 //! is a homography from board (column, row) to working-image pixels, good to a fraction of a cell.
 
 use nalgebra::{Matrix3, Vector3};
+use tengen_rules::BOARD_LINES;
 
 use super::response::LineResponse;
-use crate::BOARD_LINES;
 
 /// Hough angle bins over 180°.
 const THETA_BINS: usize = 360;

@@ -16,9 +16,10 @@ use image::{GrayImage, RgbImage};
 use nalgebra::Matrix3;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
+use tengen_rules::BOARD_LINES;
 
 use crate::homography::{self, PointPair};
-use crate::{GridGeometry, LensDistortion, BOARD_LINES};
+use crate::{GridGeometry, LensDistortion};
 use refine::Working;
 
 /// Longest side of the working image; larger frames are box-downscaled by an integer factor.

@@ -5,10 +5,11 @@
 //! (0, 0) at the top-left as seen.
 
 use nalgebra::Matrix3;
+use tengen_rules::BOARD_LINES;
 
 use super::response::LineResponse;
 use crate::homography::{self, PointPair};
-use crate::{GridGeometry, LensDistortion, BOARD_LINES};
+use crate::{GridGeometry, LensDistortion};
 
 /// Mean line strength an arm needs to count as a seen line.
 const ARM_MIN_STRENGTH: f32 = 0.02;

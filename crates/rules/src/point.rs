@@ -1,61 +1,5 @@
-//! Colours, points, moves and the two ways coordinates are written: SGF ("pd") and human ("Q16").
-
-use std::fmt;
-
-/// The largest board side the engine supports (a tournament board).
-pub const MAX_BOARD_SIZE: u8 = 19;
-
-/// The colour of a stone or of a player.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
-pub enum Color {
-    /// Black, who moves first (Art. 2).
-    Black,
-    /// White.
-    White,
-}
-
-impl Color {
-    /// The other colour.
-    #[inline]
-    pub fn opponent(self) -> Color {
-        match self {
-            Color::Black => Color::White,
-            Color::White => Color::Black,
-        }
-    }
-
-    /// "black" or "white".
-    pub fn name(self) -> &'static str {
-        match self {
-            Color::Black => "black",
-            Color::White => "white",
-        }
-    }
-
-    /// The Chinese name, 黑 or 白.
-    pub fn chinese(self) -> &'static str {
-        match self {
-            Color::Black => "黑",
-            Color::White => "白",
-        }
-    }
-
-    /// The SGF property letter, `B` or `W`.
-    pub fn sgf_letter(self) -> char {
-        match self {
-            Color::Black => 'B',
-            Color::White => 'W',
-        }
-    }
-}
-
-impl fmt::Display for Color {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+//! An intersection and the two ways it is written: SGF ("pd", from the top-left) and the
+//! people's form ("Q16": letters without I, row 1 at the bottom, as printed on a board).
 
 /// An intersection: `col` from the left, `row` from the top (SGF orientation), both 0-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -149,17 +93,6 @@ impl Point {
             Point::from_human(t, width, height)
         }
     }
-}
-
-/// What a player does on their turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
-pub enum Move {
-    /// A stone on a point.
-    Place(Point),
-    /// Giving up the turn (虛著, Art. 2).
-    Pass,
 }
 
 #[cfg(test)]
