@@ -183,6 +183,60 @@ struct StoneBody {
     stripes: Option<([f64; 2], f64, f64, f32)>,
 }
 
+/// The nearest surface a ray meets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Hit {
+    /// Nothing below the horizon: the room's wall.
+    Nothing,
+    /// Stone `i` on the board.
+    Stone(usize),
+    /// A part of hand `hand`.
+    Hand { hand: usize, part: HandPart },
+    /// The playing surface.
+    BoardTop,
+    /// One of the board's vertical sides, with its outward normal.
+    BoardSide { normal: V3 },
+    /// The table under the board.
+    Table,
+    /// Bowl `index`, the part met and the surface normal there.
+    Bowl {
+        index: usize,
+        part: BowlPart,
+        normal: V3,
+    },
+}
+
+/// Which part of a hand a ray meets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HandPart {
+    /// Capsule `c` of the hand (finger, palm, forearm or sleeve).
+    Capsule(usize),
+    /// The stone held between the fingertips.
+    HeldStone,
+}
+
+/// The view and light of one sample ray, shared by the shading of every surface.
+struct RayLight {
+    /// Unit vector from the surface back to the camera.
+    view: V3,
+    /// Unit vector from the surface to the lamp.
+    to_lamp: V3,
+    /// Share of the room's light that is ambient.
+    ambient: f64,
+    /// Gain of the lamp's direct light.
+    direct_gain: f64,
+    /// Moment within the exposure (−½…½), for moving hands.
+    tau: f64,
+}
+
+impl RayLight {
+    /// Direct lamp light on a surface with unit `normal` (cosine law, no shadows).
+    #[inline(always)]
+    fn lamp_light(&self, normal: V3) -> f64 {
+        dot(normal, self.to_lamp).max(0.0)
+    }
+}
+
 /// What a ray hit, for anti-aliasing decisions.
 type ObjectId = u32;
 const ID_TABLE: ObjectId = 1;
@@ -566,7 +620,7 @@ impl<'a> World<'a> {
         best
     }
 
-    /// Nearest hand part: (t, hand index, capsule index or usize::MAX for the held stone).
+    /// Nearest hand part: (t, hand index, which part).
     /// `pixel`, when given, lets parts whose image box misses it be skipped.
     /// `tau` (−½…½) is the moment within the exposure, for moving hands.
     fn hit_hands(
@@ -575,8 +629,8 @@ impl<'a> World<'a> {
         dir: V3,
         pixel: Option<[f64; 2]>,
         tau: f64,
-    ) -> Option<(f64, usize, usize)> {
-        let mut best: Option<(f64, usize, usize)> = None;
+    ) -> Option<(f64, usize, HandPart)> {
+        let mut best: Option<(f64, usize, HandPart)> = None;
         for (h, hand) in self.hands.iter().enumerate() {
             // Moving the hand by m is moving the ray by −m.
             let origin = sub(origin, scale(hand.motion, tau));
@@ -588,7 +642,7 @@ impl<'a> World<'a> {
                 }
                 if let Some(t) = ray_capsule(origin, dir, cap) {
                     if best.is_none_or(|(bt, _, _)| t < bt) {
-                        best = Some((t, h, c));
+                        best = Some((t, h, HandPart::Capsule(c)));
                     }
                 }
             }
@@ -598,7 +652,7 @@ impl<'a> World<'a> {
                 if let Some(t) = ray_stone(origin, dir, centre, self.stone_radius, self.stone_half)
                 {
                     if best.is_none_or(|(bt, _, _)| t < bt) {
-                        best = Some((t, h, usize::MAX));
+                        best = Some((t, h, HandPart::HeldStone));
                     }
                 }
             }
@@ -737,335 +791,334 @@ impl<'a> World<'a> {
         mix3(wood, ink_colour, (ink * 0.93) as f32)
     }
 
-    /// Shades one sample ray through `pixel`; returns linear-ish display colour and object id.
-    fn shade(&self, pixel: [f64; 2], footprint_scale: f64, tau: f64) -> ([f32; 3], ObjectId, bool) {
-        let origin = self.camera.position;
-        let dir = self.camera.ray(pixel);
-        let light = &self.scene.light;
-        let ambient = f64::from(light.ambient.clamp(0.0, 1.0));
-        let direct_gain = (1.0 - ambient) * 1.15;
-        let view = scale(dir, -1.0);
-
-        let mut t_best = f64::INFINITY;
-        let mut hit_kind = 0u8; // 1 stone, 2 hand, 3 board top, 4 side, 5 table, 6 bowl
-        let mut stone_idx = 0usize;
-        let mut hand_hit = (0usize, 0usize);
+    /// The nearest surface along a ray, and how far along the ray it lies.
+    /// `pixel` lets hand parts whose image box misses it be skipped; `tau` is the moment within
+    /// the exposure, for moving hands.
+    fn nearest_hit(&self, origin: V3, dir: V3, pixel: [f64; 2], tau: f64) -> (f64, Hit) {
+        let mut nearest = (f64::INFINITY, Hit::Nothing);
         if let Some((t, i)) = self.hit_stones(origin, dir) {
-            t_best = t;
-            hit_kind = 1;
-            stone_idx = i;
+            nearest = (t, Hit::Stone(i));
         }
-        if let Some((t, h, c)) = self.hit_hands(origin, dir, Some(pixel), tau) {
-            if t < t_best {
-                t_best = t;
-                hit_kind = 2;
-                hand_hit = (h, c);
+        if let Some((t, hand, part)) = self.hit_hands(origin, dir, Some(pixel), tau) {
+            if t < nearest.0 {
+                nearest = (t, Hit::Hand { hand, part });
             }
         }
         let thickness = self.scene.board.thickness_mm.max(1.0);
         let (hw, hl) = (board_mm::HALF_W, board_mm::HALF_L);
-        let mut side_normal = [0.0; 3];
         if dir[2] < 0.0 {
             let t_top = -origin[2] / dir[2];
             let p = add(origin, scale(dir, t_top));
-            if t_top < t_best && p[0].abs() <= hw && p[1].abs() <= hl {
-                t_best = t_top;
-                hit_kind = 3;
-            } else if t_top < t_best {
+            if t_top < nearest.0 && p[0].abs() <= hw && p[1].abs() <= hl {
+                nearest = (t_top, Hit::BoardTop);
+            } else if t_top < nearest.0 {
                 // Board sides: vertical faces between z = -thickness and 0.
+                let mut side_hit = false;
                 for (axis, sign) in [(0usize, 1.0f64), (0, -1.0), (1, 1.0), (1, -1.0)] {
                     let half = if axis == 0 { hw } else { hl };
                     if dir[axis] * sign >= 0.0 {
                         continue;
                     }
                     let t = (sign * half - origin[axis]) / dir[axis];
-                    if t <= 0.0 || t >= t_best {
+                    if t <= 0.0 || t >= nearest.0 {
                         continue;
                     }
                     let q = add(origin, scale(dir, t));
                     let other = 1 - axis;
                     let other_half = if other == 0 { hw } else { hl };
                     if q[2] <= 0.0 && q[2] >= -thickness && q[other].abs() <= other_half {
-                        t_best = t;
-                        hit_kind = 4;
-                        side_normal = [0.0; 3];
-                        side_normal[axis] = sign;
+                        let mut normal = [0.0; 3];
+                        normal[axis] = sign;
+                        nearest = (t, Hit::BoardSide { normal });
+                        side_hit = true;
                     }
                 }
-                if hit_kind != 4 {
+                if !side_hit {
                     let t_table = (-thickness - origin[2]) / dir[2];
-                    if t_table < t_best {
-                        t_best = t_table;
-                        hit_kind = 5;
+                    if t_table < nearest.0 {
+                        nearest = (t_table, Hit::Table);
                     }
                 }
             }
         }
-        let mut bowl_hit = None;
-        for (i, bowl) in self.scene.bowls.iter().enumerate() {
+        for (index, bowl) in self.scene.bowls.iter().enumerate() {
             if let Some((t, part, normal)) = hit_bowl(origin, dir, bowl, thickness) {
-                if t < t_best {
-                    t_best = t;
-                    hit_kind = 6;
-                    bowl_hit = Some((i, part, normal));
+                if t < nearest.0 {
+                    nearest = (
+                        t,
+                        Hit::Bowl {
+                            index,
+                            part,
+                            normal,
+                        },
+                    );
                 }
             }
         }
+        nearest
+    }
+
+    /// Shades one sample ray through `pixel`; returns linear-ish display colour, object id and
+    /// whether a hand hit lies over the board.
+    fn shade(&self, pixel: [f64; 2], footprint_scale: f64, tau: f64) -> ([f32; 3], ObjectId, bool) {
+        let origin = self.camera.position;
+        let dir = self.camera.ray(pixel);
+        let (t, hit) = self.nearest_hit(origin, dir, pixel, tau);
+        let (hw, hl) = (board_mm::HALF_W, board_mm::HALF_L);
         let over_board = dir[2] < 0.0 && {
             let t0 = -origin[2] / dir[2];
             let p = add(origin, scale(dir, t0));
             p[0].abs() <= hw && p[1].abs() <= hl
         };
-        if hit_kind == 0 {
+        if hit == Hit::Nothing {
             // Looking at the horizon: dim wall.
             return ([0.3, 0.3, 0.32], 0, false);
         }
-        let p = add(origin, scale(dir, t_best));
-        let to_lamp = norm(sub(self.lamp, p));
-        let lamp_light = |normal: V3| dot(normal, to_lamp).max(0.0);
-        match hit_kind {
-            1 => {
-                let s = &self.stones[stone_idx];
-                let (colour, _) = self.shade_stone(
-                    p,
-                    s.centre,
-                    s.black,
-                    s.tint,
-                    s.stripes,
-                    view,
-                    to_lamp,
-                    ambient,
-                    direct_gain,
-                    tau,
-                );
-                (colour, ID_STONE + stone_idx as u32, false)
+        let p = add(origin, scale(dir, t));
+        let ambient = f64::from(self.scene.light.ambient.clamp(0.0, 1.0));
+        let ray = RayLight {
+            view: scale(dir, -1.0),
+            to_lamp: norm(sub(self.lamp, p)),
+            ambient,
+            direct_gain: (1.0 - ambient) * 1.15,
+            tau,
+        };
+        match hit {
+            Hit::Nothing => ([0.3, 0.3, 0.32], 0, false),
+            Hit::Stone(i) => {
+                let s = &self.stones[i];
+                let colour = self.shade_stone(p, s.centre, s.black, s.tint, s.stripes, &ray);
+                (colour, ID_STONE + i as u32, false)
             }
-            2 => {
-                let (h, c) = hand_hit;
-                let hand = &self.hands[h];
-                if c == usize::MAX {
-                    let Some((centre, black)) = hand.held else {
-                        return ([0.0; 3], 0, true);
-                    };
-                    let centre = add(centre, scale(hand.motion, tau));
-                    let (colour, _) = self.shade_stone(
-                        p,
-                        centre,
-                        black,
-                        0.0,
-                        None,
-                        view,
-                        to_lamp,
-                        ambient,
-                        direct_gain,
-                        tau,
-                    );
-                    return (colour, ID_HELD + h as u32, over_board);
-                }
-                let cap = &hand.capsules[c];
-                // Shade in the hand's own frame at this moment of the exposure.
-                let p = sub(p, scale(hand.motion, tau));
-                let mut n = capsule_normal(p, cap);
-                if cap.palm && n[2] > 0.0 {
-                    // The back of the hand is broad and gently curved, not ridged.
-                    n = norm(add(scale(n, 0.35), [0.0, 0.0, 0.65]));
-                }
-                // Self-shadowing within a hand is left to the wrap lighting (it costs a shadow
-                // test per part per pixel for little visible effect).
-                let shadow = 1.0;
-                let wrap = ((dot(n, to_lamp) + 0.35) / 1.35).max(0.0);
-                let up = 0.6 + 0.4 * n[2].max(0.0);
-                let mut albedo = if cap.sleeve { hand.sleeve } else { hand.skin };
-                if cap.sleeve {
-                    let weave = 0.92
-                        + 0.08
-                            * self
-                                .cloth
-                                .at((p[0] * 0.5) as f32, (p[1] * 0.5 + p[2] * 0.5) as f32);
-                    let folds = 0.85
-                        + 0.15
-                            * self.cloth.at(
-                                (p[0] * 0.02) as f32 + 70.0,
-                                (p[2] * 0.03 + p[1] * 0.02) as f32,
-                            );
-                    albedo = albedo.map(|a| a * weave * folds);
-                }
-                let mut shine = if cap.sleeve { 0.0 } else { 0.07 };
-                if !cap.sleeve {
-                    // Skin tone varies a little over the hand; knuckles and tips are redder.
-                    let blotch = self.cloth.at(
-                        (p[0] * 0.08) as f32 + 11.0,
-                        (p[1] * 0.08 + p[2] * 0.08) as f32,
-                    );
-                    albedo = [
-                        albedo[0] * (0.95 + 0.08 * blotch),
-                        albedo[1] * (0.95 + 0.05 * blotch),
-                        albedo[2] * (0.95 + 0.05 * blotch),
-                    ];
-                }
-                if cap.nail {
-                    // A nail: the last third of a fingertip segment, on the back of the finger.
-                    let along = capsule_param(p, cap);
-                    let back = dot(n, [0.0, 0.0, 1.0]);
-                    let nail = smoothstep(0.6, 0.72, along) * smoothstep(0.25, 0.45, back);
-                    let nail_colour = [
-                        albedo[0] * 1.08 + 0.05,
-                        albedo[1] * 1.02 + 0.08,
-                        albedo[2] * 1.02 + 0.1,
-                    ];
-                    albedo = mix3(albedo, nail_colour.map(|c| c.min(1.0)), nail as f32);
-                    shine += 0.25 * nail;
-                }
-                let diffuse = ambient * up + direct_gain * wrap * shadow;
-                let half = norm(add(to_lamp, view));
-                let spec = shine * dot(n, half).max(0.0).powi(if cap.nail { 40 } else { 18 });
-                let colour = albedo.map(|a| (a as f64 * diffuse + spec) as f32);
-                (colour, ID_HAND + h as u32, over_board)
-            }
-            3 => {
-                // Footprint of this sample on the board, for line anti-aliasing.
-                let footprint =
-                    footprint_scale * t_best / self.camera.focal / (-dir[2]).max(0.2).sqrt();
-                let albedo = self.board_albedo(p, footprint.max(0.05));
-                let (direct, ao) = self.stone_shadow(p, to_lamp);
-                let (hands, sky) = if self.hands.is_empty() {
-                    (1.0, 1.0)
-                } else {
-                    (
-                        self.hand_shadow(p, to_lamp, true, tau),
-                        self.hand_sky(p, tau),
-                    )
+            Hit::Hand {
+                hand,
+                part: HandPart::HeldStone,
+            } => {
+                let Some((centre, black)) = self.hands[hand].held else {
+                    return ([0.0; 3], 0, true);
                 };
-                let diffuse =
-                    ambient * ao * sky + direct_gain * lamp_light([0.0, 0.0, 1.0]) * direct * hands;
-                // Varnish reflection of the lamp: the glare spot.
-                let half = norm(add(to_lamp, view));
-                let nh = half[2].max(0.0);
-                let glare = f64::from(light.glare)
-                    * (0.9 * nh.powi(400) + 0.12 * nh.powi(40))
-                    * direct
-                    * hands;
-                let colour = albedo.map(|a| (a as f64 * diffuse + glare) as f32);
-                (colour, ID_BOARD, false)
+                let centre = add(centre, scale(self.hands[hand].motion, tau));
+                let colour = self.shade_stone(p, centre, black, 0.0, None, &ray);
+                (colour, ID_HELD + hand as u32, over_board)
             }
-            4 => {
+            Hit::Hand {
+                hand,
+                part: HandPart::Capsule(c),
+            } => (
+                self.shade_hand(p, hand, c, &ray),
+                ID_HAND + hand as u32,
+                over_board,
+            ),
+            Hit::BoardTop => {
+                // Footprint of this sample on the board, for line anti-aliasing.
+                let footprint = footprint_scale * t / self.camera.focal / (-dir[2]).max(0.2).sqrt();
+                (self.shade_board_top(p, footprint, &ray), ID_BOARD, false)
+            }
+            Hit::BoardSide { normal } => {
                 // Board edge: end grain, darker and less saturated.
                 let wood = self.wood.albedo(p[0] + p[1], p[2] * 3.0).map(|a| a * 0.78);
-                let diffuse = ambient * 0.8 + direct_gain * lamp_light(side_normal);
+                let diffuse = ray.ambient * 0.8 + ray.direct_gain * ray.lamp_light(normal);
                 (wood.map(|a| (a as f64 * diffuse) as f32), ID_SIDE, false)
             }
-            6 => {
-                let Some((i, part, normal)) = bowl_hit else {
-                    return ([0.0; 3], 0, false);
-                };
-                let bowl = &self.scene.bowls[i];
-                let c = bowl.centre_mm;
-                let (hands, sky) = if self.hands.is_empty() {
-                    (1.0, 1.0)
-                } else {
-                    (
-                        self.hand_shadow(p, to_lamp, false, tau),
-                        self.hand_sky(p, tau),
-                    )
-                };
-                let (albedo, spec) = match part {
-                    BowlPart::Pile => {
-                        // A heap of stones: nearest jittered stone centre (cellular pattern)
-                        // gives a domed stone or a dark gap between stones.
-                        let (near, offset) = nearest_pile_stone(
-                            self.scene.seed ^ (i as u64 + 1),
-                            p[0] - c[0],
-                            p[1] - c[1],
-                        );
-                        let dome = (1.0 - (near / PILE_STONE_RADIUS_MM).powi(2)).max(0.0);
-                        let n = norm([
-                            offset[0] / PILE_STONE_RADIUS_MM,
-                            offset[1] / PILE_STONE_RADIUS_MM,
-                            dome.sqrt() + 0.2,
-                        ]);
-                        let half = norm(add(to_lamp, view));
-                        let glint = dot(n, half).max(0.0);
-                        let gap = if near < PILE_STONE_RADIUS_MM {
-                            1.0
-                        } else {
-                            0.35
-                        };
-                        match bowl.contents {
-                            Stone::BLACK => (
-                                [0.05 * gap as f32; 3],
-                                gap * (0.05 * glint.powi(8) + 0.25 * glint.powi(60)),
-                            ),
-                            Stone::WHITE => (
-                                [0.88 * gap as f32, 0.87 * gap as f32, 0.82 * gap as f32],
-                                gap * 0.3 * glint.powi(40),
-                            ),
-                            Stone::Empty => (srgb(bowl.rgb).map(|a| a * 0.55), 0.0),
-                        }
-                    }
-                    BowlPart::Inside => (srgb(bowl.rgb).map(|a| a * 0.5), 0.0),
-                    BowlPart::Rim | BowlPart::Wall => {
-                        let angle = (p[1] - c[1]).atan2(p[0] - c[0]);
-                        let grain = self
-                            .cloth
-                            .at((angle * 12.0) as f32 + 7.0, (p[2] * 0.05) as f32);
-                        let half = norm(add(to_lamp, view));
-                        (
-                            srgb(bowl.rgb).map(|a| a * (0.88 + 0.14 * grain)),
-                            0.18 * dot(normal, half).max(0.0).powi(30),
-                        )
-                    }
-                };
-                let diffuse = ambient * sky * (0.6 + 0.4 * normal[2].max(0.0))
-                    + direct_gain * lamp_light(normal) * hands;
-                let colour = albedo.map(|a| (a as f64 * diffuse + spec * hands) as f32);
-                (colour, ID_BOWL + 4 * i as u32 + part as u32, false)
-            }
-            _ => {
-                // Table: cloth-like texture and the board's soft shadow.
-                let n1 = self
-                    .cloth
-                    .at((p[0] * 0.02) as f32 + 30.0, (p[1] * 0.02) as f32);
-                let n2 = self
-                    .cloth
-                    .at((p[0] * 0.6) as f32, (p[1] * 0.6) as f32 + 90.0);
-                let albedo = self.table.map(|a| a * (0.9 + 0.12 * n1 + 0.06 * n2));
-                let shift = [
-                    -to_lamp[0] / to_lamp[2] * thickness,
-                    -to_lamp[1] / to_lamp[2] * thickness,
-                ];
-                let dx = ((p[0] - shift[0]).abs() - hw).max(0.0);
-                let dy = ((p[1] - shift[1]).abs() - hl).max(0.0);
-                let out = len2(dx, dy);
-                let shadow = 0.35 + 0.65 * smoothstep(0.0, 12.0, out);
-                let near = len2((p[0].abs() - hw).max(0.0), (p[1].abs() - hl).max(0.0));
-                let mut ao = 0.7 + 0.3 * smoothstep(0.0, 40.0, near);
-                let mut shadow = shadow;
-                for bowl in &self.scene.bowls {
-                    let (c, r) = (bowl.centre_mm, bowl.radius_mm);
-                    ao *= 1.0 - 0.5 * smoothstep(r + 30.0, r, len2(p[0] - c[0], p[1] - c[1]));
-                    let h = bowl.height_mm * 0.6;
-                    let (sx, sy) = (
-                        c[0] - to_lamp[0] / to_lamp[2] * h,
-                        c[1] - to_lamp[1] / to_lamp[2] * h,
-                    );
-                    shadow *= 1.0 - 0.75 * smoothstep(r + 8.0, r - 8.0, len2(p[0] - sx, p[1] - sy));
-                }
-                let (hands, sky) = if self.hands.is_empty() {
-                    (1.0, 1.0)
-                } else {
-                    (
-                        self.hand_shadow(p, to_lamp, true, tau),
-                        self.hand_sky(p, tau),
-                    )
-                };
-                let diffuse =
-                    ambient * ao * sky + direct_gain * lamp_light([0.0, 0.0, 1.0]) * shadow * hands;
-                (albedo.map(|a| (a as f64 * diffuse) as f32), ID_TABLE, false)
-            }
+            Hit::Bowl {
+                index,
+                part,
+                normal,
+            } => (
+                self.shade_bowl(p, index, part, normal, &ray),
+                ID_BOWL + 4 * index as u32 + part as u32,
+                false,
+            ),
+            Hit::Table => (self.shade_table(p, &ray), ID_TABLE, false),
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// A skin or sleeve part `c` of hand `h`.
+    fn shade_hand(&self, p: V3, h: usize, c: usize, ray: &RayLight) -> [f32; 3] {
+        let hand = &self.hands[h];
+        let cap = &hand.capsules[c];
+        // Shade in the hand's own frame at this moment of the exposure.
+        let p = sub(p, scale(hand.motion, ray.tau));
+        let mut n = capsule_normal(p, cap);
+        if cap.palm && n[2] > 0.0 {
+            // The back of the hand is broad and gently curved, not ridged.
+            n = norm(add(scale(n, 0.35), [0.0, 0.0, 0.65]));
+        }
+        // Self-shadowing within a hand is left to the wrap lighting (it costs a shadow
+        // test per part per pixel for little visible effect).
+        let shadow = 1.0;
+        let wrap = ((dot(n, ray.to_lamp) + 0.35) / 1.35).max(0.0);
+        let up = 0.6 + 0.4 * n[2].max(0.0);
+        let mut albedo = if cap.sleeve { hand.sleeve } else { hand.skin };
+        if cap.sleeve {
+            let weave = 0.92
+                + 0.08
+                    * self
+                        .cloth
+                        .at((p[0] * 0.5) as f32, (p[1] * 0.5 + p[2] * 0.5) as f32);
+            let folds = 0.85
+                + 0.15
+                    * self.cloth.at(
+                        (p[0] * 0.02) as f32 + 70.0,
+                        (p[2] * 0.03 + p[1] * 0.02) as f32,
+                    );
+            albedo = albedo.map(|a| a * weave * folds);
+        }
+        let mut shine = if cap.sleeve { 0.0 } else { 0.07 };
+        if !cap.sleeve {
+            // Skin tone varies a little over the hand; knuckles and tips are redder.
+            let blotch = self.cloth.at(
+                (p[0] * 0.08) as f32 + 11.0,
+                (p[1] * 0.08 + p[2] * 0.08) as f32,
+            );
+            albedo = [
+                albedo[0] * (0.95 + 0.08 * blotch),
+                albedo[1] * (0.95 + 0.05 * blotch),
+                albedo[2] * (0.95 + 0.05 * blotch),
+            ];
+        }
+        if cap.nail {
+            // A nail: the last third of a fingertip segment, on the back of the finger.
+            let along = capsule_param(p, cap);
+            let back = dot(n, [0.0, 0.0, 1.0]);
+            let nail = smoothstep(0.6, 0.72, along) * smoothstep(0.25, 0.45, back);
+            let nail_colour = [
+                albedo[0] * 1.08 + 0.05,
+                albedo[1] * 1.02 + 0.08,
+                albedo[2] * 1.02 + 0.1,
+            ];
+            albedo = mix3(albedo, nail_colour.map(|c| c.min(1.0)), nail as f32);
+            shine += 0.25 * nail;
+        }
+        let diffuse = ray.ambient * up + ray.direct_gain * wrap * shadow;
+        let half = norm(add(ray.to_lamp, ray.view));
+        let spec = shine * dot(n, half).max(0.0).powi(if cap.nail { 40 } else { 18 });
+        albedo.map(|a| (a as f64 * diffuse + spec) as f32)
+    }
+
+    /// The playing surface at `p`: wood and ink under stone and hand shadows, with the glare spot.
+    fn shade_board_top(&self, p: V3, footprint: f64, ray: &RayLight) -> [f32; 3] {
+        let albedo = self.board_albedo(p, footprint.max(0.05));
+        let (direct, ao) = self.stone_shadow(p, ray.to_lamp);
+        let (hands, sky) = self.hand_light(p, ray, true);
+        let diffuse = ray.ambient * ao * sky
+            + ray.direct_gain * ray.lamp_light([0.0, 0.0, 1.0]) * direct * hands;
+        // Varnish reflection of the lamp: the glare spot.
+        let half = norm(add(ray.to_lamp, ray.view));
+        let nh = half[2].max(0.0);
+        let glare = f64::from(self.scene.light.glare)
+            * (0.9 * nh.powi(400) + 0.12 * nh.powi(40))
+            * direct
+            * hands;
+        albedo.map(|a| (a as f64 * diffuse + glare) as f32)
+    }
+
+    /// Part `part` of bowl `i` at `p`.
+    fn shade_bowl(&self, p: V3, i: usize, part: BowlPart, normal: V3, ray: &RayLight) -> [f32; 3] {
+        let bowl = &self.scene.bowls[i];
+        let c = bowl.centre_mm;
+        let (hands, sky) = self.hand_light(p, ray, false);
+        let (albedo, spec) = match part {
+            BowlPart::Pile => {
+                // A heap of stones: nearest jittered stone centre (cellular pattern)
+                // gives a domed stone or a dark gap between stones.
+                let (near, offset) =
+                    nearest_pile_stone(self.scene.seed ^ (i as u64 + 1), p[0] - c[0], p[1] - c[1]);
+                let dome = (1.0 - (near / PILE_STONE_RADIUS_MM).powi(2)).max(0.0);
+                let n = norm([
+                    offset[0] / PILE_STONE_RADIUS_MM,
+                    offset[1] / PILE_STONE_RADIUS_MM,
+                    dome.sqrt() + 0.2,
+                ]);
+                let half = norm(add(ray.to_lamp, ray.view));
+                let glint = dot(n, half).max(0.0);
+                let gap = if near < PILE_STONE_RADIUS_MM {
+                    1.0
+                } else {
+                    0.35
+                };
+                match bowl.contents {
+                    Stone::BLACK => (
+                        [0.05 * gap as f32; 3],
+                        gap * (0.05 * glint.powi(8) + 0.25 * glint.powi(60)),
+                    ),
+                    Stone::WHITE => (
+                        [0.88 * gap as f32, 0.87 * gap as f32, 0.82 * gap as f32],
+                        gap * 0.3 * glint.powi(40),
+                    ),
+                    Stone::Empty => (srgb(bowl.rgb).map(|a| a * 0.55), 0.0),
+                }
+            }
+            BowlPart::Inside => (srgb(bowl.rgb).map(|a| a * 0.5), 0.0),
+            BowlPart::Rim | BowlPart::Wall => {
+                let angle = (p[1] - c[1]).atan2(p[0] - c[0]);
+                let grain = self
+                    .cloth
+                    .at((angle * 12.0) as f32 + 7.0, (p[2] * 0.05) as f32);
+                let half = norm(add(ray.to_lamp, ray.view));
+                (
+                    srgb(bowl.rgb).map(|a| a * (0.88 + 0.14 * grain)),
+                    0.18 * dot(normal, half).max(0.0).powi(30),
+                )
+            }
+        };
+        let diffuse = ray.ambient * sky * (0.6 + 0.4 * normal[2].max(0.0))
+            + ray.direct_gain * ray.lamp_light(normal) * hands;
+        albedo.map(|a| (a as f64 * diffuse + spec * hands) as f32)
+    }
+
+    /// The table at `p`: cloth-like texture, the soft shadows of the board and the bowls.
+    fn shade_table(&self, p: V3, ray: &RayLight) -> [f32; 3] {
+        let thickness = self.scene.board.thickness_mm.max(1.0);
+        let (hw, hl) = (board_mm::HALF_W, board_mm::HALF_L);
+        let to_lamp = ray.to_lamp;
+        let n1 = self
+            .cloth
+            .at((p[0] * 0.02) as f32 + 30.0, (p[1] * 0.02) as f32);
+        let n2 = self
+            .cloth
+            .at((p[0] * 0.6) as f32, (p[1] * 0.6) as f32 + 90.0);
+        let albedo = self.table.map(|a| a * (0.9 + 0.12 * n1 + 0.06 * n2));
+        let shift = [
+            -to_lamp[0] / to_lamp[2] * thickness,
+            -to_lamp[1] / to_lamp[2] * thickness,
+        ];
+        let dx = ((p[0] - shift[0]).abs() - hw).max(0.0);
+        let dy = ((p[1] - shift[1]).abs() - hl).max(0.0);
+        let out = len2(dx, dy);
+        let shadow = 0.35 + 0.65 * smoothstep(0.0, 12.0, out);
+        let near = len2((p[0].abs() - hw).max(0.0), (p[1].abs() - hl).max(0.0));
+        let mut ao = 0.7 + 0.3 * smoothstep(0.0, 40.0, near);
+        let mut shadow = shadow;
+        for bowl in &self.scene.bowls {
+            let (c, r) = (bowl.centre_mm, bowl.radius_mm);
+            ao *= 1.0 - 0.5 * smoothstep(r + 30.0, r, len2(p[0] - c[0], p[1] - c[1]));
+            let h = bowl.height_mm * 0.6;
+            let (sx, sy) = (
+                c[0] - to_lamp[0] / to_lamp[2] * h,
+                c[1] - to_lamp[1] / to_lamp[2] * h,
+            );
+            shadow *= 1.0 - 0.75 * smoothstep(r + 8.0, r - 8.0, len2(p[0] - sx, p[1] - sy));
+        }
+        let (hands, sky) = self.hand_light(p, ray, true);
+        let diffuse = ray.ambient * ao * sky
+            + ray.direct_gain * ray.lamp_light([0.0, 0.0, 1.0]) * shadow * hands;
+        albedo.map(|a| (a as f64 * diffuse) as f32)
+    }
+
+    /// Lamp light and sky light left at `p` by the hands' shadows (1, 1 without hands).
+    fn hand_light(&self, p: V3, ray: &RayLight, on_surface: bool) -> (f64, f64) {
+        if self.hands.is_empty() {
+            (1.0, 1.0)
+        } else {
+            (
+                self.hand_shadow(p, ray.to_lamp, on_surface, ray.tau),
+                self.hand_sky(p, ray.tau),
+            )
+        }
+    }
+
+    /// A stone (on the board or held) centred at `centre`, at its surface point `p`.
     fn shade_stone(
         &self,
         p: V3,
@@ -1073,24 +1126,14 @@ impl<'a> World<'a> {
         black: bool,
         tint: f32,
         stripes: Option<([f64; 2], f64, f64, f32)>,
-        view: V3,
-        to_lamp: V3,
-        ambient: f64,
-        direct_gain: f64,
-        tau: f64,
-    ) -> ([f32; 3], ()) {
+        ray: &RayLight,
+    ) -> [f32; 3] {
+        let (to_lamp, view) = (ray.to_lamp, ray.view);
         let (r, h) = (self.stone_radius, self.stone_half);
         let local = sub(p, centre);
         let n = norm([local[0] / (r * r), local[1] / (r * r), local[2] / (h * h)]);
         let lift = add(p, scale(n, 0.5));
-        let (hands, sky_hands) = if self.hands.is_empty() {
-            (1.0, 1.0)
-        } else {
-            (
-                self.hand_shadow(lift, to_lamp, true, tau),
-                self.hand_sky(lift, tau),
-            )
-        };
+        let (hands, sky_hands) = self.hand_light(lift, ray, true);
         let diffuse_dir = dot(n, to_lamp).max(0.0) * hands;
         // Underside faces the board: less sky, less light.
         let sky = 0.55 + 0.45 * n[2].max(0.0);
@@ -1115,9 +1158,9 @@ impl<'a> World<'a> {
             }
             (a, 0.4 * nh.powi(60) + 0.06 * nh.powi(6))
         };
-        let diffuse = ambient * sky * sky_hands + direct_gain * diffuse_dir;
+        let diffuse = ray.ambient * sky * sky_hands + ray.direct_gain * diffuse_dir;
         let spec = spec * hands;
-        (albedo.map(|a| (a as f64 * diffuse + spec) as f32), ())
+        albedo.map(|a| (a as f64 * diffuse + spec) as f32)
     }
 }
 
