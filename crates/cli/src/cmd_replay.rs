@@ -1,6 +1,11 @@
 //! `tengen replay FRAMES_DIR --out game.sgf --events events.jsonl [--calibration FILE]`: runs
 //! vision and the referee over a folder of frames (sorted by name, one every 1/fps seconds) and
 //! writes the game record (events as SGF comments) and the events (JSON lines).
+//!
+//! It is the service's pipeline without the service: the same frame reader
+//! (`tengen_vision::FrameReader`), the same observations (confidences in whole tenths, times in
+//! whole milliseconds), the same referee and the same record writer, so the same frames at the
+//! same times give the same events and record as `tengen serve` (see `docs/design.md`).
 
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
@@ -9,12 +14,10 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
-use tengen_referee::{Event, EventKind, Observation, PointObservation, RecordAction, Referee, RefereeConfig, StabiliserConfig, StartPosition};
-use tengen_rules::{Color, Move, Point, PointState, Stone, BOARD_LINES};
-use tengen_sgf::{write_game, GameRecord, RecordedMove};
+use tengen_referee::{Event, Observation, RecordHeader, Referee, RefereeConfig, StabiliserConfig, StartPosition};
+use tengen_sgf::write_game;
 use tengen_vision::image_io::decode_rgb;
-use tengen_vision::tracking::{max_shift_cells, TrackStatus, Tracker, TrackerConfig};
-use tengen_vision::{locate, read_board, BoardReading, GridGeometry, LocateOptions, ReaderConfig};
+use tengen_vision::{FixedGrid, FrameReadError, FrameReader, Tracking};
 
 /// Arguments of `tengen replay`.
 #[derive(clap::Args)]
@@ -22,19 +25,28 @@ pub struct ReplayArgs {
     /// Folder of frames (JPEG or PNG), in time order when sorted by name.
     frames_dir: PathBuf,
     /// Where to write the game record (SGF).
-    #[arg(long)]
-    out: PathBuf,
+    #[arg(long, required_unless_present = "schedule")]
+    out: Option<PathBuf>,
     /// Where to write the events (JSON lines).
+    #[arg(long, required_unless_present = "schedule")]
+    events: Option<PathBuf>,
+    /// Only print when each frame is seen (seconds, a tab, the file name), one line a frame,
+    /// and stop: the schedule a camera posting these frames to `tengen serve` would follow.
     #[arg(long)]
-    events: PathBuf,
+    schedule: bool,
     /// Camera calibration (TOML, see calibration/README.md): fixes where the board is.
     #[arg(long)]
     calibration: Option<PathBuf>,
-    /// Frames per second of the sequence (sets the time of each frame). When the folder holds
-    /// a `sequence.json` with `frames[].file` and `frames[].time_s` (the project's samples), the
-    /// times come from there instead, and each frame is seen again at this rate until the next.
+    /// Frames per second of the camera. Frames are one every 1/fps seconds; when the folder
+    /// holds a `sequence.json` with `frames[].file` and `frames[].time_s` (the project's
+    /// samples), the times come from there instead, and each frame is seen again at this rate
+    /// until the next (as the service's folder camera sends it).
     #[arg(long, default_value_t = 2.0)]
     fps: f64,
+    /// Show each frame this many seconds (seen again at --fps until the next): a camera
+    /// watching photos taken once per move. Ignored with a `sequence.json`.
+    #[arg(long)]
+    hold: Option<f64>,
     /// Seconds a board must be seen still (hand-free) before it is accepted.
     #[arg(long, default_value_t = 1.0)]
     min_stable_seconds: f64,
@@ -61,9 +73,6 @@ pub struct ReplayArgs {
     #[arg(long, default_value = "1")]
     game: String,
 }
-
-/// A grid relocated more than this (in cells) from the last one raises `board_moved`.
-const MOVED_CELLS: f64 = 0.25;
 
 fn frame_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -95,127 +104,41 @@ fn sequence_times(dir: &Path) -> anyhow::Result<BTreeMap<String, f64>> {
     Ok(times)
 }
 
-fn observation(t: f64, reading: &BoardReading, frame_ref: String) -> Observation {
-    let mut points = [[PointObservation::default(); BOARD_LINES]; BOARD_LINES];
-    for (r, row) in reading.points.iter().enumerate().take(BOARD_LINES) {
-        for (c, p) in row.iter().enumerate().take(BOARD_LINES) {
-            points[r][c] = PointObservation { reading: p.state, confidence: p.confidence };
+/// When each frame is seen: (file, time in seconds), a frame shown for a while seen again at
+/// the camera's rate until the next. Times are whole milliseconds, as the service's clock gives
+/// them.
+fn schedule(files: &[PathBuf], times: &BTreeMap<String, f64>, fps: f64, hold: Option<f64>) -> Vec<(usize, f64)> {
+    let name = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let start = |i: usize| -> f64 {
+        match (times.get(&name(&files[i])), hold) {
+            (Some(&t), _) => t,
+            (None, Some(h)) if times.is_empty() => i as f64 * h,
+            (None, _) => i as f64 / fps,
         }
-    }
-    Observation { t, points, occluded: reading.occluded, frame_ref: Some(frame_ref) }
-}
-
-/// The game record: start stones as setup, the moves, events as comments, the result.
-fn record(referee: &Referee, events: &[Event], komi: f64) -> GameRecord {
-    let mut rec = GameRecord::new(BOARD_LINES as u8, BOARD_LINES as u8);
-    rec.komi = Some(komi);
-    rec.rules = Some("Chinese".into());
-    let (start, first) = referee.start_position();
-    for p in Point::all() {
-        match start.get(p) {
-            Stone::Of(Color::Black) => rec.setup_black.push(p),
-            Stone::Of(Color::White) => rec.setup_white.push(p),
-            Stone::Empty => {}
-        }
-    }
-    if !start.is_empty() {
-        rec.first_player = Some(first);
-    }
-    // Comments by move number: everything but the moves themselves.
-    let mut notes: BTreeMap<u32, Vec<String>> = BTreeMap::new();
-    for e in events.iter().filter(|e| !matches!(e.kind, EventKind::Move | EventKind::Capture)) {
-        let article = e.article.as_deref().map(|a| format!(" (Art. {a})")).unwrap_or_default();
-        let id = e.infraction.map(|i| format!(" #{i}")).unwrap_or_default();
-        let status = if e.kind.is_infraction() { format!(" [{:?}]", e.status).to_lowercase() } else { String::new() };
-        notes.entry(e.move_number.unwrap_or(0)).or_default().push(format!("{}{id}{status}{article}: {}", e.kind.name(), e.message.en));
-    }
-    rec.root_comment = notes.remove(&0).map(|n| n.join("\n"));
-    let mut carried: Vec<String> = Vec::new();
-    for entry in referee.record() {
-        if entry.struck {
-            carried.push(format!("move {} struck from the record by the arbiter", entry.number));
-            continue;
-        }
-        let mv = match &entry.action {
-            RecordAction::Place { point } => Move::Place(*point),
-            RecordAction::Pass => Move::Pass,
-            RecordAction::Void { point, reason } => {
-                carried.push(format!("void move at {} ({reason:?}): counts as a pass", point.human()));
-                Move::Pass
-            }
-            RecordAction::Setup { missed, .. } => {
-                // FF[4] readers of this project refuse setup after the first move: say it instead.
-                carried.push(format!("resync: about {missed} moves were not seen; the board as seen was adopted here"));
-                continue;
-            }
-            RecordAction::Turn => continue,
-        };
-        let mut comment: Vec<String> = std::mem::take(&mut carried);
-        comment.extend(notes.remove(&entry.number).unwrap_or_default());
-        rec.moves.push(RecordedMove { color: entry.side, mv, comment: (!comment.is_empty()).then(|| comment.join("\n")) });
-    }
-    if let Some(r) = referee.state().result {
-        rec.result = Some(r.points);
-    }
-    rec
-}
-
-/// A board located afresh is indexed from the top-left corner *as seen*, so a hand-held camera
-/// that turns (imago t1: the EXIF tag flips mid-game) would turn the whole board. Turns the
-/// reading by the quarter turn that agrees best with the last reading, when that is clearly
-/// better than not turning; returns the number of quarter turns applied.
-fn align_quarter_turns(reading: &mut BoardReading, last: &BoardReading) -> Option<usize> {
-    // Agreement: each stone of the last reading found again counts for, each one now read as
-    // something else (another colour, or empty) against; new stones are moves and count neither.
-    let agreement = |points: &[[tengen_vision::PointReading; BOARD_LINES]; BOARD_LINES]| -> i64 {
-        let mut score = 0;
-        for (row, last_row) in points.iter().zip(&last.points) {
-            for (p, q) in row.iter().zip(last_row) {
-                if !matches!(q.state, PointState::Black | PointState::White) || p.state == PointState::Unknown {
-                    continue;
-                }
-                score += if p.state == q.state { 1 } else { -1 };
-            }
-        }
-        score
     };
-    let mut turned = reading.points;
-    let mut best = (0, agreement(&reading.points));
-    let unturned = best.1;
-    for turns in 1..4 {
-        turned = quarter_turn(&turned);
-        let score = agreement(&turned);
-        if score > best.1 {
-            best = (turns, score);
+    let mut seen = Vec::new();
+    for i in 0..files.len() {
+        let t = start(i);
+        seen.push((i, t));
+        let shown_until = if i + 1 < files.len() && (!times.is_empty() || hold.is_some()) { Some(start(i + 1)) } else { None };
+        if let Some(next) = shown_until {
+            let mut repeat = t + 1.0 / fps;
+            while repeat + 1e-9 < next {
+                seen.push((i, repeat));
+                repeat += 1.0 / fps;
+            }
         }
     }
-    // At least one stone more found again (and one fewer lost): an empty board gives no reason
-    // to turn, and a turn must beat staying put, not tie with it.
-    if best.0 == 0 || best.1 < unturned + 2 {
-        return None;
-    }
-    turn_reading(reading, best.0);
-    Some(best.0)
+    seen
 }
 
-/// Turns a reading (points and occluded points) by quarter turns clockwise.
-fn turn_reading(reading: &mut BoardReading, turns: usize) {
-    for _ in 0..turns % 4 {
-        reading.points = quarter_turn(&reading.points);
-        // (col, row) → the same quarter turn as the points.
-        reading.occluded_points = reading.occluded_points.iter().map(|&(c, r)| (18 - r, c)).collect();
-    }
-}
-
-/// The grid turned a quarter clockwise: the point at (row, col) moves to (col, 18 − row).
-fn quarter_turn<T: Copy>(points: &[[T; BOARD_LINES]; BOARD_LINES]) -> [[T; BOARD_LINES]; BOARD_LINES] {
-    let mut out = *points;
-    for (r, row) in points.iter().enumerate() {
-        for (c, &p) in row.iter().enumerate() {
-            out[c][BOARD_LINES - 1 - r] = p;
-        }
-    }
-    out
+/// A time in seconds as the service's clock gives it: whole milliseconds.
+fn whole_ms(t: f64) -> f64 {
+    #[allow(clippy::cast_possible_truncation)]
+    let ms = (t * 1000.0).round() as i64;
+    #[allow(clippy::cast_precision_loss)]
+    let t = ms as f64 / 1000.0;
+    t
 }
 
 /// Prints a line above the progress bar, or on stderr when the bar is hidden (not a terminal).
@@ -232,10 +155,21 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     if !(args.fps.is_finite() && args.fps > 0.0) {
         bail!("--fps must be a positive number");
     }
+    if args.hold.is_some_and(|h| !(h.is_finite() && h > 0.0)) {
+        bail!("--hold must be a positive number of seconds");
+    }
     let files = frame_files(&args.frames_dir)?;
     let times = sequence_times(&args.frames_dir)?;
-    let calibration = match &args.calibration {
-        Some(path) => Some(crate::calibration_file::load(path)?),
+    let seen = schedule(&files, &times, args.fps, args.hold);
+    if args.schedule {
+        for &(i, t) in &seen {
+            println!("{}\t{}", whole_ms(t), files[i].file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (Some(out), Some(events_path)) = (&args.out, &args.events) else { bail!("--out and --events are required") };
+    let fixed = match &args.calibration {
+        Some(path) => Some(FixedGrid::Calibration(Box::new(crate::calibration_file::load(path)?))),
         None => None,
     };
     let config = RefereeConfig {
@@ -251,96 +185,51 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         ..RefereeConfig::default()
     };
     let mut referee = Referee::new(config);
-    let events_file = std::fs::File::create(&args.events).with_context(|| format!("cannot create {}", args.events.display()))?;
+    let events_file = std::fs::File::create(events_path).with_context(|| format!("cannot create {}", events_path.display()))?;
     let mut events_out = BufWriter::new(events_file);
-    let reader = ReaderConfig::default();
-    let bar = ProgressBar::new(files.len() as u64);
+    let bar = ProgressBar::new(seen.len() as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} frames {msg} [{elapsed}<{eta}]").unwrap_or_else(|_| ProgressStyle::default_bar()));
-    let mut geometry: Option<GridGeometry> = None;
-    let mut tracker: Option<Tracker> = None;
+    let mut reader = FrameReader::new(fixed, if args.relocate { Tracking::LocateEveryFrame } else { Tracking::Track });
     let mut all_events: Vec<Event> = Vec::new();
     let (mut unreadable, mut no_board) = (0usize, 0usize);
-    let mut last_reading: Option<BoardReading> = None;
-    // Quarter turns that bring a freshly located view back to the first view's indexing.
-    let mut view_turns = 0usize;
-    for (i, path) in files.iter().enumerate() {
+    let mut decoded: Option<(usize, Option<image::RgbImage>)> = None;
+    for &(i, t) in &seen {
+        let path = &files[i];
         let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().to_string());
-        let t = times.get(&name).copied().unwrap_or(i as f64 / args.fps);
+        let t = whole_ms(t);
         bar.inc(1);
-        let decoded = match std::fs::read(path).map_err(anyhow::Error::from).and_then(|b| decode_rgb(&b).map_err(anyhow::Error::from)) {
-            Ok(d) => d,
-            Err(err) => {
-                say(&bar, format!("tengen replay: {name}: skipped, cannot read: {err:#}"));
-                unreadable += 1;
+        if decoded.as_ref().is_none_or(|(d, _)| *d != i) {
+            let rgb = match std::fs::read(path).map_err(anyhow::Error::from).and_then(|b| decode_rgb(&b).map_err(anyhow::Error::from)) {
+                Ok(d) => Some(d.rgb),
+                Err(err) => {
+                    say(&bar, format!("tengen replay: {name}: skipped, cannot read: {err:#}"));
+                    unreadable += 1;
+                    None
+                }
+            };
+            decoded = Some((i, rgb));
+        }
+        let Some((_, Some(rgb))) = &decoded else { continue };
+        let frame = match reader.read(rgb) {
+            Ok(frame) => frame,
+            Err(err @ FrameReadError::Calibration(_)) => bail!("{name}: {err}"),
+            Err(err @ FrameReadError::BoardNotFound(_)) => {
+                if no_board == 0 || reader.needs_search() {
+                    say(&bar, format!("tengen replay: {name}: {err}; frame skipped"));
+                }
+                no_board += 1;
                 continue;
             }
         };
-        let rgb = decoded.rgb;
-        let size = [rgb.width(), rgb.height()];
-        let mut produced = Vec::new();
-        let mut located: Option<GridGeometry> = None;
-        match &calibration {
-            Some(cal) => located = Some(cal.geometry_for(size).with_context(|| format!("{name}: calibration does not fit this frame"))?),
-            None if geometry.is_none() || args.relocate => match locate(&rgb, &LocateOptions::default()) {
-                Ok(l) => {
-                    if !args.relocate {
-                        tracker = Some(Tracker::new(l.geometry.clone(), &image::imageops::grayscale(&rgb), TrackerConfig::default(), LocateOptions::default()));
-                    }
-                    located = Some(l.geometry);
-                }
-                Err(err) => {
-                    if geometry.is_none() {
-                        say(&bar, format!("tengen replay: {name}: no board found ({err}); frame skipped"));
-                    }
-                }
-            },
-            None => {
-                if let Some(tr) = tracker.as_mut() {
-                    // A lost grid (covered, out of view) keeps the last geometry: the reading
-                    // then sees the hand.
-                    if let TrackStatus::Moved { located: moved, shift_cells } = tr.check(&image::imageops::grayscale(&rgb)) {
-                        produced.extend(referee.board_moved(t, Some(shift_cells)));
-                        geometry = Some(moved.geometry);
-                    }
-                }
-            }
+        if frame.turned > 0 {
+            say(&bar, format!("tengen replay: {name}: the view turned; the board keeps its first indexing ({} quarter turn(s))", frame.turned));
         }
-        let relocated = located.is_some();
-        if let Some(new) = located {
-            if let Some(old) = &geometry {
-                let shift = max_shift_cells(old, &new);
-                if shift > MOVED_CELLS {
-                    produced.extend(referee.board_moved(t, Some(shift)));
-                }
-            }
-            geometry = Some(new);
-        }
-        let Some(g) = &geometry else {
-            no_board += 1;
-            continue;
+        let mut produced = match frame.moved_cells {
+            Some(shift) => referee.board_moved(t, Some(shift)),
+            None => Vec::new(),
         };
-        let mut reading = read_board(&rgb, g, &reader);
-        if args.relocate && relocated {
-            turn_reading(&mut reading, view_turns);
-            if let Some(last) = &last_reading {
-                if let Some(turns) = align_quarter_turns(&mut reading, last) {
-                    view_turns = (view_turns + turns) % 4;
-                    say(&bar, format!("tengen replay: {name}: the view turned; the board keeps its first indexing ({turns} quarter turn(s))"));
-                }
-            }
-        }
-        last_reading = Some(reading.clone());
-        produced.extend(referee.observe(&observation(t, &reading, name.clone())));
-        // A timed sequence (keyframes) shows each frame until the next one: seen by a camera at
-        // `fps`, the same still board comes again, as the server's folder camera also does.
-        let next_t = files.get(i + 1).and_then(|p| p.file_name()).and_then(|n| times.get(&*n.to_string_lossy()).copied());
-        if let Some(next_t) = next_t {
-            let mut repeat_t = t + 1.0 / args.fps;
-            while repeat_t + 1e-9 < next_t {
-                produced.extend(referee.observe(&observation(repeat_t, &reading, name.clone())));
-                repeat_t += 1.0 / args.fps;
-            }
-        }
+        let observation = Observation::from_points(t, frame.states().zip(frame.confidences()), frame.reading.occluded, Some(name.clone()));
+        produced.extend(referee.observe(&observation));
         for e in &produced {
             serde_json::to_writer(&mut events_out, e)?;
             events_out.write_all(b"\n")?;
@@ -353,16 +242,17 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     }
     bar.finish_and_clear();
     events_out.flush()?;
-    let sgf = write_game(&record(&referee, &all_events, args.komi));
-    std::fs::write(&args.out, sgf).with_context(|| format!("cannot write {}", args.out.display()))?;
+    let sgf = write_game(&referee.game_record(&all_events, &RecordHeader::default()));
+    std::fs::write(out, sgf).with_context(|| format!("cannot write {}", out.display()))?;
     let infractions = all_events.iter().filter(|e| e.kind.is_infraction()).filter_map(|e| e.infraction).collect::<std::collections::BTreeSet<u64>>().len();
     eprintln!(
-        "tengen replay: {} frames ({unreadable} unreadable, {no_board} before the board was found), {} events, {} moves, {infractions} suspected infractions; wrote {} and {}",
+        "tengen replay: {} frames seen ({} files, {unreadable} unreadable, {no_board} frames without a board), {} events, {} moves, {infractions} suspected infractions; wrote {} and {}",
+        seen.len(),
         files.len(),
         all_events.len(),
         referee.move_number(),
-        args.out.display(),
-        args.events.display()
+        out.display(),
+        events_path.display()
     );
     Ok(ExitCode::SUCCESS)
 }

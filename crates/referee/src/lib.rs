@@ -29,11 +29,13 @@
 mod event;
 mod explain;
 mod observation;
+mod record;
 mod referee;
 mod stabilise;
 
 pub use event::{Event, EventKind, Evidence, Message, PointRef, ResultForms, Restore, Sighting, Status, EVENT_SCHEMA_VERSION};
-pub use observation::{Observation, ObservationError, PointObservation, ReadingLine};
+pub use observation::{confidence_in_tenths, Observation, ObservationError, PointObservation, ReadingLine};
+pub use record::{comment_line, RecordHeader};
 pub use referee::{
     ArbiterAction, ArbiterError, Difference, DifferenceCause, Input, InfractionView, Phase, RecordAction, RecordEntry,
     Referee, RefereeConfig, Snapshot, StartPosition,

@@ -101,7 +101,30 @@ impl ReadingLine {
     }
 }
 
+/// A confidence as the referee takes it from a camera: whole tenths, rounded down (so a point
+/// under the referee's 0.5 floor stays under it). The log keeps exactly what the referee saw,
+/// so a replay feeds it the same inputs; see `docs/design.md`, "The replay contract".
+pub fn confidence_in_tenths(c: f32) -> f32 {
+    // The small allowance keeps a value that is already a whole tenth (0.7 as f32 is a hair
+    // under 7/10) on its tenth.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let tenths = ((c.clamp(0.0, 1.0) * 10.0 + 1e-4).floor() as u8).min(10);
+    f32::from(tenths) / 10.0
+}
+
 impl Observation {
+    /// One camera frame's reading from its points, row-major from the top-left as seen (the
+    /// state and the reader's confidence of each): each confidence in whole tenths
+    /// ([`confidence_in_tenths`]), none for an unknown point. Missing points are unknown.
+    pub fn from_points(t: f64, points: impl IntoIterator<Item = (PointState, f32)>, occluded: bool, frame_ref: Option<String>) -> Self {
+        let mut grid = [[PointObservation::default(); BOARD_LINES]; BOARD_LINES];
+        for (cell, (reading, confidence)) in grid.iter_mut().flatten().zip(points) {
+            let confidence = if reading == PointState::Unknown { 0.0 } else { confidence_in_tenths(confidence) };
+            *cell = PointObservation { reading, confidence };
+        }
+        Observation { t, points: grid, occluded, frame_ref }
+    }
+
     /// A clear, fully confident observation of rows of `.XO?` (tests, tools).
     pub fn from_rows<S: AsRef<str>>(t: f64, rows: &[S], occluded: bool) -> Result<Self, ObservationError> {
         ReadingLine {

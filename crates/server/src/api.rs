@@ -460,20 +460,6 @@ async fn table_games(
     Ok(Json(hub.store.games(&id).await?))
 }
 
-async fn all_events_of_game(store: &Store, game: i64) -> ApiResult<Vec<StoredEvent>> {
-    let mut events = Vec::new();
-    let mut after = 0;
-    loop {
-        let page = store.events_after(after, None, Some(game), MAX_EVENTS_PAGE).await?;
-        let done = page.len() < MAX_EVENTS_PAGE;
-        after = page.last().map_or(after, |e| e.id);
-        events.extend(page);
-        if done {
-            return Ok(events);
-        }
-    }
-}
-
 fn sgf_response(name: &str, game: i64, sgf: String) -> Response {
     let disposition = format!("attachment; filename=\"tengen-{name}-game{game}.sgf\"");
     (
@@ -486,11 +472,17 @@ fn sgf_response(name: &str, game: i64, sgf: String) -> Response {
         .into_response()
 }
 
+/// A game's record, from its referee rebuilt by replaying the log (the referee is
+/// deterministic: the live game's record is the one its log gives).
+async fn game_record(hub: &crate::Hub, table_name: &str, game: &GameRow) -> ApiResult<String> {
+    let referee = crate::replay_referee(hub, game).await?;
+    Ok(tengen_sgf::write_game(&referee.record(&crate::sgf::record_header(game, table_name))))
+}
+
 async fn table_sgf(State(hub): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
     let table = table(&hub, &id)?;
     let live = table.live().ok_or_else(|| ApiError::Internal("table state poisoned".into()))?;
-    let events = all_events_of_game(&hub.store, live.game.id).await?;
-    let sgf = crate::sgf::write_sgf(&live.game, &table.name, &live.view, &events);
+    let sgf = game_record(&hub, &table.name, &live.game).await?;
     Ok(sgf_response(&table.id, live.game.id, sgf))
 }
 
@@ -506,15 +498,8 @@ async fn game_detail(
 async fn game_sgf(State(hub): State<AppState>, Path(game): Path<i64>) -> ApiResult<Response> {
     let row = hub.store.game(game).await?.ok_or_else(|| ApiError::NotFound(format!("no game {game}")))?;
     let table = table(&hub, &row.table)?;
-    let live = table.live().ok_or_else(|| ApiError::Internal("table state poisoned".into()))?;
-    let view = if live.game.id == game {
-        live.view
-    } else {
-        // A finished game: rebuild its view by replaying its log into a fresh referee.
-        crate::replay_view(&hub, &row).await?
-    };
-    let events = all_events_of_game(&hub.store, game).await?;
-    Ok(sgf_response(&table.id, game, crate::sgf::write_sgf(&row, &table.name, &view, &events)))
+    let sgf = game_record(&hub, &table.name, &row).await?;
+    Ok(sgf_response(&table.id, game, sgf))
 }
 
 #[derive(Deserialize)]

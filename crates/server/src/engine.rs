@@ -5,6 +5,9 @@
 
 use std::sync::Arc;
 
+use tengen_referee::RecordHeader;
+use tengen_sgf::GameRecord;
+
 use crate::model::{ArbiterAction, GameView, Observation, RefereeEvent};
 
 /// Board corners in pixels: top-left, top-right, bottom-right, bottom-left intersections.
@@ -73,6 +76,8 @@ pub trait TableReferee: Send {
     ) -> Result<Vec<RefereeEvent>, RefereeError>;
     /// The current view of the game.
     fn view(&self) -> GameView;
+    /// The game record so far, with `header`'s players, date and name.
+    fn record(&self, header: &RecordHeader) -> GameRecord;
 }
 
 /// Makes one referee per game.

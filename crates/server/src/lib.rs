@@ -165,16 +165,15 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
     Ok(RunningServer { addr, arbiter_token, camera_token, hub, shutdown: Some(shutdown), served })
 }
 
-/// The view of a finished game, rebuilt by replaying its log into a fresh referee.
-pub async fn replay_view(
+/// A game's referee rebuilt by replaying its log (a finished game, or the live game's record).
+pub async fn replay_referee(
     hub: &Hub,
     game: &store::GameRow,
-) -> Result<model::GameView, store::StoreError> {
-    let table = hub.tables.get(&game.table);
-    let inputs = hub.store.replay_inputs(game.id).await?;
-    let Some(table) = table else {
+) -> Result<Box<dyn engine::TableReferee>, store::StoreError> {
+    let Some(table) = hub.tables.get(&game.table) else {
         return Err(store::StoreError::Corrupt { seq: 0, message: "game of an unknown table".into() });
     };
+    let inputs = hub.store.replay_inputs(game.id).await?;
     let mut referee = table.referees().new_game(&game.table, game.id, game.komi);
     for (at_ms, input) in inputs {
         match input {
@@ -186,5 +185,5 @@ pub async fn replay_view(
             }
         }
     }
-    Ok(referee.view())
+    Ok(referee)
 }

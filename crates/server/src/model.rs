@@ -102,13 +102,11 @@ impl Observation {
     }
 }
 
-/// A confidence in whole tenths, rounded down (0..=10).
+/// A confidence in whole tenths, rounded down, as the referee takes it (0..=10).
 fn confidence_digit(c: f32) -> u8 {
-    // The small allowance keeps a value that is already a whole tenth (0.7 as f32 is a hair
-    // under 7/10) on its tenth.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let d = (c.clamp(0.0, 1.0) * 10.0 + 1e-4).floor() as u8;
-    d.min(10)
+    let digit = (tengen_referee::confidence_in_tenths(c) * 10.0).round() as u8;
+    digit
 }
 
 fn tenths(digit: u8) -> f32 {

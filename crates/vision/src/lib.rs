@@ -6,7 +6,9 @@ pub mod calibration;
 pub mod classify;
 pub mod evaluate;
 pub mod features;
+pub mod frame_reader;
 pub mod geometry;
+pub mod grey;
 pub mod homography;
 pub mod image_io;
 pub mod locate;
@@ -15,6 +17,7 @@ pub mod reading;
 pub mod rectify;
 pub mod tracking;
 
+pub use frame_reader::{FixedGrid, FrameReadError, FrameReader, FrameReading, Tracking};
 pub use geometry::{GridGeometry, LensDistortion};
 pub use locate::{locate, FitQuality, LocateError, LocateOptions, Located};
 pub use reading::{read_board, BoardReading, PointReading, ReaderConfig};

@@ -133,14 +133,7 @@ pub fn line_score(frame: &GrayImage, geometry: &GridGeometry) -> f64 {
 /// score is the same to the last bit, without greying the whole frame — the check samples only
 /// a few thousand pixels, and a grey 1080p frame costs more than the check and the read together.
 pub fn line_score_rgb(frame: &RgbImage, geometry: &GridGeometry) -> f64 {
-    line_score_by(frame.dimensions(), geometry, |x, y| f64::from(grey_of(frame.get_pixel(x, y).0)))
-}
-
-/// One pixel's grey as `image`'s grayscale gives it (integer Rec. 709 weights, rounded down).
-fn grey_of([r, g, b]: [u8; 3]) -> u8 {
-    let weighted = 2126 * u32::from(r) + 7152 * u32::from(g) + 722 * u32::from(b);
-    // At most 255 × 10 000 / 10 000: always fits.
-    u8::try_from(weighted / 10_000).unwrap_or(u8::MAX)
+    line_score_by(frame.dimensions(), geometry, |x, y| f64::from(crate::grey::luma(frame.get_pixel(x, y).0)))
 }
 
 /// The line score over a frame of `(width, height)` whose grey at an in-bounds pixel is `grey`.
@@ -220,14 +213,14 @@ mod tests {
         });
         let grey = image::imageops::grayscale(&frame);
         for (p, g) in frame.pixels().zip(grey.pixels()) {
-            assert_eq!(grey_of(p.0), g.0[0]);
+            assert_eq!(crate::grey::luma(p.0), g.0[0]);
         }
         let score = line_score(&grey, &geometry);
         assert!(score.is_finite());
         assert_eq!(line_score_rgb(&frame, &geometry).to_bits(), score.to_bits());
         // Every 8-bit grey is reproduced exactly.
         for v in 0..=255u8 {
-            assert_eq!(grey_of([v, v, v]), v);
+            assert_eq!(crate::grey::luma([v, v, v]), v);
         }
     }
 }

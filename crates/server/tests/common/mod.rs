@@ -16,7 +16,9 @@ use tengen_server::engine::{
     AnalyzeError, AnalyzerFactory, Clock, Corners, Engines, FrameAnalyzer, RefereeError, RefereeFactory,
     SystemClock, TableReferee,
 };
-use tengen_rules::{ByColor, Color, Point, PointState, BOARD_POINTS};
+use tengen_referee::RecordHeader;
+use tengen_rules::{ByColor, Color, Move, Point, PointState, BOARD_POINTS};
+use tengen_sgf::{GameRecord, RecordedMove};
 use tengen_server::model::{ArbiterAction, GameView, Observation, OpenAlert, RecordMove, RefereeEvent, Severity};
 
 pub struct PixelBoardAnalyzer;
@@ -61,6 +63,8 @@ pub struct SimpleReferee {
     warnings: ByColor<u32>,
     phase: String,
     result: Option<String>,
+    /// What its alerts said, with their articles.
+    comments: Vec<String>,
 }
 
 impl SimpleReferee {
@@ -74,6 +78,7 @@ impl SimpleReferee {
             warnings: ByColor::default(),
             phase: "playing".into(),
             result: None,
+            comments: vec![],
         }
     }
     fn to_move(&self) -> Color {
@@ -132,6 +137,7 @@ impl TableReferee for SimpleReferee {
             e.alert_id = Some(id);
             e.article = Some("Art. 17.5".into());
             e.move_number = u32::try_from(self.moves.len()).ok();
+            self.comments.push(format!("[Art. 17.5] {}", e.summary));
             events.push(e);
         }
         events
@@ -190,6 +196,20 @@ impl TableReferee for SimpleReferee {
             result: self.result.clone(),
             players_swapped: false,
         }
+    }
+
+    fn record(&self, header: &RecordHeader) -> GameRecord {
+        // The test referee's own small record: its moves, its alerts as the root comment.
+        let mut record = GameRecord::new(19, 19);
+        record.black_name.clone_from(&header.black);
+        record.white_name.clone_from(&header.white);
+        record.result = self.result.clone();
+        record.root_comment = Some(self.comments.join("\n")).filter(|c| !c.is_empty());
+        for m in &self.moves {
+            let mv = m.point.as_deref().and_then(|p| Point::parse_on_board(p).ok()).map_or(Move::Pass, Move::Place);
+            record.moves.push(RecordedMove { color: m.colour, mv, comment: None });
+        }
+        record
     }
 }
 
