@@ -54,7 +54,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let frame = decode_rgb(&bytes).with_context(|| format!("decoding {}", args.image.display()))?;
     let (width, height) = frame.rgb.dimensions();
     let lens = args.k1.map(|k1| LensDistortion { k1, ..LensDistortion::none(width, height) });
-    let options = LocateOptions { corners, lens };
+    let options = LocateOptions { corners, lens, ..LocateOptions::default() };
     let located = locate(&frame.rgb, &options).with_context(|| format!("locating the board in {}", args.image.display()))?;
     let camera_id = args
         .camera_id

@@ -220,7 +220,7 @@ impl Calibration {
     /// frame) override the search, and its lens is used instead of estimating one.
     pub fn locate_options(&self, size: [u32; 2]) -> Result<LocateOptions, CalibrationError> {
         let geometry = self.geometry_for(size)?;
-        Ok(LocateOptions { corners: self.corners.map(|_| geometry.corners()), lens: Some(geometry.lens) })
+        Ok(LocateOptions { corners: self.corners.map(|_| geometry.corners()), lens: Some(geometry.lens), ..LocateOptions::default() })
     }
 }
 

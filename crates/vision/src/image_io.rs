@@ -7,57 +7,18 @@ use std::io::Cursor;
 use image::{DynamicImage, GrayImage, ImageDecoder, ImageReader, RgbImage};
 use thiserror::Error;
 
-/// Upper bounds on what a frame may be before any pixel is decoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DecodeLimits {
-    /// Largest accepted width or height in pixels.
-    pub max_side: u32,
-    /// Largest accepted width × height.
-    pub max_pixels: u64,
-    /// Smallest accepted width or height: a board cannot be read from fewer pixels.
-    pub min_side: u32,
-}
-
-impl Default for DecodeLimits {
-    /// Up to 8K frames (about 40 megapixels), at least 32 pixels a side.
-    fn default() -> Self {
-        Self { max_side: 8192, max_pixels: 40_000_000, min_side: 32 }
-    }
-}
+use crate::frame_check::{check_frame, FrameCheckError};
+pub use crate::frame_check::{FrameFormat, FrameInfo, FrameLimits};
 
 /// Why a frame could not be decoded.
 #[derive(Debug, Error)]
 pub enum ImageIoError {
-    /// The input holds no bytes at all.
-    #[error("empty image data")]
-    Empty,
-    /// The bytes are not a format we decode (JPEG, PNG).
-    #[error("unrecognised image format (expected JPEG or PNG)")]
-    UnknownFormat,
-    /// The header announces an image larger than the limits; nothing was allocated.
-    #[error("image is {width}×{height}, larger than the limit of {max_side} px a side / {max_pixels} pixels")]
-    TooLarge {
-        /// Width from the header.
-        width: u32,
-        /// Height from the header.
-        height: u32,
-        /// Limit on either side.
-        max_side: u32,
-        /// Limit on the pixel count.
-        max_pixels: u64,
-    },
-    /// The image is too small to show a board.
-    #[error("image is {width}×{height}, smaller than {min_side} px a side")]
-    TooSmall {
-        /// Width from the header.
-        width: u32,
-        /// Height from the header.
-        height: u32,
-        /// Smallest accepted side.
-        min_side: u32,
-    },
-    /// The data is damaged or truncated (the decoder's message says where).
-    #[error("corrupt or truncated image: {0}")]
+    /// The bytes are not a frame we accept (format, size, bit depth or structure); nothing was
+    /// decoded.
+    #[error(transparent)]
+    Refused(#[from] FrameCheckError),
+    /// The decoder failed on data that looked whole (the decoder's message says where).
+    #[error("corrupt image: {0}")]
     Corrupt(String),
 }
 
@@ -72,25 +33,30 @@ pub struct DecodedFrame {
 
 /// Decodes JPEG or PNG bytes into RGB pixels as seen, with the default limits.
 pub fn decode_rgb(bytes: &[u8]) -> Result<DecodedFrame, ImageIoError> {
-    decode_rgb_with(bytes, DecodeLimits::default())
+    decode_rgb_with(bytes, FrameLimits::default())
 }
 
-/// Reads only the header: the stored width and height (before orientation), checked against the
-/// limits. Cheap; allocates no pixels.
-pub fn probe_dimensions(bytes: &[u8], limits: DecodeLimits) -> Result<(u32, u32), ImageIoError> {
-    let decoder = open_decoder(bytes, limits)?;
-    Ok(decoder.dimensions())
-}
-
-/// Decodes JPEG or PNG bytes into RGB pixels as seen, refusing anything outside `limits` before
-/// allocating pixel memory.
-pub fn decode_rgb_with(bytes: &[u8], limits: DecodeLimits) -> Result<DecodedFrame, ImageIoError> {
-    let mut decoder = open_decoder(bytes, limits)?;
-    if is_jpeg(bytes) && !jpeg_has_end_after_scan(bytes) {
-        // The JPEG decoder fills a truncated scan with grey and reports success; a half-grey
-        // frame would be read as a board, so refuse it here.
-        return Err(ImageIoError::Corrupt("truncated JPEG (no end-of-image marker after the scan)".into()));
+/// Decodes JPEG or PNG bytes into RGB pixels as seen, refusing anything [`check_frame`]
+/// refuses under `limits` before any pixel memory is allocated.
+pub fn decode_rgb_with(bytes: &[u8], limits: FrameLimits) -> Result<DecodedFrame, ImageIoError> {
+    let info = check_frame(bytes, &limits)?;
+    let format = match info.format {
+        FrameFormat::Jpeg => image::ImageFormat::Jpeg,
+        FrameFormat::Png => image::ImageFormat::Png,
+    };
+    let mut decoder = ImageReader::with_format(Cursor::new(bytes), format)
+        .into_decoder()
+        .map_err(|e| ImageIoError::Corrupt(e.to_string()))?;
+    // The check read the same header; a decoder that disagrees is not trusted with memory.
+    if decoder.dimensions() != (info.width, info.height) {
+        return Err(ImageIoError::Corrupt("the header's size changed between reads".into()));
     }
+    let mut decoder_limits = image::Limits::default();
+    decoder_limits.max_image_width = Some(limits.max_side);
+    decoder_limits.max_image_height = Some(limits.max_side);
+    // Output RGB8 plus decoder working memory; generous but bounded.
+    decoder_limits.max_alloc = Some(limits.max_pixels.saturating_mul(8));
+    decoder.set_limits(decoder_limits).map_err(|e| ImageIoError::Corrupt(e.to_string()))?;
     // A missing or unreadable orientation tag means "as stored" — not a reason to drop a frame.
     let orientation = decoder.orientation().unwrap_or(image::metadata::Orientation::NoTransforms);
     let mut image = DynamicImage::from_decoder(decoder).map_err(|e| ImageIoError::Corrupt(e.to_string()))?;
@@ -102,54 +68,6 @@ pub fn decode_rgb_with(bytes: &[u8], limits: DecodeLimits) -> Result<DecodedFram
 pub fn decode_gray(bytes: &[u8]) -> Result<GrayImage, ImageIoError> {
     let frame = decode_rgb(bytes)?;
     Ok(DynamicImage::ImageRgb8(frame.rgb).into_luma8())
-}
-
-fn open_decoder(bytes: &[u8], limits: DecodeLimits) -> Result<impl ImageDecoder + '_, ImageIoError> {
-    if bytes.is_empty() {
-        return Err(ImageIoError::Empty);
-    }
-    let reader = ImageReader::new(Cursor::new(bytes))
-        .with_guessed_format()
-        .map_err(|e| ImageIoError::Corrupt(e.to_string()))?;
-    if reader.format().is_none() {
-        return Err(ImageIoError::UnknownFormat);
-    }
-    let mut reader = reader;
-    let mut decoder_limits = image::Limits::default();
-    decoder_limits.max_image_width = Some(limits.max_side);
-    decoder_limits.max_image_height = Some(limits.max_side);
-    // Output RGB8 plus decoder working memory; generous but bounded.
-    decoder_limits.max_alloc = Some(limits.max_pixels.saturating_mul(8));
-    // Limits are applied by the decoder once it has read the header, i.e. before pixel buffers.
-    reader.no_limits();
-    let decoder = reader.into_decoder().map_err(|e| ImageIoError::Corrupt(e.to_string()))?;
-    let (width, height) = decoder.dimensions();
-    let pixels = u64::from(width) * u64::from(height);
-    if width > limits.max_side || height > limits.max_side || pixels > limits.max_pixels {
-        return Err(ImageIoError::TooLarge { width, height, max_side: limits.max_side, max_pixels: limits.max_pixels });
-    }
-    if width < limits.min_side || height < limits.min_side {
-        return Err(ImageIoError::TooSmall { width, height, min_side: limits.min_side });
-    }
-    let mut decoder = decoder;
-    decoder.set_limits(decoder_limits).map_err(|e| ImageIoError::Corrupt(e.to_string()))?;
-    Ok(decoder)
-}
-
-fn is_jpeg(bytes: &[u8]) -> bool {
-    bytes.starts_with(&[0xFF, 0xD8])
-}
-
-/// True when an end-of-image marker (FF D9) follows the last start-of-scan (FF DA). Inside
-/// entropy-coded data a 0xFF byte is always stuffed, so FF D9 there is a real marker; an EXIF
-/// thumbnail's markers come before the main image's scans.
-fn jpeg_has_end_after_scan(bytes: &[u8]) -> bool {
-    let last_sos = bytes.windows(2).rposition(|w| w == [0xFF, 0xDA]);
-    let last_eoi = bytes.windows(2).rposition(|w| w == [0xFF, 0xD9]);
-    match (last_sos, last_eoi) {
-        (Some(sos), Some(eoi)) => eoi > sos,
-        _ => false,
-    }
 }
 
 fn exif_value(orientation: image::metadata::Orientation) -> u8 {
@@ -192,20 +110,20 @@ mod tests {
 
     #[test]
     fn decodes_png_and_jpeg() {
-        let png = decode_rgb(&png_bytes(64, 40)).map(|f| f.rgb.dimensions());
-        assert_eq!(png.ok(), Some((64, 40)));
-        let jpg = decode_rgb(&jpeg_bytes(100, 60)).map(|f| (f.rgb.dimensions(), f.exif_orientation));
-        assert_eq!(jpg.ok(), Some(((100, 60), 1)));
+        let png = decode_rgb(&png_bytes(96, 64)).map(|f| f.rgb.dimensions());
+        assert_eq!(png.ok(), Some((96, 64)));
+        let jpg = decode_rgb(&jpeg_bytes(100, 64)).map(|f| (f.rgb.dimensions(), f.exif_orientation));
+        assert_eq!(jpg.ok(), Some(((100, 64), 1)));
     }
 
     #[test]
     fn empty_input_is_an_error() {
-        assert!(matches!(decode_rgb(&[]), Err(ImageIoError::Empty)));
+        assert!(matches!(decode_rgb(&[]), Err(ImageIoError::Refused(FrameCheckError::Empty))));
     }
 
     #[test]
     fn garbage_is_unknown_format() {
-        assert!(matches!(decode_rgb(b"this is not an image at all"), Err(ImageIoError::UnknownFormat)));
+        assert!(matches!(decode_rgb(b"this is not an image at all"), Err(ImageIoError::Refused(FrameCheckError::UnknownFormat))));
     }
 
     #[test]
@@ -219,7 +137,7 @@ mod tests {
 
     #[test]
     fn tiny_image_is_refused() {
-        assert!(matches!(decode_rgb(&png_bytes(1, 1)), Err(ImageIoError::TooSmall { .. })));
+        assert!(matches!(decode_rgb(&png_bytes(1, 1)), Err(ImageIoError::Refused(FrameCheckError::TooSmall { .. }))));
     }
 
     #[test]
@@ -243,7 +161,7 @@ mod tests {
             png.extend_from_slice(&crc32(&chunk).to_be_bytes());
         }
         let result = decode_rgb(&png);
-        assert!(matches!(result, Err(ImageIoError::TooLarge { width: 20000, height: 20000, .. })), "{result:?}");
+        assert!(matches!(result, Err(ImageIoError::Refused(FrameCheckError::TooLarge { width: 20000, height: 20000, .. }))), "{result:?}");
     }
 
     #[test]
@@ -254,7 +172,7 @@ mod tests {
         let Some(at) = sof else { panic!("encoder wrote no SOF0") };
         jpg[at + 5..at + 7].copy_from_slice(&20000u16.to_be_bytes());
         jpg[at + 7..at + 9].copy_from_slice(&20000u16.to_be_bytes());
-        assert!(matches!(decode_rgb(&jpg), Err(ImageIoError::TooLarge { .. })));
+        assert!(matches!(decode_rgb(&jpg), Err(ImageIoError::Refused(FrameCheckError::TooLarge { .. }))));
     }
 
     fn crc32(data: &[u8]) -> u32 {

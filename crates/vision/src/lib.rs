@@ -6,6 +6,7 @@ pub mod calibration;
 pub mod classify;
 pub mod evaluate;
 pub mod features;
+pub mod frame_check;
 pub mod frame_reader;
 pub mod geometry;
 pub mod grey;
@@ -16,6 +17,7 @@ pub mod occlusion;
 pub mod reading;
 pub mod rectify;
 pub mod tracking;
+pub mod work;
 
 pub use frame_reader::{FixedGrid, FrameReadError, FrameReader, FrameReading, Tracking};
 pub use geometry::{GridGeometry, LensDistortion};

@@ -104,7 +104,7 @@ fn given_corners_override_the_search() {
     let s = scene("clean", 5, 640, 480);
     let Ok(frame) = render(&Position::empty(), &s) else { panic!("render failed") };
     let corners = frame.truth.corners;
-    let options = LocateOptions { corners: Some(corners), lens: Some(LensDistortion::none(640, 480)) };
+    let options = LocateOptions { corners: Some(corners), lens: Some(LensDistortion::none(640, 480)), ..LocateOptions::default() };
     let Ok(located) = locate(&frame.image, &options) else { panic!("corners refused") };
     for (a, b) in located.geometry.corners().iter().zip(&corners) {
         assert!((a[0] - b[0]).abs() < 1e-6 && (a[1] - b[1]).abs() < 1e-6);

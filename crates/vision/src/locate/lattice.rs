@@ -7,6 +7,7 @@ use nalgebra::{Matrix3, Vector3};
 use tengen_rules::BOARD_LINES;
 
 use super::response::LineResponse;
+use crate::work::WorkMeter;
 
 /// Hough angle bins over 180°.
 const THETA_BINS: usize = 360;
@@ -35,6 +36,9 @@ const LOW_PEAK_FLOOR: f32 = 0.04;
 const MAX_ANGLE_PEAKS: usize = 4;
 /// Bins of the rectified 1-D evidence histograms.
 const HIST_BINS: usize = 1024;
+/// Samples one comb search takes at most: spacings from 4 bins in half-bin steps, every offset,
+/// 19 teeth.
+const COMB_WORK: u64 = (2 * HIST_BINS / (BOARD_LINES - 1)) as u64 * HIST_BINS as u64 * BOARD_LINES as u64;
 
 /// A Hough line `x cosθ + y sinθ = ρ` in working pixels about the image centre.
 #[derive(Debug, Clone, Copy)]
@@ -78,11 +82,19 @@ impl LatticeFailure {
     }
 }
 
-pub(crate) fn guess(resp: &LineResponse) -> Result<Vec<LatticeGuess>, LatticeFailure> {
+/// Lattice hypotheses, best first. Every stage is bounded by the working image's size; the work
+/// is charged to `meter`, and when it refuses, the hypotheses found so far are returned (the
+/// caller checks the meter).
+pub(crate) fn guess(resp: &LineResponse, meter: &WorkMeter) -> Result<Vec<LatticeGuess>, LatticeFailure> {
     let (w, h) = (resp.strength.width, resp.strength.height);
     let threshold = strength_threshold(resp);
+    // Each candidate pixel costs up to 24 straightness samples.
+    meter.charge(25 * (w * h) as u64);
     let pixels = thin_line_pixels(resp, threshold);
     if pixels.len() < 200 {
+        return Err(LatticeFailure::TooFewLines);
+    }
+    if !meter.charge(pixels.len() as u64 * (2 * VOTE_SPREAD_BINS as u64 + 1)) {
         return Err(LatticeFailure::TooFewLines);
     }
     let lines = hough_lines(&pixels, w, h);
@@ -98,6 +110,12 @@ pub(crate) fn guess(resp: &LineResponse) -> Result<Vec<LatticeGuess>, LatticeFai
     let mut guesses = Vec::new();
     let mut last_failure = LatticeFailure::NoVanishingPoint;
     for (fam_a, fam_b) in family_pairs {
+        // Vanishing points: pairs of up to 40 lines, each scored over its family; then the comb
+        // over every line pixel and two fixed-size 1-D searches.
+        let pairs_work = |n: usize| (n.min(40) * n.min(40) * n) as u64;
+        if !meter.charge(pairs_work(fam_a.len()) + pairs_work(fam_b.len()) + pixels.len() as u64 + 2 * COMB_WORK) {
+            break;
+        }
         let (Some(v1), Some(v2)) = (vanishing_point(&fam_a, norm), vanishing_point(&fam_b, norm)) else {
             continue;
         };

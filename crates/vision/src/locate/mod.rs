@@ -19,6 +19,7 @@ use thiserror::Error;
 use tengen_rules::BOARD_LINES;
 
 use crate::homography::{self, PointPair};
+use crate::work::{WorkLimit, WorkMeter, WorkStopped};
 use crate::{GridGeometry, LensDistortion};
 use refine::Working;
 
@@ -50,6 +51,8 @@ pub struct LocateOptions {
     pub corners: Option<[[f64; 2]; 4]>,
     /// Known lens distortion (from a calibration file); when absent it is estimated.
     pub lens: Option<LensDistortion>,
+    /// Most work the search may do before it gives up with [`LocateError::Stopped`].
+    pub work: WorkLimit,
 }
 
 /// Where a geometry came from.
@@ -76,6 +79,9 @@ pub struct FitQuality {
     pub extent_contrast: f64,
     /// Median cell size in pixels.
     pub cell_px: f64,
+    /// Work the search took, in the steps of [`WorkLimit`] (0 for given corners).
+    #[serde(default)]
+    pub work_steps: u64,
 }
 
 /// A located board.
@@ -104,6 +110,9 @@ pub enum LocateError {
     /// Corners given by a person do not form a usable quadrilateral.
     #[error("the given corners do not form a board: {0}")]
     BadCorners(String),
+    /// The search used up its work budget or was cancelled before it found a board.
+    #[error("board search stopped: {0}")]
+    Stopped(#[from] WorkStopped),
 }
 
 /// Locates the board in an RGB frame (pixels as seen).
@@ -111,7 +120,7 @@ pub fn locate(rgb: &RgbImage, options: &LocateOptions) -> Result<Located, Locate
     locate_gray(&response::gray_from_rgb(rgb), options)
 }
 
-/// Locates the board in a grey frame (pixels as seen).
+/// Locates the board in a grey frame (pixels as seen), within the work budget of the options.
 pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located, LocateError> {
     let (width, height) = gray.dimensions();
     if width < 64 || height < 64 {
@@ -121,20 +130,36 @@ pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located,
     if let Some(corners) = options.corners {
         return from_corners(corners, base_lens);
     }
+    let meter = WorkMeter::new(&options.work);
+    match search(gray, options, base_lens, &meter) {
+        Ok(mut found) => {
+            found.quality.work_steps = meter.spent();
+            Ok(found)
+        }
+        // A search cut short says so, whatever the stage that noticed: the frame was not judged.
+        Err(err) => Err(meter.check().err().map_or(err, LocateError::Stopped)),
+    }
+}
+
+fn search(gray: &GrayImage, options: &LocateOptions, base_lens: LensDistortion, meter: &WorkMeter) -> Result<Located, LocateError> {
+    let (width, height) = gray.dimensions();
     let fine_factor = working_factor(width, height);
-    let fine = working_at(gray, fine_factor);
+    let fine = working_at(gray, fine_factor, meter);
     let mut best: Option<Located> = None;
     let mut last_error = LocateError::NoBoard("no lattice hypothesis".into());
     // Hypotheses from the working image, then (for blurred or faint grids, whose lines are too
     // wide for the fine filter) from a half-size copy; always refined on the finest level.
     let mut coarse: Option<Working> = None;
     for level in 0..2 {
+        if meter.check().is_err() {
+            break;
+        }
         let source = if level == 0 {
             &fine
         } else {
-            coarse.insert(working_at(gray, fine_factor * 2))
+            coarse.insert(working_at(gray, fine_factor * 2, meter))
         };
-        let guesses = match lattice::guess(&source.resp) {
+        let guesses = match lattice::guess(&source.resp, meter) {
             Ok(g) => g,
             Err(f) => {
                 last_error = LocateError::NoBoard(f.describe().to_string());
@@ -142,13 +167,16 @@ pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located,
             }
         };
         for guess in guesses.iter().take(MAX_HYPOTHESES) {
+            if meter.check().is_err() {
+                break;
+            }
             let initial = GridGeometry {
                 homography: refine::to_rows(&work_to_full(source, &guess.homography)),
                 lens: options.lens.unwrap_or(LensDistortion { k1: 0.0, ..base_lens }),
             };
-            let mut outcome = refine_from(&fine, &initial, options.lens.is_none());
+            let mut outcome = refine_from(&fine, &initial, options.lens.is_none(), meter);
             if outcome.is_err() && level == 1 {
-                outcome = refine_from(source, &initial, options.lens.is_none());
+                outcome = refine_from(source, &initial, options.lens.is_none(), meter);
             }
             match outcome {
                 Ok(located) => {
@@ -173,23 +201,29 @@ pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located,
 }
 
 /// Refines a geometry known to be roughly right (within about 0.4 cell), e.g. the previous
-/// frame's, against a new frame. Used by tracking.
+/// frame's, against a new frame, within the default work budget. Used by tracking.
 pub fn refine_gray(gray: &GrayImage, previous: &GridGeometry) -> Result<Located, LocateError> {
-    let work = working(gray);
-    refine_from(&work, previous, false)
+    let meter = WorkMeter::new(&WorkLimit::default());
+    let work = working(gray, &meter);
+    let refined = refine_from(&work, previous, false, &meter);
+    meter.check()?;
+    refined
 }
 
-pub(crate) fn working(gray: &GrayImage) -> Working {
+pub(crate) fn working(gray: &GrayImage, meter: &WorkMeter) -> Working {
     let (w, h) = gray.dimensions();
-    working_at(gray, working_factor(w, h))
+    working_at(gray, working_factor(w, h), meter)
 }
 
 fn working_factor(width: u32, height: u32) -> usize {
     width.max(height).div_ceil(WORKING_MAX_SIDE).max(1) as usize
 }
 
-fn working_at(gray: &GrayImage, factor: usize) -> Working {
+/// The working image and its line response: work in proportion to the frame's pixels, which
+/// the frame limits bound, so it is charged but never cut short.
+fn working_at(gray: &GrayImage, factor: usize, meter: &WorkMeter) -> Working {
     let plane = response::working_plane(gray, factor);
+    meter.charge(u64::from(gray.width()) * u64::from(gray.height()) + 16 * (plane.width * plane.height) as u64);
     Working { resp: response::line_response(&plane), plane, factor }
 }
 
@@ -200,12 +234,18 @@ fn work_to_full(work: &Working, h: &Matrix3<f64>) -> Matrix3<f64> {
     Matrix3::new(k, 0.0, off, 0.0, k, off, 0.0, 0.0, 1.0) * h
 }
 
-fn refine_from(work: &Working, initial: &GridGeometry, estimate_lens: bool) -> Result<Located, LocateError> {
+fn refine_from(
+    work: &Working,
+    initial: &GridGeometry,
+    estimate_lens: bool,
+    meter: &WorkMeter,
+) -> Result<Located, LocateError> {
     let mut geom = initial.clone();
     let mut fit: Option<refine::Fit> = None;
     let mut extent_contrast = 0.0;
     for (pass, radius) in [0.42, 0.3, 0.2, 0.12].into_iter().enumerate() {
-        let found = refine::find_intersections(work, &geom, radius);
+        let found = refine::find_intersections(work, &geom, radius, meter);
+        meter.check()?;
         let cell = refine::median_cell(&geom);
         let Some(f) = refine::fit(&found, geom.lens, cell) else {
             return Err(LocateError::NoBoard(format!("only {} grid intersections seen", found.len())));
@@ -213,7 +253,7 @@ fn refine_from(work: &Working, initial: &GridGeometry, estimate_lens: bool) -> R
         geom = f.geometry.clone();
         // Fix an off-by-one extent while the search radius still forgives it.
         if pass <= 1 {
-            let (dc, dr, contrast) = refine::best_extent(work, &geom, 2);
+            let (dc, dr, contrast) = refine::best_extent(work, &geom, 2, meter);
             extent_contrast = contrast;
             if dc != 0 || dr != 0 {
                 geom = refine::reindex(&geom, &refine::translation(f64::from(dc), f64::from(dr)));
@@ -230,7 +270,8 @@ fn refine_from(work: &Working, initial: &GridGeometry, estimate_lens: bool) -> R
         fit = Some(f);
     }
     let fit = fit.ok_or_else(|| LocateError::NoBoard("the grid did not settle".into()))?;
-    let (_, _, contrast) = refine::best_extent(work, &fit.geometry, 0);
+    let (_, _, contrast) = refine::best_extent(work, &fit.geometry, 0, meter);
+    meter.check()?;
     extent_contrast = contrast.min(extent_contrast.max(contrast));
     let geometry = refine::orient_upright(&fit.geometry);
 
@@ -241,6 +282,7 @@ fn refine_from(work: &Working, initial: &GridGeometry, estimate_lens: bool) -> R
         rms_error_cells: fit.rms_cells,
         extent_contrast,
         cell_px,
+        work_steps: meter.spent(),
     };
     if quality.inlier_intersections < MIN_INLIERS {
         return Err(LocateError::NoBoard(format!(
@@ -298,6 +340,7 @@ pub fn from_corners(corners: [[f64; 2]; 4], lens: LensDistortion) -> Result<Loca
             rms_error_cells: 0.0,
             extent_contrast: 0.0,
             cell_px,
+            work_steps: 0,
         },
     })
 }
@@ -325,9 +368,10 @@ fn is_convex(quad: &[[f64; 2]; 4]) -> bool {
 #[doc(hidden)]
 pub fn debug_hypotheses(gray: &GrayImage) -> (Vec<GridGeometry>, GrayImage) {
     let (width, height) = gray.dimensions();
-    let work = working(gray);
+    let meter = WorkMeter::unlimited();
+    let work = working(gray, &meter);
     let lens = LensDistortion::none(width, height);
-    let guesses = lattice::guess(&work.resp).unwrap_or_default();
+    let guesses = lattice::guess(&work.resp, &meter).unwrap_or_default();
     let geoms = guesses
         .iter()
         .map(|g| GridGeometry { homography: refine::to_rows(&work_to_full(&work, &g.homography)), lens })

@@ -9,6 +9,7 @@ use tengen_rules::BOARD_LINES;
 
 use super::response::LineResponse;
 use crate::homography::{self, PointPair};
+use crate::work::WorkMeter;
 use crate::{GridGeometry, LensDistortion};
 
 /// Mean line strength an arm needs to count as a seen line.
@@ -22,6 +23,10 @@ const BOARD_BRIGHTNESS_FRACTION: f32 = 0.45;
 const ORIENTED_AGREEMENT: f64 = 0.94;
 /// RANSAC inlier distance, in cells.
 const INLIER_CELLS: f64 = 0.15;
+/// Longest cell searched, as a fraction of the working image's longer side: at least four cells
+/// across the image. A board needs 40 intersections in view, which larger cells cannot give;
+/// the search window of such a cell would cover most of the image.
+const MAX_CELL_FRACTION: f64 = 0.25;
 
 /// The line response of the working image and how it maps to full-resolution pixels.
 pub(crate) struct Working {
@@ -94,11 +99,24 @@ fn local_frame(work: &Working, geom: &GridGeometry, col: f64, row: f64) -> Optio
 }
 
 /// Searches across a line through `centre` running along `dir`, for offsets along the unit normal
-/// within ±`radius`; returns the offset of the strongest line and its mean strength.
-fn search_line(work: &Working, centre: [f64; 2], dir: [f64; 2], half_length: f64, radius: f64) -> Option<(f64, f32)> {
+/// within ±`radius`; returns the offset of the strongest line and its mean strength. `None` also
+/// when the meter refuses the work (the caller checks the meter).
+fn search_line(
+    work: &Working,
+    centre: [f64; 2],
+    dir: [f64; 2],
+    half_length: f64,
+    radius: f64,
+    meter: &WorkMeter,
+) -> Option<(f64, f32)> {
     let normal = [-dir[1], dir[0]];
+    // Callers keep both within the working image's size; the casts saturate whatever comes.
     let steps = radius.ceil().max(1.0) as i32;
     let n_samples = half_length.floor().max(1.0) as i32;
+    let samples = (2 * i64::from(steps) + 1) * (2 * i64::from(n_samples) + 1);
+    if !meter.charge(samples.unsigned_abs()) {
+        return None;
+    }
     let mut profile = Vec::with_capacity((2 * steps + 1) as usize);
     for s in -steps..=steps {
         let off = f64::from(s);
@@ -133,24 +151,44 @@ fn search_line(work: &Working, centre: [f64; 2], dir: [f64; 2], half_length: f64
 }
 
 /// Finds every intersection that is visible within `radius_cells` of its predicted position.
-pub(crate) fn find_intersections(work: &Working, geom: &GridGeometry, radius_cells: f64) -> Vec<FoundIntersection> {
+///
+/// The work is bounded by the working image's size whatever the geometry: an intersection whose
+/// cell is longer than [`MAX_CELL_FRACTION`] of the image's longer side (a wild hypothesis, or a
+/// corrupt frame's noise taken for lines), or whose search window lies wholly outside the image,
+/// is not searched. Stops early when the meter refuses more work.
+pub(crate) fn find_intersections(
+    work: &Working,
+    geom: &GridGeometry,
+    radius_cells: f64,
+    meter: &WorkMeter,
+) -> Vec<FoundIntersection> {
+    let (width, height) = (work.resp.strength.width as f64, work.resp.strength.height as f64);
+    let max_cell = MAX_CELL_FRACTION * width.max(height);
     let mut found = Vec::new();
     for row in 0..BOARD_LINES {
         for col in 0..BOARD_LINES {
+            if meter.check().is_err() {
+                return found;
+            }
             let Some(f) = local_frame(work, geom, col as f64, row as f64) else { continue };
             let cell = f.cell_along_row.min(f.cell_along_col);
-            if cell < 3.0 {
+            if cell < 3.0 || f.cell_along_row.max(f.cell_along_col) > max_cell {
                 continue;
             }
             let radius = (radius_cells * cell).max(1.5);
+            let reach = radius + ARM_HALF_LENGTH_CELLS * f.cell_along_row.max(f.cell_along_col);
+            let [x, y] = f.centre;
+            if x < -reach || y < -reach || x > width + reach || y > height + reach {
+                continue;
+            }
             // The row line runs along `along_row`; the column line along `along_col`.
             let Some((off_r, _)) =
-                search_line(work, f.centre, f.along_row, ARM_HALF_LENGTH_CELLS * f.cell_along_row, radius)
+                search_line(work, f.centre, f.along_row, ARM_HALF_LENGTH_CELLS * f.cell_along_row, radius, meter)
             else {
                 continue;
             };
             let Some((off_c, _)) =
-                search_line(work, f.centre, f.along_col, ARM_HALF_LENGTH_CELLS * f.cell_along_col, radius)
+                search_line(work, f.centre, f.along_col, ARM_HALF_LENGTH_CELLS * f.cell_along_col, radius, meter)
             else {
                 continue;
             };
@@ -289,7 +327,10 @@ fn crossing_support(work: &Working, geom: &GridGeometry, columns: bool, index: f
 
 /// Shift (in lines) of each family that best covers the 19 lines with evidence, searched within
 /// ±`reach`. Returns (column shift, row shift) and the evidence contrast inside vs. just outside.
-pub(crate) fn best_extent(work: &Working, geom: &GridGeometry, reach: i32) -> (i32, i32, f64) {
+pub(crate) fn best_extent(work: &Working, geom: &GridGeometry, reach: i32, meter: &WorkMeter) -> (i32, i32, f64) {
+    // Fixed work: per line, 36 evidence samples and 4 × 19 crossing samples, each ±1 pixel.
+    let lines = 2 * (BOARD_LINES as u64 + 2 * reach.unsigned_abs() as u64 + 3);
+    meter.charge(lines * (36 + 4 * BOARD_LINES as u64) * 4);
     let mut shifts = [0i32; 2];
     let mut contrasts = [0f64; 2];
     let board_level = board_brightness(work, geom);
