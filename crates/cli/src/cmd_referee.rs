@@ -81,14 +81,17 @@ pub fn run(args: RefereeArgs) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let (mut lines, mut skipped, mut events) = (0usize, 0usize, 0usize);
-    for (i, line) in BufReader::new(reader).lines().enumerate() {
+    // Lines are read as bytes: a line that is not UTF-8 is a bad line like any other, skipped
+    // with its number, not the end of the input.
+    for (i, line) in BufReader::new(reader).split(b'\n').enumerate() {
         let number = i + 1;
         let line = line.with_context(|| format!("{}: cannot read line {number}", args.obs.display()))?;
-        if line.trim().is_empty() {
+        if line.trim_ascii().is_empty() {
             continue;
         }
         lines += 1;
-        let input = match parse_line(&line) {
+        let parsed = std::str::from_utf8(&line).context("not UTF-8 text").and_then(parse_line);
+        let input = match parsed {
             Ok(input) => input,
             Err(err) if args.strict => bail!("{}:{number}: {err:#}", args.obs.display()),
             Err(err) => {

@@ -22,11 +22,20 @@ pub struct ServeArgs {
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Token for arbiter actions (generated and printed when neither given nor configured).
+    /// Visible to every user of the machine in `ps`: prefer TENGEN_ARBITER_TOKEN or
+    /// --arbiter-token-file.
     #[arg(long)]
     arbiter_token: Option<String>,
+    /// File whose first line is the arbiter token.
+    #[arg(long, conflicts_with = "arbiter_token")]
+    arbiter_token_file: Option<PathBuf>,
     /// Token cameras post frames with (generated and printed when neither given nor configured).
+    /// Visible in `ps`: prefer TENGEN_CAMERA_TOKEN or --camera-token-file.
     #[arg(long)]
     camera_token: Option<String>,
+    /// File whose first line is the camera token.
+    #[arg(long, conflicts_with = "camera_token")]
+    camera_token_file: Option<PathBuf>,
     /// Play every sample sequence under --samples as a live camera on its own table, looping.
     #[arg(long)]
     demo: bool,
@@ -63,6 +72,25 @@ fn sample_sequences(samples: &std::path::Path) -> anyhow::Result<Vec<(String, Pa
     Ok(found)
 }
 
+/// A token from, in order: the command line (with a warning: `ps` shows it), a file, the
+/// environment variable; `None` leaves the configuration's (or a generated one).
+fn token(flag: Option<String>, file: Option<&std::path::Path>, env: &str, name: &str) -> anyhow::Result<Option<String>> {
+    if let Some(token) = flag {
+        eprintln!("tengen: warning: --{name} on the command line is visible to every user in `ps`; use {env} or --{name}-file");
+        return Ok(Some(token));
+    }
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read the {name} file {}", path.display()))?;
+        let token = text.lines().next().unwrap_or("").trim().to_owned();
+        anyhow::ensure!(!token.is_empty(), "the {name} file {} is empty", path.display());
+        return Ok(Some(token));
+    }
+    match std::env::var(env) {
+        Ok(token) if !token.trim().is_empty() => Ok(Some(token.trim().to_owned())),
+        _ => Ok(None),
+    }
+}
+
 /// Runs `tengen serve`.
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let mut config = match &args.config {
@@ -75,10 +103,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = args.data_dir {
         config.data_dir = dir;
     }
-    if let Some(token) = args.arbiter_token {
+    if let Some(token) = token(args.arbiter_token, args.arbiter_token_file.as_deref(), "TENGEN_ARBITER_TOKEN", "arbiter-token")? {
         config.arbiter_token = Some(token);
     }
-    if let Some(token) = args.camera_token {
+    if let Some(token) = token(args.camera_token, args.camera_token_file.as_deref(), "TENGEN_CAMERA_TOKEN", "camera-token")? {
         config.camera_token = Some(token);
     }
     if args.demo {

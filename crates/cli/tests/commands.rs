@@ -72,6 +72,34 @@ fn referee_turns_readings_into_moves_and_flags_two_moves_in_a_row() {
 }
 
 #[test]
+fn referee_skips_a_line_that_is_not_utf8_and_reads_on() {
+    // Issue 11, item 10: a line of invalid UTF-8 stopped the command (exit 2) although a bad
+    // line is documented as skipped.
+    let b1 = with_stone(empty_rows(), 3, 3, 'X');
+    let mut bytes = Vec::new();
+    let mut t = 0.0;
+    for (i, (board, hand)) in [(&empty_rows(), false), (&b1, true), (&b1, false)].into_iter().enumerate() {
+        for _ in 0..6 {
+            bytes.extend_from_slice(serde_json::json!({"t": t, "grid": board, "occluded": hand}).to_string().as_bytes());
+            bytes.push(b'\n');
+            t += 0.5;
+        }
+        if i == 0 {
+            bytes.extend_from_slice(b"{\"t\": 3.1, \"grid\": \"\xff\xfe\xfd\"}\n");
+        }
+    }
+    let dir = temp_dir("referee-utf8");
+    let obs = dir.join("obs.jsonl");
+    std::fs::write(&obs, bytes).expect("write readings");
+    let out = tengen(&["referee", obs.to_str().expect("path")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains(":7: skipped") && stderr.contains("UTF-8"), "the bad line is named: {stderr}");
+    let moves = json_lines(&out.stdout).iter().filter(|e| e["kind"] == "move").count();
+    assert_eq!(moves, 1, "the readings after the bad line are read");
+}
+
+#[test]
 fn replay_reads_the_sample_frames_into_the_expected_record_and_infractions() {
     let samples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/infractions");
     let dir = temp_dir("replay");

@@ -2,7 +2,9 @@
 //! [`FrameAnalyzer`], `tengen-referee` behind [`TableReferee`].
 
 use tengen_vision::image_io::decode_rgb;
-use tengen_vision::{FixedGrid, FrameReader, FrameReading, Tracking};
+use tengen_vision::locate::LocateError;
+use tengen_vision::work::{CancelFlag, WorkLimit, WorkStopped};
+use tengen_vision::{FixedGrid, FrameReadError, FrameReader, FrameReading, Tracking};
 
 use std::sync::Arc;
 
@@ -42,13 +44,27 @@ impl VisionAnalyzer {
     }
 }
 
-impl FrameAnalyzer for VisionAnalyzer {
-    fn analyze(&mut self, encoded: &[u8]) -> Result<Observation, AnalyzeError> {
+impl VisionAnalyzer {
+    /// Decodes and reads a frame, a board search within `work`.
+    fn analyze_within(&mut self, encoded: &[u8], work: &WorkLimit) -> Result<Observation, AnalyzeError> {
         let frame = decode_rgb(encoded).map_err(|e| AnalyzeError::Decode(e.to_string()))?;
-        match self.reader.read(&frame.rgb) {
+        match self.reader.read_within(&frame.rgb, work) {
             Ok(reading) => Ok(Self::observation(&reading)),
+            Err(FrameReadError::BoardNotFound(LocateError::Stopped(WorkStopped::Cancelled))) => {
+                Err(AnalyzeError::BoardNotFound("the board search ran past its deadline".into()))
+            }
             Err(err) => Err(AnalyzeError::BoardNotFound(err.to_string())),
         }
+    }
+}
+
+impl FrameAnalyzer for VisionAnalyzer {
+    fn analyze(&mut self, encoded: &[u8]) -> Result<Observation, AnalyzeError> {
+        self.analyze_within(encoded, &WorkLimit::default())
+    }
+
+    fn analyze_cancellable(&mut self, encoded: &[u8], cancel: &CancelFlag) -> Result<Observation, AnalyzeError> {
+        self.analyze_within(encoded, &WorkLimit { cancel: Some(cancel.clone()), ..WorkLimit::default() })
     }
 
     fn set_calibration(&mut self, corners: Option<Corners>) {

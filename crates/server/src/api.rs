@@ -5,10 +5,10 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
+use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -29,6 +29,9 @@ use crate::table::{BusMessage, Frame, TableError, TableHandle, TableSummary};
 pub const MAX_JSON_BYTES: usize = 64 * 1024;
 /// Most events one `/api/events` page returns.
 pub const MAX_EVENTS_PAGE: usize = 1000;
+/// Events an SSE client's backfill reads from the store at a time: a client resuming far back
+/// holds one page in memory, not the rest of the log.
+pub const SSE_BACKFILL_PAGE: usize = 100;
 
 /// Everything the handlers share.
 pub struct Hub {
@@ -44,6 +47,8 @@ pub struct Hub {
     pub camera_token: String,
     /// Largest frame accepted.
     pub max_frame_bytes: usize,
+    /// Time a client has to send a request body.
+    pub body_timeout: Duration,
     /// Time.
     pub clock: Arc<dyn Clock>,
     /// Start of the process (for /healthz).
@@ -76,6 +81,12 @@ pub enum ApiError {
     /// 413: the body is too large.
     #[error("body larger than {0} bytes")]
     TooLarge(usize),
+    /// 405: the route exists, the method does not.
+    #[error("method not allowed here")]
+    MethodNotAllowed,
+    /// 408: the body did not arrive in time.
+    #[error("the request body did not arrive within {0} s")]
+    RequestTimeout(u64),
     /// 415: wrong content type.
     #[error("{0}")]
     UnsupportedMediaType(String),
@@ -103,6 +114,8 @@ impl ApiError {
             Self::WrongToken => (StatusCode::FORBIDDEN, "wrong_token"),
             Self::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             Self::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
+            Self::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            Self::RequestTimeout(_) => (StatusCode::REQUEST_TIMEOUT, "request_timeout"),
             Self::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
             Self::UnsupportedMediaType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
             Self::Unprocessable { code, .. } => (StatusCode::UNPROCESSABLE_ENTITY, code),
@@ -171,7 +184,38 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/api/events/{id}/{image}", get(evidence_image))
         .route("/api/stream", get(stream))
         .fallback(|| async { ApiError::NotFound("no such route".into()) })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(axum::middleware::map_response(security_headers))
         .with_state(hub)
+}
+
+/// The dashboard keeps the arbiter's token in the browser: no script but our own, no framing
+/// (clickjacking), no guessing of content types, no referrer leaving the page.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; img-src 'self' data: blob:; media-src 'self' blob: mediastream:; \
+     object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+async fn security_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_SECURITY_POLICY));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    response
+}
+
+/// Path parameters whose rejection (a game id that is not a number, bytes that are not UTF-8)
+/// is the API's JSON error like every other.
+struct ApiPath<T>(T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> ApiResult<Self> {
+        match Path::<T>::from_request_parts(parts, state).await {
+            Ok(Path(value)) => Ok(Self(value)),
+            Err(rejection) => Err(ApiError::BadRequest { code: "bad_path", message: rejection.body_text() }),
+        }
+    }
 }
 
 fn table<'a>(hub: &'a Hub, id: &str) -> ApiResult<&'a Arc<TableHandle>> {
@@ -202,7 +246,9 @@ fn content_type(headers: &HeaderMap) -> String {
         .to_ascii_lowercase()
 }
 
-async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> ApiResult<Vec<u8>> {
+/// Reads a body of at most `limit` bytes within `timeout` (a client trickling a body a byte at
+/// a time is cut off, and its connection freed).
+async fn read_body(headers: &HeaderMap, body: Body, limit: usize, timeout: Duration) -> ApiResult<Vec<u8>> {
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -210,7 +256,10 @@ async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> ApiResult<V
     if declared.is_some_and(|n| n > limit) {
         return Err(ApiError::TooLarge(limit));
     }
-    match axum::body::to_bytes(body, limit).await {
+    let read = tokio::time::timeout(timeout, axum::body::to_bytes(body, limit))
+        .await
+        .map_err(|_| ApiError::RequestTimeout(timeout.as_secs()))?;
+    match read {
         Ok(bytes) => Ok(bytes.to_vec()),
         Err(err) => {
             // to_bytes fails on the limit or on a broken connection; the message tells which.
@@ -224,7 +273,7 @@ async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> ApiResult<V
     }
 }
 
-async fn read_json<T: serde::de::DeserializeOwned>(headers: &HeaderMap, body: Body) -> ApiResult<T> {
+async fn read_json<T: serde::de::DeserializeOwned>(headers: &HeaderMap, body: Body, timeout: Duration) -> ApiResult<T> {
     let kind = content_type(headers);
     if kind != "application/json" {
         return Err(ApiError::UnsupportedMediaType(format!(
@@ -232,7 +281,7 @@ async fn read_json<T: serde::de::DeserializeOwned>(headers: &HeaderMap, body: Bo
             kind
         )));
     }
-    let bytes = read_body(headers, body, MAX_JSON_BYTES).await?;
+    let bytes = read_body(headers, body, MAX_JSON_BYTES, timeout).await?;
     serde_json::from_slice(&bytes)
         .map_err(|e| ApiError::BadRequest { code: "bad_json", message: format!("bad JSON: {e}") })
 }
@@ -278,7 +327,7 @@ struct TableDetail {
 
 async fn table_detail(
     State(hub): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<TableDetail>> {
     let table = table(&hub, &id)?;
     let live = table.live().ok_or_else(|| ApiError::Internal("table state poisoned".into()))?;
@@ -296,7 +345,7 @@ async fn table_detail(
 
 async fn post_frame(
     State(hub): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Response> {
@@ -319,15 +368,23 @@ async fn post_frame(
     if !table.allow_post() {
         return Err(reject(ApiError::RateLimited));
     }
-    let bytes = read_body(&headers, body, hub.max_frame_bytes).await.map_err(reject)?;
-    let (format, width, height) = check_frame(&bytes).map_err(|e| {
-        reject(match e {
-            FrameError::UnknownFormat => ApiError::Unprocessable {
-                code: "not_an_image",
-                message: e.to_string(),
-            },
-            _ => ApiError::Unprocessable { code: "corrupt_image", message: e.to_string() },
-        })
+    let bytes = read_body(&headers, body, hub.max_frame_bytes, hub.body_timeout).await.map_err(reject)?;
+    // The structural check walks every block of a JPEG: off the async workers.
+    let (bytes, checked) = tokio::task::spawn_blocking(move || {
+        let checked = check_frame(&bytes);
+        (bytes, checked)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let (format, width, height) = checked.map_err(|e| {
+        let code = match e {
+            FrameError::UnknownFormat | FrameError::Empty => "not_an_image",
+            FrameError::TooLarge { .. } | FrameError::TooSmall { .. } | FrameError::Unsupported(_) => "unsupported_frame",
+            FrameError::Truncated(_) | FrameError::Corrupt(_) => "corrupt_image",
+        };
+        // The hall sees a camera sending frames the service cannot use.
+        table.camera_failed(&format!("frame refused: {e}"));
+        reject(ApiError::Unprocessable { code, message: e.to_string() })
     })?;
     if format.mime() != kind {
         return Err(reject(ApiError::UnsupportedMediaType(format!(
@@ -349,7 +406,7 @@ async fn post_frame(
         .into_response())
 }
 
-async fn latest_frame(State(hub): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
+async fn latest_frame(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Response> {
     let table = table(&hub, &id)?;
     let frame = table
         .live()
@@ -364,13 +421,13 @@ async fn latest_frame(State(hub): State<AppState>, Path(id): Path<String>) -> Ap
 
 async fn post_arbiter(
     State(hub): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Json<serde_json::Value>> {
     let table = table(&hub, &id)?;
     check_token(&headers, &[hub.arbiter_token.as_str()])?;
-    let action: ArbiterAction = read_json(&headers, body).await?;
+    let action: ArbiterAction = read_json(&headers, body, hub.body_timeout).await?;
     validate_action(&action)?;
     let events = table.arbiter(action).await?;
     Ok(Json(json!({ "events": events })))
@@ -418,7 +475,7 @@ fn validate_action(action: &ArbiterAction) -> ApiResult<()> {
 
 async fn get_calibration(
     State(hub): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<serde_json::Value>> {
     let table = table(&hub, &id)?;
     let corners = table.live().and_then(|l| l.calibration);
@@ -428,33 +485,66 @@ async fn get_calibration(
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CalibrationBody {
-    corners: Option<Corners>,
+    /// Absent: a mistake (refused). `null`: clear the calibration. Four corners: set it.
+    #[serde(default, deserialize_with = "present")]
+    corners: Option<Option<Corners>>,
+}
+
+/// Tells a `null` field (`Some(None)`) from a missing one (`None`, by `default`).
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// Checks corners before they are stored: finite pixels inside the latest frame (either way
+/// round, an EXIF-rotated camera swaps the sides) or, before any frame, inside the largest frame
+/// accepted; and a quadrilateral the vision can read a board in (convex, TL TR BR BL in order,
+/// not degenerate, cells of a few pixels at least).
+fn validate_corners(corners: &Corners, frame_size: Option<(u32, u32)>) -> ApiResult<()> {
+    let invalid = |message: String| ApiError::Unprocessable { code: "invalid_calibration", message };
+    if corners.iter().flatten().any(|v| !v.is_finite()) {
+        return Err(invalid("corners are four [x, y] pixel pairs".into()));
+    }
+    let max_side = f64::from(crate::imaging::FrameLimits::default().max_side);
+    let (w, h) = frame_size.map_or((max_side, max_side), |(w, h)| (f64::from(w), f64::from(h)));
+    let inside = |w: f64, h: f64| corners.iter().all(|&[x, y]| (0.0..=w).contains(&x) && (0.0..=h).contains(&y));
+    if !(inside(w, h) || inside(h, w)) {
+        return Err(invalid(format!("corners must lie inside the {w}×{h} frame")));
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let lens = tengen_vision::LensDistortion::none(w as u32, h as u32);
+    tengen_vision::locate::from_corners(*corners, lens).map(|_| ()).map_err(|e| invalid(e.to_string()))
 }
 
 async fn put_calibration(
     State(hub): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Json<serde_json::Value>> {
     let table = table(&hub, &id)?;
     check_token(&headers, &[hub.arbiter_token.as_str()])?;
-    let body: CalibrationBody = read_json(&headers, body).await?;
-    if let Some(c) = &body.corners {
-        if c.iter().flatten().any(|v| !v.is_finite() || *v < 0.0 || *v > 100_000.0) {
-            return Err(ApiError::Unprocessable {
-                code: "invalid_calibration",
-                message: "corners are four [x, y] pixel pairs".into(),
-            });
-        }
+    let body: CalibrationBody = read_json(&headers, body, hub.body_timeout).await?;
+    let Some(corners) = body.corners else {
+        return Err(ApiError::Unprocessable {
+            code: "invalid_calibration",
+            message: "\"corners\" is required: four [x, y] pixel pairs, or null to clear the calibration".into(),
+        });
+    };
+    if let Some(c) = &corners {
+        let frame_size = table
+            .live()
+            .and_then(|l| l.last_frame)
+            .and_then(|f| crate::imaging::check_frame(&f.bytes).ok())
+            .map(|(_, w, h)| (w, h));
+        validate_corners(c, frame_size)?;
     }
-    table.calibrate(body.corners).await?;
-    Ok(Json(json!({ "table": id, "corners": body.corners })))
+    table.calibrate(corners).await?;
+    Ok(Json(json!({ "table": id, "corners": corners })))
 }
 
 async fn table_games(
     State(hub): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Vec<GameRow>>> {
     table(&hub, &id)?;
     Ok(Json(hub.store.games(&id).await?))
@@ -479,7 +569,7 @@ async fn game_record(hub: &crate::Hub, table_name: &str, game: &GameRow) -> ApiR
     Ok(tengen_sgf::write_game(&referee.record(&crate::sgf::record_header(game, table_name))))
 }
 
-async fn table_sgf(State(hub): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
+async fn table_sgf(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Response> {
     let table = table(&hub, &id)?;
     let live = table.live().ok_or_else(|| ApiError::Internal("table state poisoned".into()))?;
     let sgf = game_record(&hub, &table.name, &live.game).await?;
@@ -488,14 +578,14 @@ async fn table_sgf(State(hub): State<AppState>, Path(id): Path<String>) -> ApiRe
 
 async fn game_detail(
     State(hub): State<AppState>,
-    Path(game): Path<i64>,
+    ApiPath(game): ApiPath<i64>,
 ) -> ApiResult<Json<serde_json::Value>> {
     let row = hub.store.game(game).await?.ok_or_else(|| ApiError::NotFound(format!("no game {game}")))?;
     let live = hub.tables.get(&row.table).and_then(|t| t.live()).filter(|l| l.game.id == game);
     Ok(Json(json!({ "game": row, "live": live.is_some(), "view": live.map(|l| l.view) })))
 }
 
-async fn game_sgf(State(hub): State<AppState>, Path(game): Path<i64>) -> ApiResult<Response> {
+async fn game_sgf(State(hub): State<AppState>, ApiPath(game): ApiPath<i64>) -> ApiResult<Response> {
     let row = hub.store.game(game).await?.ok_or_else(|| ApiError::NotFound(format!("no game {game}")))?;
     let table = table(&hub, &row.table)?;
     let sgf = game_record(&hub, &table.name, &row).await?;
@@ -531,7 +621,7 @@ async fn list_events(
 
 async fn evidence_image(
     State(hub): State<AppState>,
-    Path((id, image)): Path<(i64, String)>,
+    ApiPath((id, image)): ApiPath<(i64, String)>,
 ) -> ApiResult<Response> {
     let after = match image.as_str() {
         "before.jpg" => false,
@@ -550,20 +640,15 @@ async fn evidence_image(
         .into_response())
 }
 
-#[derive(Deserialize)]
-struct StreamQuery {
-    #[serde(default)]
-    table: Option<String>,
-    #[serde(default)]
-    after: Option<i64>,
-}
-
 struct StreamState {
     hub: AppState,
     rx: broadcast::Receiver<BusMessage>,
     pending: VecDeque<SseEvent>,
     last_id: i64,
     table: Option<String>,
+    /// Events after `last_id` are still to be read from the store (a resume, or a client that
+    /// fell behind the bus), one page at a time as the client takes them.
+    backfilling: bool,
 }
 
 fn sse_event(event: &StoredEvent) -> SseEvent {
@@ -578,24 +663,20 @@ fn sse_table(summary: &TableSummary) -> SseEvent {
 }
 
 impl StreamState {
-    async fn backfill(&mut self) {
-        // Events missed (a resume, or a lagging client): from the store, which has them all.
-        loop {
-            match self.hub.store.events_after(self.last_id, self.table.clone(), None, MAX_EVENTS_PAGE).await {
-                Ok(events) => {
-                    let full = events.len() == MAX_EVENTS_PAGE;
-                    for event in &events {
-                        self.pending.push_back(sse_event(event));
-                        self.last_id = event.id;
-                    }
-                    if !full {
-                        return;
-                    }
+    /// Reads the next page of missed events from the store, which has them all. Live events
+    /// wait on the bus meanwhile (a client that falls behind it is backfilled again).
+    async fn backfill_page(&mut self) {
+        match self.hub.store.events_after(self.last_id, self.table.clone(), None, SSE_BACKFILL_PAGE).await {
+            Ok(events) => {
+                self.backfilling = events.len() == SSE_BACKFILL_PAGE;
+                for event in &events {
+                    self.pending.push_back(sse_event(event));
+                    self.last_id = event.id;
                 }
-                Err(err) => {
-                    tracing::warn!(%err, "SSE backfill failed");
-                    return;
-                }
+            }
+            Err(err) => {
+                tracing::warn!(%err, "SSE backfill failed");
+                self.backfilling = false;
             }
         }
     }
@@ -604,6 +685,10 @@ impl StreamState {
         loop {
             if let Some(event) = self.pending.pop_front() {
                 return Some((Ok(event), self));
+            }
+            if self.backfilling {
+                self.backfill_page().await;
+                continue;
             }
             match self.rx.recv().await {
                 Ok(BusMessage::Event(event)) => {
@@ -618,11 +703,35 @@ impl StreamState {
                         self.pending.push_back(sse_table(&summary));
                     }
                 }
-                Err(broadcast::error::RecvError::Lagged(_)) => self.backfill().await,
+                Err(broadcast::error::RecvError::Lagged(_)) => self.backfilling = true,
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
         }
     }
+}
+
+/// An event id a client resumes after (`Last-Event-ID`, `?after=`): decimal digits naming an
+/// id the log has reached (0 = from the start). Anything else is refused rather than guessed
+/// at: a garbage id used to give a stream with no backfill, `-1` the whole log.
+fn resume_id(text: &str, last: i64, what: &str) -> ApiResult<i64> {
+    let bad = |why: String| ApiError::BadRequest { code: "bad_last_event_id", message: format!("{what} {text:?}: {why}") };
+    let text = text.trim();
+    if text.is_empty() || text.len() > 18 || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad("not an event id (decimal digits)".into()));
+    }
+    let id: i64 = text.parse().map_err(|_| bad("not an event id".into()))?;
+    if id > last {
+        return Err(bad(format!("the log ends at event {last}")));
+    }
+    Ok(id)
+}
+
+#[derive(Deserialize)]
+struct StreamQuery {
+    #[serde(default)]
+    table: Option<String>,
+    #[serde(default)]
+    after: Option<String>,
 }
 
 async fn stream(
@@ -634,25 +743,35 @@ async fn stream(
     if let Some(t) = &q.table {
         table(&hub, t)?;
     }
-    let header_id = headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<i64>().ok());
     // Subscribe before reading the store so nothing falls between the two.
     let rx = hub.bus.subscribe();
-    let resume = header_id.or(q.after);
-    let last_id = match resume {
-        Some(id) => id,
-        None => hub.store.last_event_id().await?,
+    let last = hub.store.last_event_id().await?;
+    let header_id = match headers.get("last-event-id") {
+        Some(value) => {
+            let text = value.to_str().map_err(|_| ApiError::BadRequest {
+                code: "bad_last_event_id",
+                message: "Last-Event-ID is not text".into(),
+            })?;
+            Some(resume_id(text, last, "Last-Event-ID")?)
+        }
+        None => None,
     };
-    let mut state = StreamState { hub: Arc::clone(&hub), rx, pending: VecDeque::new(), last_id, table: q.table };
+    let resume = match header_id {
+        Some(id) => Some(id),
+        None => q.after.as_deref().map(|a| resume_id(a, last, "after")).transpose()?,
+    };
+    let mut state = StreamState {
+        hub: Arc::clone(&hub),
+        rx,
+        pending: VecDeque::new(),
+        last_id: resume.unwrap_or(last),
+        table: q.table,
+        backfilling: resume.is_some(),
+    };
     for summary in hub.tables.values().filter_map(|t| t.summary()) {
         if state.table.as_ref().is_none_or(|t| *t == summary.id) {
             state.pending.push_back(sse_table(&summary));
         }
-    }
-    if resume.is_some() {
-        state.backfill().await;
     }
     let stream = futures_util::stream::unfold(state, StreamState::next);
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())

@@ -55,6 +55,20 @@ pub struct Config {
     /// Largest accepted frame, in bytes.
     #[serde(default = "default_max_frame")]
     pub max_frame_bytes: usize,
+    /// HTTP connections open at once; more are answered 503.
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
+    /// Seconds a client has to send a request's headers (and the longest a connection may sit
+    /// idle between requests).
+    #[serde(default = "default_header_timeout")]
+    pub header_timeout_secs: f64,
+    /// Seconds a client has to send a request's body.
+    #[serde(default = "default_body_timeout")]
+    pub body_timeout_secs: f64,
+    /// Longest a board search may run, in seconds, beside its work budget (a search on a busy
+    /// machine gets the same steps but less of a core).
+    #[serde(default = "default_search_deadline")]
+    pub search_deadline_secs: f64,
     /// The tables.
     #[serde(default, rename = "table")]
     pub tables: Vec<TableConfig>,
@@ -139,6 +153,18 @@ fn default_max_fps() -> f64 {
 fn default_max_frame() -> usize {
     8 * 1024 * 1024
 }
+fn default_max_connections() -> usize {
+    crate::listener::HttpLimits::default().max_connections
+}
+fn default_header_timeout() -> f64 {
+    crate::listener::HttpLimits::default().header_timeout.as_secs_f64()
+}
+fn default_body_timeout() -> f64 {
+    crate::listener::HttpLimits::default().body_timeout.as_secs_f64()
+}
+fn default_search_deadline() -> f64 {
+    2.0
+}
 fn default_komi() -> f64 {
     7.5
 }
@@ -171,6 +197,10 @@ impl Default for Config {
             max_camera_fps: default_max_fps(),
             analysis_threads: 0,
             max_frame_bytes: default_max_frame(),
+            max_connections: default_max_connections(),
+            header_timeout_secs: default_header_timeout(),
+            body_timeout_secs: default_body_timeout(),
+            search_deadline_secs: default_search_deadline(),
             tables,
         }
     }
@@ -214,6 +244,12 @@ impl Config {
                         table.id
                     )));
                 }
+                // The same check as a calibration set through the API: a board the vision can read.
+                let side = crate::imaging::FrameLimits::default().max_side;
+                let lens = tengen_vision::LensDistortion::none(side, side);
+                if let Err(err) = tengen_vision::locate::from_corners(cal.corners, lens) {
+                    return Err(ConfigError::Invalid(format!("table {}: calibration: {err}", table.id)));
+                }
             }
             if let CameraConfig::Folder { fps, .. } = &table.camera {
                 if fps.is_nan() || *fps <= 0.0 || *fps > 60.0 {
@@ -224,8 +260,19 @@ impl Config {
         if self.max_camera_fps.is_nan() || self.max_camera_fps <= 0.0 {
             return Err(ConfigError::Invalid("max_camera_fps must be positive".into()));
         }
-        if self.camera_timeout_secs.is_nan() || self.camera_timeout_secs <= 0.0 {
-            return Err(ConfigError::Invalid("camera_timeout_secs must be positive".into()));
+        // Seconds become `Duration`s, which a NaN, a negative or an absurd number would panic.
+        for (name, secs) in [
+            ("camera_timeout_secs", self.camera_timeout_secs),
+            ("header_timeout_secs", self.header_timeout_secs),
+            ("body_timeout_secs", self.body_timeout_secs),
+            ("search_deadline_secs", self.search_deadline_secs),
+        ] {
+            if !(secs > 0.0 && secs <= MAX_SECONDS) {
+                return Err(ConfigError::Invalid(format!("{name} must be above 0 and at most {MAX_SECONDS} (a day)")));
+            }
+        }
+        if self.max_connections == 0 {
+            return Err(ConfigError::Invalid("max_connections must be at least 1".into()));
         }
         for token in [&self.arbiter_token, &self.camera_token].into_iter().flatten() {
             if token.len() < 8 {
@@ -235,6 +282,9 @@ impl Config {
         Ok(())
     }
 }
+
+/// Longest duration a setting may give, in seconds (a day).
+pub const MAX_SECONDS: f64 = 86_400.0;
 
 /// Whether a table id is safe in URLs and file names.
 pub fn valid_table_id(id: &str) -> bool {

@@ -9,6 +9,7 @@ use tengen_referee::RecordHeader;
 use tengen_sgf::GameRecord;
 
 use crate::model::{ArbiterAction, GameView, Observation, RefereeEvent};
+pub use tengen_vision::work::CancelFlag;
 
 /// Board corners in pixels: top-left, top-right, bottom-right, bottom-left intersections.
 pub type Corners = [[f64; 2]; 4];
@@ -46,6 +47,13 @@ pub enum RefereeError {
 pub trait FrameAnalyzer: Send {
     /// Reads one encoded frame (JPEG or PNG).
     fn analyze(&mut self, encoded: &[u8]) -> Result<Observation, AnalyzeError>;
+    /// Reads one frame, giving up a board search once `cancel` is raised (the service raises it
+    /// at its search deadline, so a frame cannot hold a search slot for long however slow the
+    /// machine). Analyzers without long work ignore the flag.
+    fn analyze_cancellable(&mut self, encoded: &[u8], cancel: &CancelFlag) -> Result<Observation, AnalyzeError> {
+        let _ = cancel;
+        self.analyze(encoded)
+    }
     /// Sets (or clears) a fixed calibration: where the board's corners lie in the image.
     fn set_calibration(&mut self, corners: Option<Corners>);
     /// Whether the next frame will need a full board search (nothing tracked or calibrated

@@ -1,92 +1,21 @@
 //! Image handling at the edge: cheap checks of uploaded frames (format, header, truncation)
 //! and the evidence crops (the board cut out of a frame, scaled down, JPEG).
 
-use std::io::Cursor;
-
-use image::{ImageFormat, ImageReader};
-
 use crate::engine::Corners;
+pub use tengen_vision::frame_check::{FrameCheckError as FrameError, FrameFormat, FrameLimits};
 
 /// Longest side of an evidence crop in pixels.
 pub const EVIDENCE_MAX_SIDE: u32 = 640;
 /// JPEG quality of evidence crops.
 pub const EVIDENCE_QUALITY: u8 = 80;
-/// Largest frame side accepted (beyond 8K something is wrong).
-pub const MAX_FRAME_SIDE: u32 = 8192;
 
-/// The two encodings cameras may send.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FrameFormat {
-    /// JPEG.
-    Jpeg,
-    /// PNG.
-    Png,
-}
-
-impl FrameFormat {
-    /// The MIME type.
-    pub fn mime(self) -> &'static str {
-        match self {
-            Self::Jpeg => "image/jpeg",
-            Self::Png => "image/png",
-        }
-    }
-}
-
-/// Why an uploaded frame was refused.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum FrameError {
-    /// Neither JPEG nor PNG by its first bytes.
-    #[error("not a JPEG or PNG image")]
-    UnknownFormat,
-    /// The image header cannot be parsed.
-    #[error("corrupt image header: {0}")]
-    CorruptHeader(String),
-    /// The image ends before its end marker (a cut upload).
-    #[error("truncated image: the end marker is missing")]
-    Truncated,
-    /// Zero or absurd dimensions.
-    #[error("image size {0}×{1} is out of range")]
-    BadSize(u32, u32),
-}
-
-/// Recognises the format by its magic bytes.
-pub fn sniff(bytes: &[u8]) -> Option<FrameFormat> {
-    if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Some(FrameFormat::Jpeg)
-    } else if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some(FrameFormat::Png)
-    } else {
-        None
-    }
-}
-
-/// Checks a frame cheaply (no full decode): format, header, size and the end marker, so a
-/// corrupt or cut upload gets an immediate 4xx instead of failing later in the pipeline.
+/// Checks a frame before anything is decoded — format, size within the one [`FrameLimits`] the
+/// vision decodes with, bit depth, and the whole file structure (a JPEG's every block) — so a
+/// corrupt, cut or oversized frame from any source gets an immediate refusal instead of
+/// failing later in the pipeline. Returns the format and stored width and height.
 pub fn check_frame(bytes: &[u8]) -> Result<(FrameFormat, u32, u32), FrameError> {
-    let format = sniff(bytes).ok_or(FrameError::UnknownFormat)?;
-    let complete = match format {
-        // Some encoders pad after EOI; accept the marker within the last few bytes.
-        FrameFormat::Jpeg => bytes.len() >= 4 && bytes[bytes.len().saturating_sub(16)..]
-            .windows(2)
-            .any(|w| w == [0xFF, 0xD9]),
-        FrameFormat::Png => bytes.len() >= 12 && bytes[bytes.len() - 12..].starts_with(&[0, 0, 0, 0])
-            && &bytes[bytes.len() - 8..bytes.len() - 4] == b"IEND",
-    };
-    if !complete {
-        return Err(FrameError::Truncated);
-    }
-    let image_format = match format {
-        FrameFormat::Jpeg => ImageFormat::Jpeg,
-        FrameFormat::Png => ImageFormat::Png,
-    };
-    let (w, h) = ImageReader::with_format(Cursor::new(bytes), image_format)
-        .into_dimensions()
-        .map_err(|e| FrameError::CorruptHeader(e.to_string()))?;
-    if w == 0 || h == 0 || w > MAX_FRAME_SIDE || h > MAX_FRAME_SIDE {
-        return Err(FrameError::BadSize(w, h));
-    }
-    Ok((format, w, h))
+    let info = tengen_vision::frame_check::check_frame(bytes, &FrameLimits::default())?;
+    Ok((info.format, info.width, info.height))
 }
 
 /// Cuts the board (with a margin) out of an encoded frame and returns a small JPEG; the whole
@@ -143,21 +72,21 @@ mod tests {
 
     #[test]
     fn good_corrupt_and_truncated_frames_are_told_apart() {
-        let good = jpeg(64, 48);
-        assert_eq!(check_frame(&good), Ok((FrameFormat::Jpeg, 64, 48)));
+        let good = jpeg(96, 64);
+        assert_eq!(check_frame(&good), Ok((FrameFormat::Jpeg, 96, 64)));
         assert_eq!(check_frame(b"hello world"), Err(FrameError::UnknownFormat));
-        assert_eq!(check_frame(&good[..good.len() / 2]), Err(FrameError::Truncated));
+        assert!(matches!(check_frame(&good[..good.len() / 2]), Err(FrameError::Truncated(_))));
         let mut corrupt = good.clone();
         for b in corrupt.iter_mut().skip(3).take(200) {
             *b = 0x11;
         }
-        assert!(matches!(check_frame(&corrupt), Err(FrameError::CorruptHeader(_))));
+        assert!(matches!(check_frame(&corrupt), Err(FrameError::Corrupt(_) | FrameError::Truncated(_))));
         let mut png = Vec::new();
-        image::RgbImage::new(5, 5)
-            .write_to(&mut Cursor::new(&mut png), ImageFormat::Png)
+        image::RgbImage::new(64, 64)
+            .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
             .expect("png");
-        assert_eq!(check_frame(&png), Ok((FrameFormat::Png, 5, 5)));
-        assert_eq!(check_frame(&png[..png.len() - 3]), Err(FrameError::Truncated));
+        assert_eq!(check_frame(&png), Ok((FrameFormat::Png, 64, 64)));
+        assert!(matches!(check_frame(&png[..png.len() - 3]), Err(FrameError::Truncated(_))));
     }
 
     #[test]

@@ -8,9 +8,11 @@ pub mod adapters;
 pub mod api;
 pub mod auth;
 pub mod config;
+pub mod data_lock;
 pub mod dashboard;
 pub mod engine;
 pub mod imaging;
+pub mod listener;
 pub mod metrics;
 pub mod model;
 pub mod sgf;
@@ -39,6 +41,9 @@ pub enum ServerError {
     /// The store could not be opened or read.
     #[error(transparent)]
     Store(#[from] store::StoreError),
+    /// Another service holds the data folder (or it cannot be locked).
+    #[error(transparent)]
+    Locked(#[from] data_lock::LockError),
     /// The address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -61,12 +66,14 @@ pub struct RunningServer {
     pub hub: Arc<Hub>,
     shutdown: Option<oneshot::Sender<()>>,
     served: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// The data folder is this service's until it is dropped.
+    _lock: data_lock::DataDirLock,
 }
 
 impl RunningServer {
     /// Waits until the HTTP server stops (it runs until `shutdown`).
     pub async fn wait(self) -> std::io::Result<()> {
-        let RunningServer { shutdown: _keep_alive, served, .. } = self;
+        let RunningServer { shutdown: _keep_alive, served, _lock, .. } = self;
         served.await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
     }
 
@@ -87,10 +94,14 @@ impl RunningServer {
     }
 }
 
-/// Opens the store, restores every table (replaying its game log), starts the cameras that the
-/// service pulls, binds the listener and serves the API and the dashboard.
+/// Locks the data folder (a second service on it is refused, naming the first), opens the
+/// store, restores every table (replaying its game log), starts the cameras that the service
+/// pulls, binds the listener and serves the API and the dashboard.
 pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, ServerError> {
     config.validate()?;
+    std::fs::create_dir_all(&config.data_dir)
+        .map_err(|source| store::StoreError::Io { path: config.data_dir.clone(), source })?;
+    let lock = data_lock::DataDirLock::acquire(&config.data_dir)?;
     let store = Store::open(&config.data_dir)?;
     let arbiter_token = config.arbiter_token.clone().unwrap_or_else(auth::generate_token);
     let camera_token = config.camera_token.clone().unwrap_or_else(auth::generate_token);
@@ -111,6 +122,7 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         search_permits: Arc::new(Semaphore::new(threads)),
         camera_timeout: Duration::from_secs_f64(config.camera_timeout_secs),
         max_camera_fps: config.max_camera_fps,
+        search_deadline: Duration::from_secs_f64(config.search_deadline_secs),
     };
     let mut tables = BTreeMap::new();
     for table_config in &config.tables {
@@ -131,7 +143,14 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
                 ));
             }
             CameraConfig::Folder { path, fps, repeat } => {
-                tokio::spawn(sources::run_folder(path.clone(), *fps, *repeat, Arc::clone(&handle), clock));
+                tokio::spawn(sources::run_folder(
+                    path.clone(),
+                    *fps,
+                    *repeat,
+                    Arc::clone(&handle),
+                    clock,
+                    config.max_frame_bytes,
+                ));
             }
         }
         tables.insert(table_config.id.clone(), handle);
@@ -143,26 +162,26 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         arbiter_token: arbiter_token.clone(),
         camera_token: camera_token.clone(),
         max_frame_bytes: config.max_frame_bytes,
+        body_timeout: Duration::from_secs_f64(config.body_timeout_secs),
         clock: Arc::clone(&engines.clock),
         started: Instant::now(),
     });
-    let listener = tokio::net::TcpListener::bind(&config.listen)
+    let socket = tokio::net::TcpListener::bind(&config.listen)
         .await
         .map_err(|source| ServerError::Bind { addr: config.listen.clone(), source })?;
-    let addr = listener
+    let addr = socket
         .local_addr()
         .map_err(|source| ServerError::Bind { addr: config.listen.clone(), source })?;
     let (shutdown, stop) = oneshot::channel::<()>();
     let app = router(Arc::clone(&hub));
-    let served = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = stop.await;
-            })
-            .await
-    });
+    let limits = listener::HttpLimits {
+        max_connections: config.max_connections,
+        header_timeout: Duration::from_secs_f64(config.header_timeout_secs),
+        body_timeout: Duration::from_secs_f64(config.body_timeout_secs),
+    };
+    let served = tokio::spawn(listener::serve(socket, app, limits, stop));
     tracing::info!(%addr, tables = hub.tables.len(), "tengen service listening");
-    Ok(RunningServer { addr, arbiter_token, camera_token, hub, shutdown: Some(shutdown), served })
+    Ok(RunningServer { addr, arbiter_token, camera_token, hub, shutdown: Some(shutdown), served, _lock: lock })
 }
 
 /// A game's referee rebuilt by replaying its log (a finished game, or the live game's record).

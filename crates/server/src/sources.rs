@@ -166,16 +166,25 @@ fn deliver(table: &TableHandle, clock: &dyn Clock, bytes: Vec<u8>) {
         Err(err) => {
             table.metrics.frames_rejected.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             tracing::debug!(table = %table.id, %err, "camera sent a bad frame");
+            table.camera_failed(&format!("frame refused: {err}"));
         }
     }
 }
 
 /// Splits a multipart/x-mixed-replace byte stream into parts.
+///
+/// Every byte is searched for a delimiter about once, however the stream is chunked: a part
+/// without `Content-Length` remembers how far its body was searched, so a camera sending large
+/// parts in small chunks costs time in proportion to the bytes, not to their square.
 #[derive(Debug)]
 pub struct MultipartSplitter {
     delimiter: Vec<u8>,
     buffer: Vec<u8>,
     max_part: usize,
+    /// Where in `buffer` the search for the end of the current part's body resumes.
+    body_searched: usize,
+    /// Bytes examined by searches so far (for the test that keeps this linear).
+    examined: u64,
 }
 
 impl MultipartSplitter {
@@ -183,7 +192,25 @@ impl MultipartSplitter {
     pub fn new(boundary: &str, max_part: usize) -> Self {
         let boundary = boundary.trim_matches('"');
         let boundary = boundary.strip_prefix("--").unwrap_or(boundary);
-        Self { delimiter: format!("--{boundary}").into_bytes(), buffer: Vec::new(), max_part }
+        Self {
+            delimiter: format!("--{boundary}").into_bytes(),
+            buffer: Vec::new(),
+            max_part,
+            body_searched: 0,
+            examined: 0,
+        }
+    }
+
+    /// Bytes examined by delimiter and header searches so far.
+    pub fn examined(&self) -> u64 {
+        self.examined
+    }
+
+    fn find_from(&mut self, from: usize, needle: &[u8]) -> Option<usize> {
+        let haystack = &self.buffer[from..];
+        let found = find(haystack, needle);
+        self.examined += found.map_or(haystack.len(), |at| at + needle.len()) as u64;
+        found.map(|at| from + at)
     }
 
     /// Adds bytes and returns the complete parts' bodies found so far.
@@ -191,7 +218,8 @@ impl MultipartSplitter {
         self.buffer.extend_from_slice(bytes);
         let mut parts = Vec::new();
         loop {
-            let Some(start) = find(&self.buffer, &self.delimiter) else {
+            let delimiter = self.delimiter.clone();
+            let Some(start) = self.find_from(0, &delimiter) else {
                 // Keep only a tail that could still hold the start of a delimiter.
                 let keep = self.delimiter.len();
                 if self.buffer.len() > keep {
@@ -199,19 +227,25 @@ impl MultipartSplitter {
                 }
                 break;
             };
-            let after_delimiter = start + self.delimiter.len();
-            let Some(header_len) = find(&self.buffer[after_delimiter..], b"\r\n\r\n") else {
+            if start > 0 {
+                // Whatever came before the delimiter (a preamble, a CRLF) is not a part.
+                self.buffer.drain(..start);
+                self.body_searched = self.body_searched.saturating_sub(start);
+            }
+            let after_delimiter = self.delimiter.len();
+            // Part headers are short (at most 8 KiB), so searching them again is cheap.
+            let Some(header_end) = self.find_from(after_delimiter, b"\r\n\r\n") else {
                 if self.buffer.len() - after_delimiter > 8192 {
                     return Err(SourceError::NotMjpeg("part headers too long".into()));
                 }
                 break;
             };
-            let headers = String::from_utf8_lossy(&self.buffer[after_delimiter..after_delimiter + header_len]);
+            let headers = String::from_utf8_lossy(&self.buffer[after_delimiter..header_end]);
             let content_length = headers.lines().find_map(|line| {
                 let (name, value) = line.split_once(':')?;
                 name.trim().eq_ignore_ascii_case("content-length").then(|| value.trim().parse::<usize>().ok())?
             });
-            let body_start = after_delimiter + header_len + 4;
+            let body_start = header_end + 4;
             let body_end = match content_length {
                 Some(len) if len > self.max_part => return Err(SourceError::TooLarge(self.max_part)),
                 Some(len) => {
@@ -220,25 +254,31 @@ impl MultipartSplitter {
                     }
                     body_start + len
                 }
-                None => match find(&self.buffer[body_start..], &self.delimiter) {
-                    Some(next) => {
-                        let mut end = body_start + next;
-                        // The CRLF before the next delimiter belongs to the delimiter.
-                        if self.buffer[..end].ends_with(b"\r\n") {
-                            end -= 2;
+                None => {
+                    let from = self.body_searched.max(body_start);
+                    match self.find_from(from, &delimiter) {
+                        Some(next) => {
+                            // The CRLF before the next delimiter belongs to the delimiter.
+                            if self.buffer[..next].ends_with(b"\r\n") {
+                                next - 2
+                            } else {
+                                next
+                            }
                         }
-                        end
-                    }
-                    None => {
-                        if self.buffer.len() - body_start > self.max_part {
-                            return Err(SourceError::TooLarge(self.max_part));
+                        None => {
+                            if self.buffer.len() - body_start > self.max_part {
+                                return Err(SourceError::TooLarge(self.max_part));
+                            }
+                            // Resume where a delimiter split across chunks could still begin.
+                            self.body_searched = (self.buffer.len() + 1).saturating_sub(self.delimiter.len()).max(body_start);
+                            break;
                         }
-                        break;
                     }
-                },
+                }
             };
             parts.push(self.buffer[body_start..body_end].to_vec());
             self.buffer.drain(..body_end);
+            self.body_searched = 0;
         }
         Ok(parts)
     }
@@ -294,15 +334,23 @@ pub async fn run_mjpeg(url: String, table: Arc<TableHandle>, clock: Arc<dyn Cloc
         Ok(u) => u,
         Err(err) => {
             tracing::error!(table = %table.id, %err, "camera disabled");
+            table.camera_failed(&format!("camera disabled: {err}"));
             return;
         }
     };
     let mut backoff = Duration::from_millis(250);
     loop {
         let started = Instant::now();
+        // The message names no URL: it may hold the camera's password.
         match pull_mjpeg_once(&parsed, &table, clock.as_ref(), max_frame).await {
-            Ok(()) => tracing::info!(table = %table.id, "MJPEG stream ended; reconnecting"),
-            Err(err) => tracing::warn!(table = %table.id, %err, "MJPEG stream failed; reconnecting"),
+            Ok(()) => {
+                tracing::info!(table = %table.id, "MJPEG stream ended; reconnecting");
+                table.camera_failed("MJPEG stream ended; reconnecting");
+            }
+            Err(err) => {
+                tracing::warn!(table = %table.id, %err, "MJPEG stream failed; reconnecting");
+                table.camera_failed(&format!("MJPEG stream: {err}"));
+            }
         }
         if started.elapsed() > Duration::from_secs(30) {
             backoff = Duration::from_millis(250);
@@ -344,6 +392,7 @@ pub async fn run_snapshot(
         Ok(u) => u,
         Err(err) => {
             tracing::error!(table = %table.id, %err, "camera disabled");
+            table.camera_failed(&format!("camera disabled: {err}"));
             return;
         }
     };
@@ -362,6 +411,7 @@ pub async fn run_snapshot(
                 if failures == 1 || failures.rem_euclid(20) == 0 {
                     tracing::warn!(table = %table.id, %err, failures, "snapshot failed");
                 }
+                table.camera_failed(&format!("snapshot: {err}"));
                 let pause = Duration::from_millis(250) * 2u32.saturating_pow(failures.min(6));
                 tokio::time::sleep(pause.min(MAX_BACKOFF)).await;
             }
@@ -383,10 +433,23 @@ pub fn folder_frames(path: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// Latest frame time a `sequence.json` may give (a week, in seconds): beyond it a time is a
+/// mistake, and it must stay far inside what a `Duration` holds.
+pub const MAX_FRAME_TIME_S: f64 = 7.0 * 24.0 * 3600.0;
+
+/// Largest `sequence.json` read.
+const MAX_SCHEDULE_BYTES: u64 = 4 << 20;
+
 /// The frame times of a folder, from its `sequence.json` (`{"frames": [{"file", "time_s"}]}`,
-/// as written by the project's sample generator), when it has one.
+/// as written by the project's sample generator), when it has one. Times must be numbers from
+/// 0 to [`MAX_FRAME_TIME_S`] that never go backwards, else the file is ignored.
 pub fn folder_schedule(path: &Path) -> Option<Vec<(PathBuf, f64)>> {
-    let text = std::fs::read_to_string(path.join("sequence.json")).ok()?;
+    let file = path.join("sequence.json");
+    if std::fs::metadata(&file).ok()?.len() > MAX_SCHEDULE_BYTES {
+        tracing::warn!(path = %file.display(), "sequence.json is too large; frames play at the configured rate");
+        return None;
+    }
+    let text = std::fs::read_to_string(file).ok()?;
     let json: serde_json::Value = serde_json::from_str(&text).ok()?;
     let frames = json.get("frames")?.as_array()?;
     let schedule: Option<Vec<(PathBuf, f64)>> = frames
@@ -397,10 +460,28 @@ pub fn folder_schedule(path: &Path) -> Option<Vec<(PathBuf, f64)>> {
             if file.contains('/') || file.contains('\\') || file.starts_with('.') {
                 return None;
             }
-            Some((path.join(file), f.get("time_s")?.as_f64()?))
+            let time_s = f.get("time_s")?.as_f64()?;
+            (0.0..=MAX_FRAME_TIME_S).contains(&time_s).then(|| (path.join(file), time_s))
         })
         .collect();
     schedule.filter(|s| !s.is_empty() && s.windows(2).all(|w| w[0].1 <= w[1].1))
+}
+
+/// Reads one frame file of a folder, refusing one larger than `max_frame` bytes before
+/// reading it (and one that grows past it while being read).
+pub async fn read_frame_file(file: &Path, max_frame: usize) -> Result<Vec<u8>, SourceError> {
+    use tokio::io::AsyncReadExt;
+    let opened = tokio::fs::File::open(file).await?;
+    let limit = u64::try_from(max_frame).unwrap_or(u64::MAX);
+    if opened.metadata().await?.len() > limit {
+        return Err(SourceError::TooLarge(max_frame));
+    }
+    let mut bytes = Vec::new();
+    opened.take(limit.saturating_add(1)).read_to_end(&mut bytes).await?;
+    if bytes.len() > max_frame {
+        return Err(SourceError::TooLarge(max_frame));
+    }
+    Ok(bytes)
 }
 
 /// Replays a folder of frames at their recorded times (`sequence.json`) or else at `fps`,
@@ -412,6 +493,7 @@ pub async fn run_folder(
     repeat: bool,
     table: Arc<TableHandle>,
     clock: Arc<dyn Clock>,
+    max_frame: usize,
 ) {
     let period = Duration::from_secs_f64(1.0 / fps.clamp(0.01, 60.0));
     // A looping replay restarted mid-game (the service restarted) begins a fresh game, so the
@@ -426,10 +508,12 @@ pub async fn run_folder(
             Ok(files) if !files.is_empty() => files,
             Ok(_) => {
                 tracing::error!(table = %table.id, path = %path.display(), "no frames in folder");
+                table.camera_failed("no frames in the folder");
                 return;
             }
             Err(err) => {
                 tracing::error!(table = %table.id, path = %path.display(), %err, "cannot read folder");
+                table.camera_failed(&format!("cannot read the folder: {err}"));
                 return;
             }
         };
@@ -453,12 +537,15 @@ pub async fn run_folder(
                 deliver(&table, clock.as_ref(), bytes.clone());
             }
             tokio::time::sleep_until(due).await;
-            match tokio::fs::read(&file).await {
+            match read_frame_file(&file, max_frame).await {
                 Ok(bytes) => {
                     deliver(&table, clock.as_ref(), bytes.clone());
                     current = Some(bytes);
                 }
-                Err(err) => tracing::warn!(file = %file.display(), %err, "cannot read frame"),
+                Err(err) => {
+                    tracing::warn!(file = %file.display(), %err, "cannot read frame");
+                    table.camera_failed(&format!("cannot read a frame file: {err}"));
+                }
             }
         }
         if !repeat {
@@ -507,6 +594,22 @@ mod tests {
         assert!(folder_schedule(&dir).is_none(), "times must not go backwards");
         write("not json");
         assert!(folder_schedule(&dir).is_none());
+        // Issue 11, item 12: an absurd time panicked in Duration::from_secs_f64.
+        for time in ["1e300", "-5", "604801"] {
+            write(&format!(r#"{{"frames": [{{"file": "a.jpg", "time_s": 0}}, {{"file": "b.jpg", "time_s": {time}}}]}}"#));
+            assert!(folder_schedule(&dir).is_none(), "time_s {time} is refused");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_folder_frame_larger_than_the_limit_is_not_read() {
+        let dir = std::env::temp_dir().join(format!("tengen-folder-cap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("0001.jpg");
+        std::fs::write(&file, vec![0u8; 5000]).expect("write");
+        assert_eq!(read_frame_file(&file, 5000).await.map(|b| b.len()).ok(), Some(5000));
+        assert!(matches!(read_frame_file(&file, 4999).await, Err(SourceError::TooLarge(4999))));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -526,5 +629,28 @@ mod tests {
         }
         let mut splitter = MultipartSplitter::new("--frame", 3);
         assert!(splitter.push(b"--frame\r\nContent-Length: 9\r\n\r\n").is_err());
+    }
+
+    #[test]
+    fn a_part_without_length_sent_in_small_chunks_is_searched_once() {
+        // Issue 11, item 4: one such camera cost 14 s of CPU in 20 s, every chunk searching the
+        // part from its start again. Two 2 MB parts in 1 KiB chunks.
+        let body: Vec<u8> = (0..2_000_000u32).map(|i| (i % 251) as u8).collect();
+        let mut stream = Vec::new();
+        for _ in 0..2 {
+            stream.extend_from_slice(b"--frame\r\nContent-Type: image/jpeg\r\n\r\n");
+            stream.extend_from_slice(&body);
+            stream.extend_from_slice(b"\r\n");
+        }
+        stream.extend_from_slice(b"--frame\r\n");
+        let mut splitter = MultipartSplitter::new("frame", 4 << 20);
+        let mut parts = Vec::new();
+        for chunk in stream.chunks(1024) {
+            parts.extend(splitter.push(chunk).expect("valid stream"));
+        }
+        assert_eq!(parts.len(), 2);
+        assert!(parts.iter().all(|p| *p == body));
+        let examined = splitter.examined();
+        assert!(examined < 3 * stream.len() as u64, "{examined} bytes examined for {} bytes of stream", stream.len());
     }
 }

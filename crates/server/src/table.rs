@@ -96,6 +96,9 @@ pub struct LiveState {
     pub calibration: Option<Corners>,
     /// The latest vision error, cleared by a good frame.
     pub last_error: Option<String>,
+    /// The camera's latest failure (a refused connection, a timeout, a frame refused at the
+    /// edge), cleared when it delivers a good frame.
+    pub camera_error: Option<String>,
     /// The latest observation's board string (physical board, this frame).
     pub last_reading: Option<String>,
 }
@@ -135,6 +138,8 @@ pub struct TableSummary {
     pub dropped: u64,
     /// Latest vision error.
     pub last_error: Option<String>,
+    /// The camera's latest failure, until it delivers a good frame.
+    pub camera_error: Option<String>,
 }
 
 /// A message on the in-process bus.
@@ -184,17 +189,46 @@ pub struct TableHandle {
     live: RwLock<LiveState>,
     commands: mpsc::Sender<Command>,
     referees: Arc<dyn RefereeFactory>,
+    bus: broadcast::Sender<BusMessage>,
 }
 
 impl TableHandle {
     /// Offers a frame to the pipeline (never blocks; the newest frame wins).
     pub fn offer_frame(&self, frame: Frame) {
         self.metrics.frames_received.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if let Ok(mut live) = self.live.write() {
-            live.last_frame = Some(frame.clone());
+        let recovered = match self.live.write() {
+            Ok(mut live) => {
+                live.last_frame = Some(frame.clone());
+                live.camera_error.take().is_some()
+            }
+            Err(_) => false,
+        };
+        if recovered {
+            self.publish_summary();
         }
         if self.slot.put(frame) {
             self.metrics.frames_dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Records a failure of the camera (shown by `/api/tables` and the dashboard until a good
+    /// frame arrives); the hall hears of it when the message changes.
+    pub fn camera_failed(&self, error: &str) {
+        let changed = match self.live.write() {
+            Ok(mut live) if live.camera_error.as_deref() != Some(error) => {
+                live.camera_error = Some(error.to_owned());
+                true
+            }
+            _ => false,
+        };
+        if changed {
+            self.publish_summary();
+        }
+    }
+
+    fn publish_summary(&self) {
+        if let Some(summary) = self.summary() {
+            let _ = self.bus.send(BusMessage::Table(Box::new(summary)));
         }
     }
 
@@ -238,6 +272,7 @@ impl TableHandle {
             frames: self.metrics.frames_received.load(Relaxed),
             dropped: self.metrics.frames_dropped.load(Relaxed),
             last_error: live.last_error.clone(),
+            camera_error: live.camera_error.clone(),
         }
     }
 
@@ -278,6 +313,9 @@ pub struct Shared {
     pub camera_timeout: Duration,
     /// Posted frames per second allowed.
     pub max_camera_fps: f64,
+    /// Longest a frame's analysis may search for the board (the vision's step budget bounds
+    /// the work; this bounds the time on a loaded machine).
+    pub search_deadline: Duration,
 }
 
 /// Restores a table from the store (replaying its current game into a fresh referee) and starts
@@ -341,10 +379,12 @@ pub async fn start_table(
             last_frame: None,
             calibration,
             last_error: None,
+            camera_error: None,
             last_reading: None,
         }),
         commands,
         referees: Arc::clone(&shared.engines.referees),
+        bus: shared.bus.clone(),
     });
     let task = TableTask {
         handle: Arc::clone(&handle),
@@ -486,11 +526,20 @@ impl TableTask {
         };
         let bytes = Arc::clone(&frame.bytes);
         let started = Instant::now();
+        let cancel = crate::engine::CancelFlag::new();
+        let deadline = tokio::spawn({
+            let (cancel, after) = (cancel.clone(), self.shared.search_deadline);
+            async move {
+                tokio::time::sleep(after).await;
+                cancel.cancel();
+            }
+        });
         let outcome = tokio::task::spawn_blocking(move || {
-            let result = analyzer.analyze(&bytes);
+            let result = analyzer.analyze_cancellable(&bytes, &cancel);
             (analyzer, result)
         })
         .await;
+        deadline.abort();
         drop(permit);
         use std::sync::atomic::Ordering::Relaxed;
         let handle = Arc::clone(&self.handle);

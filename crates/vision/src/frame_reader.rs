@@ -18,6 +18,10 @@
 //! A camera that moves between frames (hand-held photos) is read with
 //! [`Tracking::LocateEveryFrame`]: every frame is located afresh, and a view that turned keeps
 //! the first frame's indexing, matched on the stones.
+//!
+//! Every board search a frame starts runs within a [`WorkLimit`] (the default budget, or the
+//! caller's with its cancel flag: the service raises it at its deadline), so a hostile frame
+//! cannot hold the reader, whoever drives it.
 
 use image::RgbImage;
 use tengen_rules::{PointState, BOARD_LINES, BOARD_POINTS};
@@ -27,6 +31,7 @@ use crate::grey::grey;
 use crate::locate::{from_corners, locate, locate_gray, refine_gray, LocateError, LocateOptions};
 use crate::reading::{read_board, BoardReading, PointReading, ReaderConfig};
 use crate::tracking::{line_score, line_score_rgb, max_shift_cells, TrackerConfig};
+use crate::work::WorkLimit;
 use crate::{GridGeometry, LensDistortion};
 
 /// A patch mean that moves by this many grey levels (0–255) or more, beyond the whole frame's
@@ -188,10 +193,16 @@ impl FrameReader {
         self.fixed.is_none() && self.tracked.is_none()
     }
 
-    /// Reads the next frame.
+    /// Reads the next frame; a board search it needs runs within the default work budget.
     pub fn read(&mut self, rgb: &RgbImage) -> Result<FrameReading, FrameReadError> {
+        self.read_within(rgb, &WorkLimit::default())
+    }
+
+    /// Reads the next frame; a board search it needs runs within `work` (a search cut short is
+    /// [`LocateError::Stopped`], and the reader then starts afresh on the next frame).
+    pub fn read_within(&mut self, rgb: &RgbImage, work: &WorkLimit) -> Result<FrameReading, FrameReadError> {
         if self.tracking == Tracking::LocateEveryFrame && self.fixed.is_none() {
-            return self.read_located(rgb);
+            return self.read_located(rgb, work);
         }
         let (w, h) = rgb.dimensions();
         let fixed = match &self.fixed {
@@ -199,7 +210,7 @@ impl FrameReader {
             None => None,
         };
         let Some(geometry) = fixed.as_ref().or(self.tracked.as_ref().map(|t| &t.geometry)).cloned() else {
-            return self.search(rgb, None, None);
+            return self.search(rgb, None, None, work);
         };
         let patches = intersection_patches(rgb, &geometry);
         if let Some(last) = self.last_read.as_mut() {
@@ -210,7 +221,7 @@ impl FrameReader {
         }
         let reading = match &fixed {
             Some(g) => Ok(fresh(read_board(rgb, g, &self.config), g.clone(), None)),
-            None => self.read_tracked(rgb),
+            None => self.read_tracked(rgb, work),
         };
         // Only a clean reading is kept: the same grid as the patches, lines that fit (no hand,
         // no bump in doubt: those frames are all read, and re-fitted as they need).
@@ -224,7 +235,7 @@ impl FrameReader {
 
     /// Reads a frame with the tracked grid (checking first that its lines still fit), or
     /// locates the board again when it moved.
-    fn read_tracked(&mut self, rgb: &RgbImage) -> Result<FrameReading, FrameReadError> {
+    fn read_tracked(&mut self, rgb: &RgbImage, work: &WorkLimit) -> Result<FrameReading, FrameReadError> {
         let mut previous = None;
         if let Some(tracked) = &self.tracked {
             // The line check reads a few thousand pixels: grey just those, not the frame.
@@ -256,8 +267,8 @@ impl FrameReader {
         }
         self.covered_streak = 0;
         match previous {
-            Some((geometry, gray)) => self.search(rgb, Some(geometry), Some(gray)),
-            None => self.search(rgb, None, None),
+            Some((geometry, gray)) => self.search(rgb, Some(geometry), Some(gray), work),
+            None => self.search(rgb, None, None, work),
         }
     }
 
@@ -267,10 +278,11 @@ impl FrameReader {
         rgb: &RgbImage,
         previous: Option<GridGeometry>,
         gray: Option<image::GrayImage>,
+        work: &WorkLimit,
     ) -> Result<FrameReading, FrameReadError> {
         self.last_read = None;
         let gray = gray.unwrap_or_else(|| grey(rgb));
-        match locate_gray(&gray, &LocateOptions::default()) {
+        match locate_gray(&gray, &LocateOptions { work: work.clone(), ..LocateOptions::default() }) {
             Ok(located) => {
                 let reference_score = line_score(&gray, &located.geometry).max(1e-6);
                 let shift = previous.as_ref().map(|old| max_shift_cells(old, &located.geometry));
@@ -288,8 +300,8 @@ impl FrameReader {
 
     /// [`Tracking::LocateEveryFrame`]: locates the board afresh (keeping the last grid when it
     /// is not found), reports a move, and turns the reading back to the first view's indexing.
-    fn read_located(&mut self, rgb: &RgbImage) -> Result<FrameReading, FrameReadError> {
-        let located = locate(rgb, &LocateOptions::default());
+    fn read_located(&mut self, rgb: &RgbImage, work: &WorkLimit) -> Result<FrameReading, FrameReadError> {
+        let located = locate(rgb, &LocateOptions { work: work.clone(), ..LocateOptions::default() });
         let previous = self.last_located.as_ref().map(|(_, g)| g.clone());
         let (geometry, relocated) = match (located, previous.clone()) {
             (Ok(l), _) => (l.geometry, true),

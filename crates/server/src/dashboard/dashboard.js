@@ -14,7 +14,7 @@ const I18N = {
     moves: "Moves", events: "Events", no_alerts: "No open alerts.", confirm: "Confirm",
     dismiss: "Dismiss", before: "Before", after: "After", move: "Move", to_move: "to move",
     black: "Black", white: "White", cam_live: "camera live", cam_lost: "CAMERA LOST",
-    cam_waiting: "no frame yet", readonly: "read-only (enter the arbiter token to act)",
+    cam_waiting: "no frame yet", cam_error: "CAMERA ERROR", readonly: "read-only (enter the arbiter token to act)",
     arbiter: "arbiter", warnings: "warnings", result: "Result", phase_playing: "playing",
     phase_ended: "ended", phase_scored: "scored", phase_waiting: "waiting for the board", phase_finished: "finished", count: "Count",
     sure_adopt: "Take the board as it is now as the legal position (correcting the record)?", new_alert: "New infraction at",
@@ -35,7 +35,7 @@ const I18N = {
     moves: "着手", events: "事件", no_alerts: "没有待处理的警示。", confirm: "确认犯规",
     dismiss: "驳回", before: "之前", after: "之后", move: "第", to_move: "行棋",
     black: "黑", white: "白", cam_live: "摄像头正常", cam_lost: "摄像头失联",
-    cam_waiting: "尚无画面", readonly: "只读（输入裁判口令后可操作）",
+    cam_waiting: "尚无画面", cam_error: "摄像头故障", readonly: "只读（输入裁判口令后可操作）",
     arbiter: "裁判", warnings: "警告", result: "结果", phase_playing: "对局中",
     phase_ended: "已终局", phase_scored: "已计点", phase_waiting: "等待棋盘", phase_finished: "已结束", count: "数子",
     sure_adopt: "以棋盘现状为合法局面（更正棋谱）？", new_alert: "新的犯规嫌疑：",
@@ -216,7 +216,9 @@ function render() {
   if (state.route.view === "hall") renderHall(); else renderTable();
 }
 
-function cameraText(cam) {
+function cameraText(cam, error) {
+  // The service's own words for what failed (a refused connection, a corrupt frame) follow.
+  if (error) return `${t("cam_error")}: ${error}`;
   return cam === "live" ? t("cam_live") : cam === "lost" ? t("cam_lost") : t("cam_waiting");
 }
 
@@ -239,8 +241,9 @@ function renderHall() {
     card.querySelector(".alerts").innerHTML = s.open_alerts > 0 ? `<span class="badge">${s.open_alerts}</span>` : "";
     card.querySelector(".moveinfo").textContent = `#${s.move_number} · ${colourName(s.to_move)} ${t("to_move")}`;
     const cam = card.querySelector(".cam");
-    cam.textContent = s.result ? s.result : cameraText(s.camera);
-    cam.className = "cam cam-" + s.camera;
+    cam.textContent = s.result ? s.result : cameraText(s.camera, s.camera_error);
+    cam.className = "cam cam-" + (s.camera_error ? "error" : s.camera);
+    cam.title = s.camera_error || "";
     drawBoard(card.querySelector("canvas"), s.legal, s.physical);
   }
 }
@@ -255,7 +258,7 @@ function renderTable() {
   const v = d.view;
   const w = v.warnings || [0, 0];
   const phase = t("phase_" + v.phase) || v.phase;
-  $("#t-status").textContent = `${t("move")} ${v.moves.length} · ${colourName(v.to_move)} ${t("to_move")} · ${phase} · ${t("warnings")} ${t("black")} ${w[0]} / ${t("white")} ${w[1]} · ${cameraText(d.camera)}` + (v.result ? ` · ${t("result")} ${v.result}` : "");
+  $("#t-status").textContent = `${t("move")} ${v.moves.length} · ${colourName(v.to_move)} ${t("to_move")} · ${phase} · ${t("warnings")} ${t("black")} ${w[0]} / ${t("white")} ${w[1]} · ${cameraText(d.camera, d.camera_error)}` + (v.result ? ` · ${t("result")} ${v.result}` : "");
   const highlight = v.open_alerts.flatMap((a) => a.points || []);
   const dead = new Set(v.dead.concat([...state.deadSelection]));
   const last = v.moves.length ? v.moves[v.moves.length - 1].point : null;
@@ -357,13 +360,17 @@ function announce(event) {
 function connect() {
   const es = new EventSource("/api/stream");
   es.onopen = () => { $("#conn").textContent = t("live"); $("#conn").className = "conn live"; };
-  es.onerror = () => { $("#conn").textContent = t("offline"); $("#conn").className = "conn down"; };
+  es.onerror = () => {
+    $("#conn").textContent = t("offline"); $("#conn").className = "conn down";
+    // A refused resume (the service's log was replaced) closes the stream for good: start afresh.
+    if (es.readyState === EventSource.CLOSED) setTimeout(connect, 3000);
+  };
   es.addEventListener("table", (msg) => {
     const s = JSON.parse(msg.data);
     const old = state.tables.get(s.id) || {};
     state.tables.set(s.id, Object.assign(old, s));
     if (state.route.view === "hall") renderHall();
-    else if (state.route.table === s.id) { if (!state.detail || state.detail.move_number !== s.move_number || state.detail.open_alerts !== s.open_alerts || state.detail.phase !== s.phase || state.detail.camera !== s.camera) loadDetail(); }
+    else if (state.route.table === s.id) { if (!state.detail || state.detail.move_number !== s.move_number || state.detail.open_alerts !== s.open_alerts || state.detail.phase !== s.phase || state.detail.camera !== s.camera || state.detail.camera_error !== s.camera_error) loadDetail(); }
   });
   es.addEventListener("event", (msg) => {
     const e = JSON.parse(msg.data);

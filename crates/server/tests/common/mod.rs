@@ -28,11 +28,11 @@ impl FrameAnalyzer for PixelBoardAnalyzer {
         let img = image::load_from_memory(encoded)
             .map_err(|e| AnalyzeError::Decode(e.to_string()))?
             .to_rgb8();
-        if img.dimensions() != (19, 19) {
+        if img.dimensions() != (19 * POINT_PX, 19 * POINT_PX) {
             return Err(AnalyzeError::BoardNotFound(format!("{:?}", img.dimensions())));
         }
-        let points: Vec<PointState> = img
-            .pixels()
+        let points: Vec<PointState> = (0..19 * 19)
+            .map(|i| img.get_pixel(i % 19 * POINT_PX, i / 19 * POINT_PX))
             .map(|p| match p.0 {
                 [0, 0, 0] => PointState::Black,
                 [255, 255, 255] => PointState::White,
@@ -250,16 +250,24 @@ pub fn real_referee_engines() -> Engines {
     }
 }
 
-/// A 19×19 PNG "frame": `stones` are (col, row, 'B'|'W'|'?').
+/// Pixels a side of one point in a [`board_png`] frame: 19 × 4 = 76 pixels a side, above the
+/// smallest frame the service accepts.
+pub const POINT_PX: u32 = 4;
+
+/// A 19×19-point PNG "frame" (each point a square of `POINT_PX` pixels): `stones` are
+/// (col, row, 'B'|'W'|'?').
 pub fn board_png(stones: &[(u32, u32, char)]) -> Vec<u8> {
-    let mut img = image::RgbImage::from_pixel(19, 19, image::Rgb([128, 128, 128]));
+    let side = 19 * POINT_PX;
+    let mut img = image::RgbImage::from_pixel(side, side, image::Rgb([128, 128, 128]));
     for &(c, r, s) in stones {
         let colour = match s {
             'B' => [0, 0, 0],
             'W' => [255, 255, 255],
             _ => [255, 0, 0],
         };
-        img.put_pixel(c, r, image::Rgb(colour));
+        for (dx, dy) in (0..POINT_PX).flat_map(|dx| (0..POINT_PX).map(move |dy| (dx, dy))) {
+            img.put_pixel(c * POINT_PX + dx, r * POINT_PX + dy, image::Rgb(colour));
+        }
     }
     let mut out = Vec::new();
     img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
