@@ -32,15 +32,10 @@ use std::time::Duration;
 
 use tengen_server::{CameraConfig, Config, TableConfig};
 
-const CAMERA_TOKEN: &str = "bench-camera-token";
-const FPS: f64 = 2.0;
+mod common;
+use common::{encode_jpeg, post_frame, status_mib, CAMERA_TOKEN};
 
-fn encode_jpeg(img: &image::RgbImage) -> Arc<Vec<u8>> {
-    let mut out = Vec::new();
-    let enc = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85);
-    img.write_with_encoder(enc).unwrap();
-    Arc::new(out)
-}
+const FPS: f64 = 2.0;
 
 fn game_frames() -> Vec<Arc<Vec<u8>>> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/infractions");
@@ -94,27 +89,6 @@ fn corrupt_frames() -> (Vec<Arc<Vec<u8>>>, &'static str) {
     (noise, "noise (../shared/datasets/fuzz-findings absent)")
 }
 
-async fn post(addr: std::net::SocketAddr, table: &str, kind: &str, body: &[u8]) -> u16 {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else {
-        return 0;
-    };
-    let head = format!(
-        "POST /api/tables/{table}/frames HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {CAMERA_TOKEN}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
-    if stream.write_all(head.as_bytes()).await.is_err() || stream.write_all(body).await.is_err() {
-        return 0;
-    }
-    let mut response = Vec::new();
-    let _ = stream.read_to_end(&mut response).await;
-    String::from_utf8_lossy(&response)
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
-}
-
 /// A camera posting `frames` in turn at 2 fps until `stop`.
 fn camera(
     addr: std::net::SocketAddr,
@@ -128,28 +102,10 @@ fn camera(
         let mut n = 0usize;
         while !stop.load(Ordering::Relaxed) {
             ticker.tick().await;
-            post(addr, table, "image/jpeg", &frames[n % frames.len()]).await;
+            post_frame(addr, table, "image/jpeg", &frames[n % frames.len()]).await;
             n += 1;
         }
     })
-}
-
-fn rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
-}
-
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
 }
 
 struct Phase {
@@ -260,17 +216,17 @@ fn main() {
 
         match findings().map(|d| std::fs::read(d.join("png_bomb_6320_rgba16.png"))) {
             Some(Ok(bomb)) => {
-                let (rss, peak) = (rss_mib(), peak_rss_mib());
+                let (rss, peak) = (status_mib("VmRSS:"), status_mib("VmHWM:"));
                 let mut answers = Vec::new();
                 for t in ["b1", "b2", "b3", "b4"] {
-                    answers.push(post(addr, t, "image/png", &bomb).await);
+                    answers.push(post_frame(addr, t, "image/png", &bomb).await);
                 }
                 tokio::time::sleep(Duration::from_secs(2)).await;
                 println!(
                     "  PNG bomb ({} KB, 6320×6320 16-bit RGBA) posted to 4 tables: answers {answers:?}; resident {rss:.0} → {:.0} MiB, peak {peak:.0} → {:.0} MiB",
                     bomb.len() / 1024,
-                    rss_mib(),
-                    peak_rss_mib()
+                    status_mib("VmRSS:"),
+                    status_mib("VmHWM:")
                 );
             }
             _ => println!("  PNG bomb: SKIP (../shared/datasets/fuzz-findings absent)"),

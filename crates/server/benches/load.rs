@@ -28,7 +28,9 @@ use std::time::{Duration, Instant};
 use tengen_server::metrics::Stage;
 use tengen_server::{CameraConfig, Config, TableConfig};
 
-const CAMERA_TOKEN: &str = "bench-camera-token";
+mod common;
+use common::{encode_jpeg, post_frame, status_mib, CAMERA_TOKEN};
+
 const FPS: f64 = 2.0;
 
 /// Each recorded frame twice, as two camera frames of the same scene: the second with fresh
@@ -37,12 +39,6 @@ fn frames_1080p() -> Vec<[Arc<Vec<u8>>; 2]> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/infractions");
     let files = tengen_server::sources::folder_frames(&dir).unwrap_or_default();
     assert!(!files.is_empty(), "the bench needs samples/infractions (rendered frames)");
-    let encode = |img: &image::RgbImage| {
-        let mut out = Vec::new();
-        let enc = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85);
-        img.write_with_encoder(enc).unwrap();
-        Arc::new(out)
-    };
     let mut seed = 0x9E37_79B9_u32;
     files
         .iter()
@@ -56,18 +52,9 @@ fn frames_1080p() -> Vec<[Arc<Vec<u8>>; 2]> {
                 seed ^= seed << 5;
                 *c = (i32::from(*c) + (seed % 7) as i32 - 3).clamp(0, 255) as u8;
             }
-            [encode(&big), encode(&noisy)]
+            [encode_jpeg(&big), encode_jpeg(&noisy)]
         })
         .collect()
-}
-
-fn rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
 }
 
 /// CPU seconds this process has used (user + system), from /proc (Linux clock ticks, 100 Hz).
@@ -77,21 +64,6 @@ fn cpu_seconds() -> f64 {
     // After the command name: state is field 3, utime 14 and stime 15 (1-based, see proc(5)).
     let ticks = |i: usize| fields.get(i - 3).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     (ticks(14) + ticks(15)) / 100.0
-}
-
-async fn post(addr: std::net::SocketAddr, table: &str, body: &[u8]) -> bool {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else { return false };
-    let head = format!(
-        "POST /api/tables/{table}/frames HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {CAMERA_TOKEN}\r\nContent-Type: image/jpeg\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
-    if stream.write_all(head.as_bytes()).await.is_err() || stream.write_all(body).await.is_err() {
-        return false;
-    }
-    let mut response = Vec::new();
-    let _ = stream.read_to_end(&mut response).await;
-    response.starts_with(b"HTTP/1.1 202")
 }
 
 struct Level {
@@ -188,7 +160,7 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<
                 // like a still board.
                 let frame = &frames[(n / 2) % frames.len()][n % 2];
                 n += 1;
-                if post(addr, &format!("t{i}"), frame).await { posted += 1 } else { refused += 1 }
+                if post_frame(addr, &format!("t{i}"), "image/jpeg", frame).await == 202 { posted += 1 } else { refused += 1 }
             }
             (posted, refused)
         }));
@@ -230,7 +202,7 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<
     let cpu_before = cpu_seconds();
     let mut rss_peak = 0.0f64;
     while Instant::now() < deadline {
-        rss_peak = rss_peak.max(rss_mib());
+        rss_peak = rss_peak.max(status_mib("VmRSS:"));
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     stop.store(true, Ordering::Relaxed);
@@ -245,7 +217,7 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<
     }
     // Let the frames in flight finish.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    rss_peak = rss_peak.max(rss_mib());
+    rss_peak = rss_peak.max(status_mib("VmRSS:"));
     let mut all = Vec::new();
     for t in hub.tables.values() {
         for q in 0..=100 {

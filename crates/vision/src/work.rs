@@ -11,7 +11,7 @@ use std::sync::Arc;
 use thiserror::Error;
 
 /// Steps a board search may take unless told otherwise: about four times the most that any
-/// photo of the project's datasets needs (measured by `tests/work_budget.rs` over every photo;
+/// photo of the project's datasets needs (measured by `tests/hostile_frames.rs` over every photo;
 /// a 1080p search takes 10–40 million), and about half a second of one core.
 pub const DEFAULT_SEARCH_STEPS: u64 = 160_000_000;
 
