@@ -345,6 +345,26 @@ mod tests {
         assert!((fed.points[5][5].confidence - 0.8).abs() < 1e-6);
     }
 
+    /// The service's deadline reaches the board search through the one frame reader: a frame
+    /// analysed with the flag raised stops its search and says so, and the analyzer reads the
+    /// next frame as usual (issue 11 item 1).
+    #[test]
+    fn a_raised_deadline_flag_stops_the_board_search_and_the_next_frame_is_read() {
+        let position = Position::empty().with(3, 3, Stone::BLACK);
+        let scene = Scene::preset("webcam").expect("preset").with_size(960, 720).with_seed(4);
+        let frame = jpeg(&position, &scene);
+        let mut analyzer = VisionAnalyzer::new(None);
+        let raised = CancelFlag::new();
+        raised.cancel();
+        match analyzer.analyze_cancellable(&frame, &raised) {
+            Err(AnalyzeError::BoardNotFound(message)) => assert!(message.contains("deadline"), "{message}"),
+            other => panic!("a raised flag must stop the search, got {other:?}"),
+        }
+        assert!(analyzer.needs_search(), "nothing tracked after a search cut short");
+        let obs = analyzer.analyze_cancellable(&frame, &CancelFlag::new()).expect("located");
+        assert_eq!(obs.points.iter().filter(|&&p| p == PointState::Black).count(), 1);
+    }
+
     #[test]
     fn the_vision_reading_gives_every_point_its_confidence() {
         let position = Position::empty().with(3, 3, Stone::BLACK).with(15, 15, Stone::WHITE);

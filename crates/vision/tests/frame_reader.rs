@@ -13,7 +13,8 @@ use tengen_vision::frame_reader::{READ_AT_LEAST_EVERY, RECHECK_COVERED_EVERY};
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::locate::locate_gray;
 use tengen_vision::tracking::{line_score, line_score_rgb};
-use tengen_vision::{FrameReader, FrameReading, LocateOptions, Tracking};
+use tengen_vision::work::{CancelFlag, WorkLimit, WorkStopped};
+use tengen_vision::{FrameReadError, FrameReader, FrameReading, LocateError, LocateOptions, Tracking};
 
 fn frame(position: &Position, scene: &Scene) -> image::RgbImage {
     let jpeg = render(position, scene).expect("render").jpeg();
@@ -22,6 +23,35 @@ fn frame(position: &Position, scene: &Scene) -> image::RgbImage {
 
 fn count(reading: &FrameReading, state: PointState) -> usize {
     reading.states().filter(|&s| s == state).count()
+}
+
+/// The work limit reaches every board search the reader starts (issue 11: the service's
+/// deadline and the step budget apply on the one pipeline, in `serve` and in `replay`): a
+/// budget too small or a raised cancel flag stops it with a clear error, in both tracking
+/// modes, and the next frame with room to work is read as usual.
+#[test]
+fn the_callers_work_limit_bounds_every_board_search_of_the_reader() {
+    let position = Position::empty().with(3, 3, Stone::BLACK);
+    let scene = Scene::preset("webcam").expect("preset").with_size(960, 720).with_seed(7);
+    let rgb = frame(&position, &scene);
+    let raised = CancelFlag::new();
+    raised.cancel();
+    for tracking in [Tracking::Track, Tracking::LocateEveryFrame] {
+        let mut reader = FrameReader::new(None, tracking);
+        let tiny = WorkLimit::steps(1_000);
+        match reader.read_within(&rgb, &tiny) {
+            Err(FrameReadError::BoardNotFound(LocateError::Stopped(WorkStopped::Exhausted { limit: 1_000 }))) => {}
+            other => panic!("{tracking:?}: a 1,000-step budget must stop the search, got {other:?}"),
+        }
+        assert!(reader.needs_search() || tracking == Tracking::LocateEveryFrame, "{tracking:?}: nothing tracked");
+        let cancelled = WorkLimit { cancel: Some(raised.clone()), ..WorkLimit::default() };
+        match reader.read_within(&rgb, &cancelled) {
+            Err(FrameReadError::BoardNotFound(LocateError::Stopped(WorkStopped::Cancelled))) => {}
+            other => panic!("{tracking:?}: a raised flag must stop the search, got {other:?}"),
+        }
+        let read = reader.read(&rgb).expect("the default budget finds the board");
+        assert_eq!(count(&read, PointState::Black), 1, "{tracking:?}");
+    }
 }
 
 #[test]
