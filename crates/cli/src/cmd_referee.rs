@@ -28,9 +28,11 @@ pub struct RefereeArgs {
     /// Komi in points (7.5 = 3¾ stones).
     #[arg(long, default_value_t = 7.5)]
     komi: f64,
-    /// Start from an empty board instead of adopting the first stable board (handicap).
-    #[arg(long)]
-    empty_start: bool,
+    /// What the game starts from: `even` (an empty board, Black first: stones found on it
+    /// are an alert, not moves), `handicap:N` (N stones on the standard points, White first)
+    /// or `adopt` (the first stable board as found, whatever it holds).
+    #[arg(long, default_value = "adopt")]
+    start: StartPosition,
     /// Hand-free frames that must agree before a board is accepted.
     #[arg(long, default_value_t = 4)]
     frames: usize,
@@ -72,7 +74,7 @@ pub fn run(args: RefereeArgs) -> anyhow::Result<ExitCode> {
         table: args.table,
         game: args.game,
         komi_points: args.komi,
-        start: if args.empty_start { StartPosition::Empty } else { StartPosition::AdoptFirstBoard },
+        start: args.start,
         stabiliser: StabiliserConfig { frames: args.frames.max(1), ..StabiliserConfig::default() },
         capture_grace_seconds: args.capture_grace,
         ..RefereeConfig::default()

@@ -60,9 +60,11 @@ pub struct ReplayArgs {
     /// `board_moved`).
     #[arg(long)]
     relocate: bool,
-    /// Start from an empty board instead of adopting the first stable board (handicap).
-    #[arg(long)]
-    empty_start: bool,
+    /// What the game starts from: `even` (an empty board, Black first: stones found on it
+    /// are an alert, not moves), `handicap:N` (N stones on the standard points, White first)
+    /// or `adopt` (the first stable board as found, whatever it holds).
+    #[arg(long, default_value = "adopt")]
+    start: StartPosition,
     /// Komi in points.
     #[arg(long, default_value_t = 7.5)]
     komi: f64,
@@ -176,7 +178,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         table: args.table.clone(),
         game: args.game.clone(),
         komi_points: args.komi,
-        start: if args.empty_start { StartPosition::Empty } else { StartPosition::AdoptFirstBoard },
+        start: args.start,
         stabiliser: StabiliserConfig {
             frames: args.stable_frames.max(1),
             min_seconds: args.min_stable_seconds.max(0.0),

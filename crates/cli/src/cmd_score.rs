@@ -81,12 +81,42 @@ fn report(rec: &GameRecord, dead_arg: Option<&str>, komi_arg: Option<f64>) -> an
     writeln!(out, "shared points (dame, seki): {}", count.shared)?;
     writeln!(out, "par {}; komi {} points ({} stones)", count.par(), komi.points, komi.stones())?;
     writeln!(out, "result: {}", result.exact())?;
+    writeln!(out, "  (exact, in stones: Black's area against the par {} plus komi {} stones; Art. 9, 11)", count.par(), komi.stones())?;
     writeln!(out, "points: {}", result.points())?;
+    writeln!(out, "  (the same margin in points, one stone = two points, as a record's RE writes it)")?;
     writeln!(out, "customary: {}", result.customary())?;
+    let quarter = (result.black_margin_stones.abs().fract() - 0.25).abs() < 1e-9 || (result.black_margin_stones.abs().fract() - 0.75).abs() < 1e-9;
+    if quarter {
+        writeln!(out, "  (as it is announced: a margin of ¼ or ¾ stone is said as ½ by custom, Art. 11)")?;
+    } else {
+        writeln!(out, "  (as it is announced in China, Art. 11)")?;
+    }
     if let Some(recorded) = &rec.result {
         writeln!(out, "recorded RE: {recorded}")?;
+        if recorded.trim() != result.points() {
+            writeln!(out, "  (the record's own result differs from this count: {})", why_recorded_differs(recorded, dead.is_empty(), rec.komi, komi))?;
+        }
     }
     Ok(out)
+}
+
+/// The likely reasons a record's RE differs from the count, most likely first.
+fn why_recorded_differs(recorded: &str, no_dead_marked: bool, recorded_komi: Option<f64>, komi: Komi) -> String {
+    let mut reasons = Vec::new();
+    let upper = recorded.to_ascii_uppercase();
+    if ["+R", "+T", "+F"].iter().any(|end| upper.contains(end)) {
+        reasons.push("the game ended by resignation, time or forfeit, not by counting".to_owned());
+    }
+    if no_dead_marked {
+        reasons.push("no dead stones were marked (--dead), so stones left dead on the board count as alive".to_owned());
+    }
+    if recorded_komi.is_some_and(|k| (k - komi.points).abs() > 1e-9) {
+        reasons.push(format!("the count uses komi {} points, the record {}", komi.points, recorded_komi.unwrap_or_default()));
+    }
+    if reasons.is_empty() {
+        reasons.push("the record's scorer marked other dead stones or counted under other rules".to_owned());
+    }
+    reasons.join("; or ")
 }
 
 #[cfg(test)]
@@ -114,6 +144,15 @@ mod tests {
         // Without marking the dead stone it stands on Black's side: its neighbours are shared.
         let text = report(&rec, None, None)?;
         assert!(text.contains("dead stones: none marked"), "{text}");
+        // Every form says what it is; a quarter margin says why it is announced as a half.
+        let rec = tengen_sgf::read_game(b"(;SZ[5]KM[0]RE[W+0.5];B[ca];W[da];B[cb];W[db];B[cc];W[dc];B[cd];W[dd];B[ce];W[de];B[];W[ac])")?;
+        let text = report(&rec, Some("A3"), Some(3.5))?;
+        assert!(text.contains("said as ½ by custom"), "{text}");
+        assert!(text.contains("one stone = two points"), "{text}");
+        assert!(text.contains("recorded RE: W+0.5\n  (the record's own result differs from this count"), "{text}");
+        assert!(text.contains("komi 3.5 points, the record 0"), "{text}");
+        let text = report(&rec, None, Some(0.0))?;
+        assert!(text.contains("no dead stones were marked"), "{text}");
         assert!(report(&rec, Some("B2"), None).is_err(), "no stone at B2");
         assert!(report(&rec, Some("Z9"), None).is_err(), "off the board");
         Ok(())

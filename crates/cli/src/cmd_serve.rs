@@ -1,8 +1,8 @@
 //! `tengen serve`: the referee service and its dashboard. Runs with nothing set up (embedded
 //! default configuration, SQLite under ./tengen-data/, tokens generated and printed); `--demo`
-//! also plays the project's sample sequences in `samples/` as live cameras.
+//! also plays the project's sample sequences (embedded in the binary) as live cameras.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -18,6 +18,10 @@ pub struct ServeArgs {
     /// Address to listen on, e.g. 0.0.0.0:8080; port 0 picks a free port.
     #[arg(long)]
     listen: Option<String>,
+    /// Also serve HTTPS here, e.g. 0.0.0.0:8443: phones used as cameras need it (a
+    /// self-signed certificate is made on first start and its fingerprint printed).
+    #[arg(long)]
+    https_listen: Option<String>,
     /// Folder of the SQLite database.
     #[arg(long)]
     data_dir: Option<PathBuf>,
@@ -36,15 +40,43 @@ pub struct ServeArgs {
     /// File whose first line is the camera token.
     #[arg(long, conflicts_with = "camera_token")]
     camera_token_file: Option<PathBuf>,
-    /// Play every sample sequence under --samples as a live camera on its own table, looping.
+    /// Play every sample sequence as a live camera on its own table, looping (each finished
+    /// game held until its alerts are decided, at most --demo-hold seconds), beside table `1`
+    /// that waits for your own camera.
     #[arg(long)]
     demo: bool,
-    /// Folder of sample sequences (one sub-folder of frames per sequence).
-    #[arg(long, default_value = "samples")]
-    samples: PathBuf,
+    /// Folder of sample sequences (one sub-folder of frames per sequence); by default the
+    /// project's samples built into the binary, unpacked under the data folder.
+    #[arg(long)]
+    samples: Option<PathBuf>,
     /// Frames per second of the demo cameras (the samples' own rate).
     #[arg(long, default_value_t = 2.5)]
     demo_fps: f64,
+    /// Seconds a finished demo game with undecided alerts is held before the next one starts.
+    #[arg(long, default_value_t = 300.0)]
+    demo_hold: f64,
+}
+
+/// The project's sample sequences, built into the binary by `build.rs`.
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/samples.rs"));
+}
+
+/// Writes the built-in samples under `dir` (a file already there with the same size is kept)
+/// and returns `dir`.
+fn unpack_samples(dir: &Path) -> anyhow::Result<PathBuf> {
+    anyhow::ensure!(!embedded::SAMPLE_FILES.is_empty(), "this build has no samples built in: give --samples DIR");
+    for (name, bytes) in embedded::SAMPLE_FILES {
+        let path = dir.join(name);
+        if std::fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64) {
+            continue;
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(dir.to_owned())
 }
 
 /// The sample sequences: sub-folders of `samples` holding JPEG or PNG frames.
@@ -103,6 +135,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = args.data_dir {
         config.data_dir = dir;
     }
+    if let Some(https) = args.https_listen {
+        config.https_listen = Some(https);
+    }
     if let Some(token) = token(args.arbiter_token, args.arbiter_token_file.as_deref(), "TENGEN_ARBITER_TOKEN", "arbiter-token")? {
         config.arbiter_token = Some(token);
     }
@@ -110,15 +145,20 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         config.camera_token = Some(token);
     }
     if args.demo {
-        let sequences = sample_sequences(&args.samples)?;
-        anyhow::ensure!(
-            !sequences.is_empty(),
-            "no sample sequences (folders of frames) under {}",
-            args.samples.display()
-        );
+        let samples = match &args.samples {
+            Some(dir) => dir.clone(),
+            None => unpack_samples(&config.data_dir.join("demo-samples"))?,
+        };
+        let sequences = sample_sequences(&samples)?;
+        anyhow::ensure!(!sequences.is_empty(), "no sample sequences (folders of frames) under {}", samples.display());
+        anyhow::ensure!((0.0..=86_400.0).contains(&args.demo_hold), "--demo-hold is 0 to 86400 seconds");
         if args.config.is_none() {
-            // A newcomer's demo: only the demo tables, not the four empty default ones.
-            config.tables.clear();
+            // A newcomer's demo: the demo tables and one table for their own camera, not the
+            // four empty default ones.
+            config.tables.truncate(1);
+            if let Some(table) = config.tables.first_mut() {
+                table.name = Some("Your camera".into());
+            }
         }
         for (id, path) in sequences {
             if config.tables.iter().any(|t| t.id == id) {
@@ -128,8 +168,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 name: Some(id.trim_start_matches("demo-").replace(['-', '_'], " ")),
                 id,
                 komi: 7.5,
+                start: tengen_server::model::StartPosition::Even,
                 camera_token: None,
-                camera: CameraConfig::Folder { path, fps: args.demo_fps, repeat: true },
+                camera: CameraConfig::Folder { path, fps: args.demo_fps, repeat: true, hold_secs: args.demo_hold },
                 calibration: None,
             });
         }
@@ -145,6 +186,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .context("cannot start the service")?;
         println!("tengen: serving {} tables on http://{}/ (dashboard)", server.hub.tables.len(), server.addr);
         println!("tengen: listening on {}", server.addr);
+        if let (Some(https), Some((fingerprint, created))) = (server.https_addr, &server.tls) {
+            let made = if *created { "made now, self-signed" } else { "in use" };
+            println!("tengen: https for phone cameras on {https} (certificate {made}; SHA-256 {fingerprint})");
+            println!("tengen: a table's phone-camera QR code is on its page in the dashboard (arbiter token)");
+        }
         match &config.arbiter_token {
             Some(_) => println!("tengen: arbiter token: (from the configuration)"),
             None => println!("tengen: arbiter token: {}", server.arbiter_token),
@@ -154,10 +200,23 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             None => println!("tengen: camera token: {}", server.camera_token),
         }
         println!("tengen: log: {}", server.hub.store.path().display());
-        println!(
-            "tengen: post frames with: curl -H 'Authorization: Bearer <camera token>' -H 'Content-Type: image/jpeg' --data-binary @frame.jpg http://{}/api/tables/<table>/frames",
-            server.addr
-        );
+        let posting: Vec<&str> =
+            config.tables.iter().filter(|t| matches!(t.camera, CameraConfig::Post)).map(|t| t.id.as_str()).collect();
+        let pulled: Vec<&str> =
+            config.tables.iter().filter(|t| !matches!(t.camera, CameraConfig::Post)).map(|t| t.id.as_str()).collect();
+        if !pulled.is_empty() {
+            let what = if args.demo { "sample games looping, each held while it has alerts to decide" } else { "cameras the service pulls" };
+            println!("tengen: tables {} ({what})", pulled.join(", "));
+        }
+        if let Some(first) = posting.first() {
+            let own_token = config.tables.iter().any(|t| t.id == *first && t.camera_token.is_some());
+            let token = if config.camera_token.is_some() || own_token { "<camera token>".to_owned() } else { server.camera_token.clone() };
+            println!("tengen: tables {} wait for cameras that post frames, e.g.:", posting.join(", "));
+            println!(
+                "tengen:   curl -H 'Authorization: Bearer {token}' -H 'Content-Type: image/jpeg' --data-binary @frame.jpg http://{}/api/tables/{first}/frames",
+                server.addr
+            );
+        }
         // Ctrl-C or SIGTERM (systemd, docker stop). Stopping loses nothing: every event is in
         // the log before it is published, and the next start replays it.
         let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())

@@ -1,5 +1,6 @@
 //! `tengen sgf check`: replays game records under Chinese practice and prints one line per
-//! finding (illegal move, repetition, no result, alternation, parse error) and a summary.
+//! finding (illegal move, repetition, no result, alternation, parse error) and a summary; the
+//! exit status says whether anything was found, so scripts can use it.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -18,7 +19,11 @@ pub struct SgfArgs {
 #[derive(clap::Subcommand)]
 enum SgfCommand {
     /// Replay records under Chinese practice (basic ko, no suicide, repetitions flagged) and
-    /// report findings. Findings are not failures: the exit status is 0 whenever it ran.
+    /// report findings.
+    ///
+    /// Exit status: 0 when every record is clean, 1 when anything was found (an illegal move, a
+    /// repetition, a no-result cycle, two moves in a row, a record that cannot be read), 2 when
+    /// the check could not run (a path that does not exist).
     Check(CheckArgs),
 }
 
@@ -104,15 +109,27 @@ fn run_check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let files = collect_files(&args.paths)?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    match check_all(&files, args.json, &mut out).and_then(|()| out.flush()) {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        // `tengen sgf check DIR | head` is not a failure.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+    match check_all(&files, args.json, &mut out).and_then(|found| out.flush().map(|()| found)) {
+        Ok(0) => Ok(ExitCode::SUCCESS),
+        Ok(_) => Ok(ExitCode::from(1)),
+        // `tengen sgf check DIR | head` stopped reading: the findings are not all known.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::from(1)),
         Err(e) => Err(e).context("writing the report"),
     }
 }
 
-fn check_all(files: &[PathBuf], json: bool, out: &mut impl Write) -> std::io::Result<()> {
+/// "1 file", "2 files".
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// Checks every file, writes the findings and the summary, and returns how many findings there
+/// were.
+fn check_all(files: &[PathBuf], json: bool, out: &mut impl Write) -> std::io::Result<usize> {
     let mut summary = Summary::default();
     for path in files {
         summary.files += 1;
@@ -160,11 +177,18 @@ fn check_all(files: &[PathBuf], json: bool, out: &mut impl Write) -> std::io::Re
     } else {
         writeln!(
             out,
-            "{} files, {} games, {} moves: {} illegal moves, {} repetitions, {} no result, {} alternation, {} parse errors",
-            s.files, s.games, s.moves, s.illegal_moves, s.repetitions, s.no_result, s.alternation, s.parse_errors
+            "{}, {}, {}: {}, {}, {} no result, {}, {}",
+            plural(s.files, "file", "files"),
+            plural(s.games, "game", "games"),
+            plural(s.moves, "move", "moves"),
+            plural(s.illegal_moves, "illegal move", "illegal moves"),
+            plural(s.repetitions, "repetition", "repetitions"),
+            s.no_result,
+            plural(s.alternation, "alternation", "alternations"),
+            plural(s.parse_errors, "parse error", "parse errors"),
         )?;
     }
-    Ok(())
+    Ok(s.illegal_moves + s.repetitions + s.no_result + s.alternation + s.parse_errors)
 }
 
 #[cfg(test)]
@@ -182,7 +206,7 @@ mod tests {
         let files = collect_files(std::slice::from_ref(&dir))?;
         assert_eq!(files.len(), 2, "only .sgf files, recursively");
         let mut out = Vec::new();
-        check_all(&files, true, &mut out)?;
+        assert_eq!(check_all(&files, true, &mut out)?, 3, "three findings");
         let text = String::from_utf8(out)?;
         let lines: Vec<serde_json::Value> = text.lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
         assert_eq!(lines.len(), 4, "{text}");

@@ -145,7 +145,7 @@ fn sgf_check_reports_a_suicide_as_an_illegal_move_and_bad_files_as_parse_errors(
     std::fs::write(dir.join("a.sgf"), "(;GM[1]FF[4]SZ[9];B[ba];W[ee];B[ab];W[aa];B[gg])").expect("write");
     std::fs::write(dir.join("b.sgf"), "this is not a game record").expect("write");
     let out = tengen(&["sgf", "check", "--json", dir.to_str().expect("path")]);
-    assert!(out.status.success(), "findings are not failures: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "findings exit 1: {}", String::from_utf8_lossy(&out.stderr));
     let lines = json_lines(&out.stdout);
     let illegal: Vec<&serde_json::Value> = lines.iter().filter(|l| l["kind"] == "illegal_move").collect();
     assert_eq!(illegal.len(), 1, "{lines:?}");
@@ -157,7 +157,13 @@ fn sgf_check_reports_a_suicide_as_an_illegal_move_and_bad_files_as_parse_errors(
     assert_eq!(summary["parse_errors"], 1);
     // A path that does not exist: it could not run.
     let out = tengen(&["sgf", "check", dir.join("missing.sgf").to_str().expect("path")]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2));
+    // A clean record: exit 0, and the summary speaks of one file in the singular.
+    std::fs::write(dir.join("clean.sgf"), "(;GM[1]FF[4]SZ[9];B[ee];W[cc])").expect("write");
+    let out = tengen(&["sgf", "check", dir.join("clean.sgf").to_str().expect("path")]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("1 file, 1 game, 2 moves: 0 illegal moves"), "{text}");
 }
 
 #[test]

@@ -75,6 +75,9 @@ pub enum EventKind {
     NoResult,
     /// The arbiter corrected a recorded move.
     Correction,
+    /// The first stable board is not the start the game was set up with: stones on the board of
+    /// an even game, handicap stones off the standard points (Art. 2).
+    SetupMismatch,
 }
 
 impl EventKind {
@@ -105,6 +108,7 @@ impl EventKind {
             EventKind::Repetition => "repetition",
             EventKind::NoResult => "no_result",
             EventKind::Correction => "correction",
+            EventKind::SetupMismatch => "setup_mismatch",
         }
     }
 
@@ -119,6 +123,7 @@ impl EventKind {
             EventKind::Capture => "4",
             EventKind::Pass => "2",
             EventKind::UnclearPoint => "2",
+            EventKind::SetupMismatch => "2",
             EventKind::GameEnd => "7",
             EventKind::DeadStones => "8",
             EventKind::Result => "9",
@@ -154,6 +159,10 @@ impl EventKind {
     /// What the article prescribes, in English and Chinese.
     pub fn ruling(self) -> Option<Message> {
         let (en, zh) = match self {
+            EventKind::SetupMismatch => (
+                "An even game starts on an empty board; a handicap game with the stones on the standard points, White first (Art. 2). Confirm once the board is put right (the stones were not moves); dismiss a misreading; adopt the board if the game goes on from it as found.",
+                "對局開始時棋盤應為空枰；讓子局的讓子應放在星位上，白先（第2條）。棋盤擺正後確認（這些棋子不算著手）；誤讀則駁回；若對局按目前盤面繼續，請以目前盤面為準。",
+            ),
             EventKind::WrongColours => (
                 "Wrong colours may be corrected up to and including move 10; after move 10 the game stands as played (Art. 17.1).",
                 "拿錯黑白棋，在第10手之前（含）允許改正；超過10手一律不予改正（第17條1款）。",
@@ -200,7 +209,7 @@ impl EventKind {
             ),
             _ => return None,
         };
-        Some(Message { en: en.to_string(), zh: zh.to_string() })
+        Some(Message::new(en, zh))
     }
 }
 
@@ -218,19 +227,24 @@ pub enum Status {
     Dismissed,
 }
 
-/// A text in English and Chinese.
+/// A text in English and Chinese, the Chinese in both scripts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
     /// English.
     pub en: String,
-    /// Chinese.
+    /// Chinese in Traditional characters (繁體中文).
     pub zh: String,
+    /// Chinese in Simplified characters (简体中文), derived from `zh`.
+    #[serde(default)]
+    pub zh_hans: String,
 }
 
 impl Message {
-    /// A message from its two languages.
+    /// A message from English and Traditional Chinese; article references are put in the rules'
+    /// own wording (第十八條第二款) and the Simplified text is derived.
     pub fn new(en: impl Into<String>, zh: impl Into<String>) -> Self {
-        Message { en: en.into(), zh: zh.into() }
+        let zh = crate::hans::chinese_articles(&zh.into());
+        Message { en: en.into(), zh_hans: crate::hans::to_simplified(&zh), zh }
     }
 }
 

@@ -28,6 +28,7 @@
 
 mod event;
 mod explain;
+mod hans;
 mod observation;
 mod record;
 mod referee;
@@ -38,6 +39,6 @@ pub use observation::{confidence_in_tenths, Observation, ObservationError, Point
 pub use record::{comment_line, RecordHeader};
 pub use referee::{
     ArbiterAction, ArbiterError, Difference, DifferenceCause, Input, InfractionView, Phase, RecordAction, RecordEntry,
-    Referee, RefereeConfig, Snapshot, StartPosition,
+    Referee, RefereeConfig, Snapshot, StartPosition, StartPositionError,
 };
 pub use stabilise::{StableBoard, Stabiliser, StabiliserConfig};

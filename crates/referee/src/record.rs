@@ -9,7 +9,7 @@ use tengen_rules::{Move, Stone, MAX_BOARD_SIZE};
 use tengen_sgf::{GameRecord, RecordedMove};
 
 use crate::event::{Event, EventKind, Status};
-use crate::referee::{RecordAction, Referee};
+use crate::referee::{RecordAction, Referee, StartPosition};
 
 /// What the record says about the game beyond the referee's record.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -19,6 +19,16 @@ pub struct RecordHeader {
     pub black: Option<String>,
     /// The organiser's White player (`PW`).
     pub white: Option<String>,
+    /// The Black player's rank (`BR`), e.g. "3d"; swapped with the names.
+    pub black_rank: Option<String>,
+    /// The White player's rank (`WR`).
+    pub white_rank: Option<String>,
+    /// The event (`EV`).
+    pub event: Option<String>,
+    /// The round (`RO`).
+    pub round: Option<String>,
+    /// The handicap as paired (`HA`); when absent, a handicap start's stone count.
+    pub handicap: Option<u8>,
     /// The date (`DT`, YYYY-MM-DD).
     pub date: Option<String>,
     /// The game's name (`GN`), e.g. the table and game number.
@@ -56,6 +66,16 @@ impl Referee {
         let (black, white) = if state.players_swapped { (&header.white, &header.black) } else { (&header.black, &header.white) };
         rec.black_name.clone_from(black);
         rec.white_name.clone_from(white);
+        let (black_rank, white_rank) =
+            if state.players_swapped { (&header.white_rank, &header.black_rank) } else { (&header.black_rank, &header.white_rank) };
+        rec.black_rank.clone_from(black_rank);
+        rec.white_rank.clone_from(white_rank);
+        rec.event.clone_from(&header.event);
+        rec.round.clone_from(&header.round);
+        rec.handicap = header.handicap.or(match self.config().start {
+            StartPosition::Handicap(n) => Some(n),
+            _ => None,
+        });
         let (start, first) = self.start_position();
         for (p, stone) in start.iter() {
             match stone {

@@ -4,23 +4,75 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use tengen_rules::{count_area, suggest_dead, Board, ByColor, Color, Game, GameResult, Grid, IllegalReason, Komi, Move, Penalties, Point, Stone};
+use tengen_rules::{count_area, handicap_placements, suggest_dead, Board, ByColor, Color, Game, GameResult, Grid, IllegalReason, Komi, Move, Penalties, Point, Stone};
 
 use crate::event::{Event, EventKind, Evidence, Message, PointRef, ResultForms, Restore, Sighting, Status};
 use crate::explain::{self, Context, Finding, LastMove, Plan};
 use crate::observation::Observation;
 use crate::stabilise::{StableBoard, Stabiliser, StabiliserConfig};
 
-/// What the game starts from.
+/// What the game starts from: what the organiser set up, checked against the first stable board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum StartPosition {
-    /// An empty board, Black to move (Art. 2).
-    Empty,
+    /// An even game: an empty board, Black first (Art. 2). A lone black stone on the first
+    /// stable board is move 1 seen late; a lone white one is Art. 17.1 (wrong colours); any
+    /// other stones present at the start are a `setup_mismatch` alert, never moves.
+    #[serde(alias = "empty")]
+    Even,
+    /// This many handicap stones (2–9) on the standard star points, then White first. Seen from
+    /// any side of the board; until they are all down the referee waits.
+    Handicap(u8),
     /// Whatever the first stable board shows (empty, or handicap stones: then White moves first
     /// when Black has more stones).
     #[default]
+    #[serde(rename = "adopt", alias = "adopt_first_board")]
     AdoptFirstBoard,
+}
+
+/// A start position that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a start: use `even`, `adopt` or `handicap:N` (N from 2 to 9)")]
+pub struct StartPositionError(String);
+
+impl std::str::FromStr for StartPosition {
+    type Err = StartPositionError;
+
+    /// `even`, `adopt`, or `handicap:N` (also `handicap=N`, `hN` or a bare `N`) with N in 2–9.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let t = text.trim().to_ascii_lowercase();
+        let bad = || StartPositionError(text.to_owned());
+        match t.as_str() {
+            "even" | "empty" => return Ok(StartPosition::Even),
+            "adopt" | "as-found" | "adopt_first_board" => return Ok(StartPosition::AdoptFirstBoard),
+            _ => {}
+        }
+        let digits = ["handicap:", "handicap=", "handicap ", "h"].iter().find_map(|p| t.strip_prefix(p)).unwrap_or(&t);
+        let stones: u8 = digits.trim().parse().map_err(|_| bad())?;
+        StartPosition::Handicap(stones).checked().map_err(|_| bad())
+    }
+}
+
+impl StartPosition {
+    /// The start itself, or an error for a handicap with no standard placement (not 2–9).
+    pub fn checked(self) -> Result<Self, StartPositionError> {
+        match self {
+            StartPosition::Handicap(n) if !(tengen_rules::MIN_HANDICAP..=tengen_rules::MAX_HANDICAP).contains(&n) => {
+                Err(StartPositionError(self.to_string()))
+            }
+            _ => Ok(self),
+        }
+    }
+}
+
+impl std::fmt::Display for StartPosition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartPosition::Even => f.write_str("even"),
+            StartPosition::Handicap(n) => write!(f, "handicap:{n}"),
+            StartPosition::AdoptFirstBoard => f.write_str("adopt"),
+        }
+    }
 }
 
 /// Settings of one table's referee.
@@ -394,18 +446,25 @@ fn refs(points: &[Point]) -> String {
     points.iter().map(|p| p.human()).collect::<Vec<_>>().join(" ")
 }
 
+/// "1 stone", "5 stones".
+fn count_en(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 impl Referee {
     /// A referee for a new game.
     pub fn new(config: RefereeConfig) -> Self {
-        let waiting = config.start == StartPosition::AdoptFirstBoard;
         let start_board = empty_board();
+        // Every start waits for the first stable board: it is checked against the setup.
         let mut stabiliser = Stabiliser::new(config.stabiliser.clone(), Grid::empty());
-        if waiting {
-            stabiliser.report_first();
-        }
+        stabiliser.report_first();
         Referee {
             stabiliser,
-            phase: if waiting { Phase::Waiting } else { Phase::Playing },
+            phase: Phase::Waiting,
             game: Game::from_board(start_board.clone(), Color::Black),
             start_board,
             start_to_move: Color::Black,
@@ -561,16 +620,110 @@ impl Referee {
     }
 
     fn adopt_start(&mut self, stable: &StableBoard, evidence: Evidence) -> Vec<Event> {
-        let ByColor { black: b, white: w } = stable.grid.counts();
-        // There is no one-stone handicap: a lone black stone is move 1 seen late.
-        let first_move_seen = b == 1 && w == 0;
-        let (board, _dead) = if first_move_seen { (empty_board(), Vec::new()) } else { stable.grid.to_legal_board() };
-        let to_move = if b > w && !first_move_seen { Color::White } else { Color::Black };
+        match self.config.start {
+            StartPosition::AdoptFirstBoard => self.start_as_found(stable, evidence),
+            StartPosition::Even => self.start_even(stable, evidence),
+            StartPosition::Handicap(stones) => self.start_handicap(stones, stable, evidence),
+        }
+    }
+
+    /// Starts play from `board` with `to_move` first.
+    fn begin(&mut self, board: Board, to_move: Color) {
         self.start_board = board.clone();
         self.start_to_move = to_move;
         self.game = Game::from_board(board, to_move);
         self.phase = Phase::Playing;
         self.refresh_acks(None);
+    }
+
+    /// An even game: the board must be empty. A lone stone is the first move seen late (a white
+    /// one raises Art. 17.1 as it is explained); more stones are for the arbiter, not moves.
+    fn start_even(&mut self, stable: &StableBoard, evidence: Evidence) -> Vec<Event> {
+        let ByColor { black: b, white: w } = stable.grid.counts();
+        self.begin(empty_board(), Color::Black);
+        let start = self
+            .event(stable.t, EventKind::Start, Message::new("Even game: empty board, Black to move.", "對局開始：空枰，黑先。"))
+            .with_side(Some(Color::Black))
+            .with_move(Some(0));
+        let mut events = vec![start];
+        match b + w {
+            0 => {}
+            1 => events.extend(self.explain_change(stable, evidence)),
+            n => {
+                let points: Vec<Point> = Grid::empty().differences(&stable.grid);
+                let confidence = 0.9 * Self::min_confidence(stable, &points);
+                let message = Message::new(
+                    format!("{} on the board at the start of an even game ({b} black, {w} white): they are not moves. Clear the board, or adopt it as the start if the game goes on from it.", count_en(n, "stone", "stones")),
+                    format!("對局開始時棋盤上已有{n}子（黑{b}、白{w}）：不算著手。請清空棋盤；若對局由此繼續，請以目前盤面為準。"),
+                );
+                events.push(self.raise(stable.t, EventKind::SetupMismatch, None, &points, confidence, &evidence, message, None));
+            }
+        }
+        events
+    }
+
+    /// A handicap game: wait until the stones stand on the standard points (seen from any side),
+    /// then White moves. Stones beyond them are moves seen late; any other board is for the
+    /// arbiter, and play starts from the standard placement closest to it.
+    fn start_handicap(&mut self, stones: u8, stable: &StableBoard, evidence: Evidence) -> Vec<Event> {
+        let Ok(placements) = handicap_placements(stones, tengen_rules::MAX_BOARD_SIZE) else {
+            // Not a standard handicap (a bad configuration): take the board as found.
+            return self.start_as_found(stable, evidence);
+        };
+        let black_at = |p: &Point| stable.grid.get(*p) == Stone::Of(Color::Black);
+        let ByColor { black: b, white: w } = stable.grid.counts();
+        let placing = w == 0
+            && b < usize::from(stones)
+            && placements.iter().any(|placement| stable.grid.differences(&Grid::empty()).iter().all(|p| placement.contains(p)));
+        if placing {
+            // Black is still putting the stones down (or has not begun): keep waiting.
+            return Vec::new();
+        }
+        let complete = placements.iter().find(|placement| placement.iter().all(black_at));
+        let closest = complete.unwrap_or_else(|| {
+            placements.iter().max_by_key(|placement| placement.iter().filter(|p| black_at(p)).count()).unwrap_or(&placements[0])
+        });
+        let mut grid = Grid::empty();
+        for &p in closest {
+            grid.set(p, Stone::Of(Color::Black));
+        }
+        let (board, _) = grid.to_legal_board();
+        self.begin(board, Color::White);
+        let start = self
+            .event(
+                stable.t,
+                EventKind::Start,
+                Message::new(format!("Handicap game: {stones} stones on the standard points, White to move."), format!("讓{stones}子局：黑子放在星位上，白先。")),
+            )
+            .with_side(Some(Color::White))
+            .with_points(closest)
+            .with_move(Some(0));
+        let mut events = vec![start];
+        if complete.is_some() {
+            if stable.grid != grid {
+                events.extend(self.explain_change(stable, evidence));
+            }
+        } else {
+            let points = grid.differences(&stable.grid);
+            let confidence = 0.9 * Self::min_confidence(stable, &points);
+            let shown: Vec<Point> = closest.clone();
+            let message = Message::new(
+                format!("The board at the start does not show the {stones} handicap stones on the standard points ({}): {b} black and {w} white stones. Put them right, or adopt the board as the start if it was agreed.", refs(&shown)),
+                format!("開局盤面與讓{stones}子的星位（{}）不符：黑{b}子、白{w}子。請擺正；若雙方同意，則以目前盤面為準。", refs(&shown)),
+            );
+            events.push(self.raise(stable.t, EventKind::SetupMismatch, None, &points, confidence, &evidence, message, None));
+        }
+        events
+    }
+
+    /// Whatever the first stable board shows is the start (handicap stones: White first).
+    fn start_as_found(&mut self, stable: &StableBoard, evidence: Evidence) -> Vec<Event> {
+        let ByColor { black: b, white: w } = stable.grid.counts();
+        // There is no one-stone handicap: a lone black stone is move 1 seen late.
+        let first_move_seen = b == 1 && w == 0;
+        let (board, _dead) = if first_move_seen { (empty_board(), Vec::new()) } else { stable.grid.to_legal_board() };
+        let to_move = if b > w && !first_move_seen { Color::White } else { Color::Black };
+        self.begin(board, to_move);
         let (en, zh) = if b + w == 0 || first_move_seen {
             ("Game start: empty board, Black to move.".to_string(), "對局開始：空枰，黑先。".to_string())
         } else {
@@ -787,10 +940,10 @@ impl Referee {
                         let still: BTreeSet<Point> = outcome.captured.iter().copied().filter(|&p| stable.grid.get(p) != Stone::Empty).collect();
                         let n = outcome.captured.len();
                         let (en, zh) = if still.is_empty() {
-                            (format!("{} captures {n} stone(s): {}.", step.side.title(), refs(&outcome.captured)), format!("{}提{n}子：{}。", step.side.chinese(), refs(&outcome.captured)))
+                            (format!("{} captures {}: {}.", step.side.title(), count_en(n, "stone", "stones"), refs(&outcome.captured)), format!("{}提{n}子：{}。", step.side.chinese(), refs(&outcome.captured)))
                         } else {
                             (
-                                format!("{} captures {n} stone(s): {}; {} still on the board (pending removal).", step.side.title(), refs(&outcome.captured), still.len()),
+                                format!("{} captures {}: {}; {} still on the board (pending removal).", step.side.title(), count_en(n, "stone", "stones"), refs(&outcome.captured), still.len()),
                                 format!("{}提{n}子：{}；尚有{}子未提出。", step.side.chinese(), refs(&outcome.captured), still.len()),
                             )
                         };
@@ -969,11 +1122,11 @@ impl Referee {
                 let mut points = from.clone();
                 points.extend(to.iter().copied().filter(|p| !from.contains(p)));
                 let (en, zh) = if to.is_empty() {
-                    (format!("Stones missing from {} without a capture: moved or removed.", refs(&from)), format!("{}的棋子未經提取而消失：被移動或拿走。", refs(&from)))
+                    (format!("{} missing from {} without a capture: moved or removed.", if from.len() == 1 { "A stone" } else { "Stones" }, refs(&from)), format!("{}的棋子未經提取而消失：被移動或拿走。", refs(&from)))
                 } else if from == to {
-                    (format!("Stones at {} changed colour.", refs(&from)), format!("{}的棋子顏色改變。", refs(&from)))
+                    (format!("{} at {} changed colour.", if from.len() == 1 { "The stone" } else { "Stones" }, refs(&from)), format!("{}的棋子顏色改變。", refs(&from)))
                 } else {
-                    (format!("Stones moved from {} to {}.", refs(&from), refs(&to)), format!("棋子從{}移到{}。", refs(&from), refs(&to)))
+                    (format!("{} moved from {} to {}.", if from.len() == 1 { "A stone" } else { "Stones" }, refs(&from), refs(&to)), format!("棋子從{}移到{}。", refs(&from), refs(&to)))
                 };
                 let conf = 0.7 * Self::min_confidence(stable, &points);
                 let e = self.raise(t, EventKind::MovedStone, None, &points, conf, evidence, Message::new(en, zh), None);
@@ -1049,8 +1202,9 @@ impl Referee {
         let Some(p) = self.pending.take() else { return Vec::new() };
         let points: Vec<Point> = p.points.iter().copied().collect();
         let partly = if p.removed_some { "only partly removed" } else { "not removed" };
+        let (stones, are) = if points.len() == 1 { ("the stone", "is") } else { ("the stones", "are") };
         let (en, zh) = (
-            format!("{} captured at move {} but the stones {} are {partly} ({why}).", p.side.title(), p.move_number, refs(&points)),
+            format!("{} captured at move {} but {stones} {} {are} {partly} ({why}).", p.side.title(), p.move_number, refs(&points)),
             format!("{}第{}手提子，但{}{}。", p.side.chinese(), p.move_number, refs(&points), if p.removed_some { "漏提" } else { "未提" }),
         );
         let e = self.raise(t, EventKind::MissedCapture, Some(p.side), &points, 0.9, evidence, Message::new(en, zh), None);
@@ -1159,9 +1313,12 @@ impl Referee {
                 Ok(vec![self.publish_result(t, forms)])
             }
             ArbiterAction::AdoptPhysical => {
-                if self.phase != Phase::Playing {
+                // While waiting (handicap stones placed off the standard points), adopting the
+                // board as found is how the arbiter starts the game.
+                if !matches!(self.phase, Phase::Playing | Phase::Waiting) {
                     return Err(ArbiterError::WrongPhase(self.phase_name()));
                 }
+                self.phase = Phase::Playing;
                 let evidence = Evidence { before: None, after: self.physical_sighting.clone() };
                 Ok(self.resync(t, 0, &evidence, true))
             }

@@ -127,6 +127,7 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<
                 id: format!("t{i}"),
                 name: None,
                 komi: 7.5,
+                start: tengen_server::model::StartPosition::Even,
                 camera_token: None,
                 camera: CameraConfig::Post,
                 calibration: None,

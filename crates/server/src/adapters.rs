@@ -143,15 +143,14 @@ pub fn convert_event(event: &referee::Event) -> RefereeEvent {
 }
 
 impl RefereeAdapter {
-    /// A referee for one game.
-    pub fn new(table: &str, game: i64, komi: f64) -> Self {
+    /// A referee for one game, checking its first stable board against the setup (an even
+    /// game, handicap stones, or the board as found).
+    pub fn new(table: &str, game: i64, komi: f64, start: referee::StartPosition) -> Self {
         let config = referee::RefereeConfig {
             table: table.to_owned(),
             game: game.to_string(),
             komi_points: komi,
-            // Tournament games start on an empty board (Art. 2); the first stable board is
-            // then explained as moves, so a camera that starts late still records them.
-            start: referee::StartPosition::Empty,
+            start,
             ..referee::RefereeConfig::default()
         };
         Self { referee: referee::Referee::new(config), events: Vec::new(), result_override: None }
@@ -263,6 +262,9 @@ impl TableReferee for RefereeAdapter {
                 article: i.event.article.as_ref().map(|a| format!("Art. {a}")),
                 summary: i.event.message.en.clone(),
                 points: i.event.points.iter().map(|p| p.sgf.clone()).collect(),
+                // The referee's time is the service's clock in seconds.
+                #[allow(clippy::cast_possible_truncation)]
+                raised_ms: Some((i.event.t * 1000.0).round() as i64),
             })
             .collect();
         let phase = serde_json::to_value(snapshot.phase)
@@ -298,8 +300,8 @@ impl TableReferee for RefereeAdapter {
 pub struct RefereeAdapters;
 
 impl RefereeFactory for RefereeAdapters {
-    fn new_game(&self, table: &str, game: i64, komi: f64) -> Box<dyn TableReferee> {
-        Box::new(RefereeAdapter::new(table, game, komi))
+    fn new_game(&self, game: &GameRow) -> Box<dyn TableReferee> {
+        Box::new(RefereeAdapter::new(&game.table, game.id, game.komi, game.setup.start))
     }
 }
 

@@ -53,6 +53,8 @@ pub struct Hub {
     pub clock: Arc<dyn Clock>,
     /// Start of the process (for /healthz).
     pub started: Instant,
+    /// The HTTPS port (phone cameras), when the service serves HTTPS.
+    pub https_port: Option<u16>,
 }
 
 /// An API error: an HTTP status with a JSON body `{"error": code, "message": text}`.
@@ -159,8 +161,8 @@ impl From<TableError> for ApiError {
     }
 }
 
-type ApiResult<T> = Result<T, ApiError>;
-type AppState = Arc<Hub>;
+pub(crate) type ApiResult<T> = Result<T, ApiError>;
+pub(crate) type AppState = Arc<Hub>;
 
 /// The whole HTTP application.
 pub fn router(hub: Arc<Hub>) -> Router {
@@ -183,6 +185,9 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/api/events", get(list_events))
         .route("/api/events/{id}/{image}", get(evidence_image))
         .route("/api/stream", get(stream))
+        .route("/api/auth", get(check_arbiter_token))
+        .merge(crate::rounds::routes())
+        .merge(crate::phone::routes())
         .fallback(|| async { ApiError::NotFound("no such route".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(axum::middleware::map_response(security_headers))
@@ -205,7 +210,7 @@ async fn security_headers(mut response: Response) -> Response {
 
 /// Path parameters whose rejection (a game id that is not a number, bytes that are not UTF-8)
 /// is the API's JSON error like every other.
-struct ApiPath<T>(T);
+pub(crate) struct ApiPath<T>(pub(crate) T);
 
 impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
     type Rejection = ApiError;
@@ -218,11 +223,11 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> FromRequestParts<S> 
     }
 }
 
-fn table<'a>(hub: &'a Hub, id: &str) -> ApiResult<&'a Arc<TableHandle>> {
+pub(crate) fn table<'a>(hub: &'a Hub, id: &str) -> ApiResult<&'a Arc<TableHandle>> {
     hub.tables.get(id).ok_or_else(|| ApiError::NotFound(format!("unknown table {id:?}")))
 }
 
-fn check_token(headers: &HeaderMap, expected: &[&str]) -> ApiResult<()> {
+pub(crate) fn check_token(headers: &HeaderMap, expected: &[&str]) -> ApiResult<()> {
     let value = headers.get(header::AUTHORIZATION).map(|v| v.to_str().unwrap_or(""));
     let token = bearer_token(value).ok_or(ApiError::MissingToken)?;
     // Compare against every accepted token so the time does not reveal which one matched.
@@ -354,6 +359,8 @@ async fn post_frame(
     if let Some(own) = &table.camera_token {
         accepted = vec![own.as_str()];
     }
+    // The phone page's token is good for this table only.
+    accepted.push(table.phone_token.as_str());
     check_token(&headers, &accepted)?;
     let kind = content_type(&headers);
     if !matches!(kind.as_str(), "image/jpeg" | "image/png") {
@@ -419,6 +426,13 @@ async fn latest_frame(State(hub): State<AppState>, ApiPath(id): ApiPath<String>)
         .into_response())
 }
 
+/// `GET /api/auth`: whether the bearer token is the arbiter's (the dashboard checks a token
+/// when it is entered, before any action depends on it). Changes nothing.
+async fn check_arbiter_token(State(hub): State<AppState>, headers: HeaderMap) -> ApiResult<Json<serde_json::Value>> {
+    check_token(&headers, &[hub.arbiter_token.as_str()])?;
+    Ok(Json(json!({ "role": "arbiter" })))
+}
+
 async fn post_arbiter(
     State(hub): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -465,8 +479,11 @@ fn validate_action(action: &ArbiterAction) -> ApiResult<()> {
         {
             return Err(invalid("names are at most 100 characters".into()));
         }
-        ArbiterAction::NewGame { komi: Some(k) } if !k.is_finite() || k.abs() > 100.0 => {
+        ArbiterAction::NewGame { komi: Some(k), .. } if !k.is_finite() || k.abs() > 100.0 => {
             return Err(invalid("komi out of range".into()));
+        }
+        ArbiterAction::NewGame { start: Some(start), .. } if start.checked().is_err() => {
+            return Err(invalid("a handicap is 2 to 9 stones".into()));
         }
         _ => {}
     }
@@ -564,7 +581,7 @@ fn sgf_response(name: &str, game: i64, sgf: String) -> Response {
 
 /// A game's record, from its referee rebuilt by replaying the log (the referee is
 /// deterministic: the live game's record is the one its log gives).
-async fn game_record(hub: &crate::Hub, table_name: &str, game: &GameRow) -> ApiResult<String> {
+pub(crate) async fn game_record(hub: &crate::Hub, table_name: &str, game: &GameRow) -> ApiResult<String> {
     let referee = crate::replay_referee(hub, game).await?;
     Ok(tengen_sgf::write_game(&referee.record(&crate::sgf::record_header(game, table_name))))
 }

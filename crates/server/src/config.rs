@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Corners;
+use crate::model::StartPosition;
 
 /// Why a configuration is unusable.
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +70,18 @@ pub struct Config {
     /// machine gets the same steps but less of a core).
     #[serde(default = "default_search_deadline")]
     pub search_deadline_secs: f64,
+    /// Also serve HTTPS here (phone cameras need it), e.g. `0.0.0.0:8443`.
+    #[serde(default)]
+    pub https_listen: Option<String>,
+    /// PEM certificate (chain) for HTTPS; self-signed under `data_dir/tls/` when absent.
+    #[serde(default)]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key for HTTPS.
+    #[serde(default)]
+    pub tls_key: Option<PathBuf>,
+    /// The ffmpeg program RTSP cameras are read with (Debian package `ffmpeg`).
+    #[serde(default = "default_ffmpeg")]
+    pub ffmpeg: PathBuf,
     /// The tables.
     #[serde(default, rename = "table")]
     pub tables: Vec<TableConfig>,
@@ -86,6 +99,11 @@ pub struct TableConfig {
     /// Komi in points (7.5 = 3¾ stones, the Chinese rules since 2001).
     #[serde(default = "default_komi")]
     pub komi: f64,
+    /// What its games start from: `"even"` (the default: an empty board, Black first),
+    /// `{ handicap = N }` (N stones on the standard points, White first) or `"adopt"` (the
+    /// board as found).
+    #[serde(default = "default_start")]
+    pub start: StartPosition,
     /// This table's camera token, overriding the global one.
     #[serde(default)]
     pub camera_token: Option<String>,
@@ -109,6 +127,20 @@ pub enum CameraConfig {
         /// `http://host:port/path` (no TLS: cameras live on the venue network).
         url: String,
     },
+    /// Pull an RTSP stream (H.264/H.265 IP cameras) through a supervised `ffmpeg` process.
+    Rtsp {
+        /// `rtsp://[user:pass@]host[:port]/path`.
+        url: String,
+        /// Frames per second handed to the table (the stream's own rate may be 25).
+        #[serde(default = "default_fps")]
+        fps: f64,
+        /// RTP over `tcp` (the default: through firewalls, no lost packets) or `udp`.
+        #[serde(default)]
+        transport: crate::rtsp::RtspTransport,
+        /// Frames wider than this are scaled down first (pixels).
+        #[serde(default)]
+        max_width: Option<u32>,
+    },
     /// Pull a still image from an HTTP URL at an interval.
     Snapshot {
         /// `http://host:port/path`.
@@ -127,6 +159,10 @@ pub enum CameraConfig {
         /// Start over (with a new game) at the end.
         #[serde(default)]
         repeat: bool,
+        /// Before starting over, hold the finished game (its last frame still sent) until the
+        /// arbiter has decided its alerts, or at most this many seconds.
+        #[serde(default = "default_hold_secs")]
+        hold_secs: f64,
     },
 }
 
@@ -138,6 +174,12 @@ pub struct CalibrationConfig {
     pub corners: Corners,
 }
 
+fn default_start() -> StartPosition {
+    StartPosition::Even
+}
+fn default_ffmpeg() -> PathBuf {
+    PathBuf::from("ffmpeg")
+}
 fn default_listen() -> String {
     "127.0.0.1:8080".into()
 }
@@ -174,6 +216,9 @@ fn default_interval_ms() -> u64 {
 fn default_fps() -> f64 {
     2.0
 }
+fn default_hold_secs() -> f64 {
+    300.0
+}
 
 impl Default for Config {
     /// The embedded default: four tables whose cameras post frames.
@@ -183,6 +228,7 @@ impl Default for Config {
                 id: i.to_string(),
                 name: Some(format!("Table {i}")),
                 komi: default_komi(),
+                start: default_start(),
                 camera_token: None,
                 camera: CameraConfig::Post,
                 calibration: None,
@@ -201,6 +247,10 @@ impl Default for Config {
             header_timeout_secs: default_header_timeout(),
             body_timeout_secs: default_body_timeout(),
             search_deadline_secs: default_search_deadline(),
+            ffmpeg: default_ffmpeg(),
+            https_listen: None,
+            tls_cert: None,
+            tls_key: None,
             tables,
         }
     }
@@ -237,6 +287,9 @@ impl Config {
             if !table.komi.is_finite() || table.komi.abs() > 100.0 {
                 return Err(ConfigError::Invalid(format!("table {}: komi out of range", table.id)));
             }
+            if let Err(err) = table.start.checked() {
+                return Err(ConfigError::Invalid(format!("table {}: {err}", table.id)));
+            }
             if let Some(cal) = &table.calibration {
                 if cal.corners.iter().flatten().any(|v| !v.is_finite() || *v < 0.0) {
                     return Err(ConfigError::Invalid(format!(
@@ -251,11 +304,30 @@ impl Config {
                     return Err(ConfigError::Invalid(format!("table {}: calibration: {err}", table.id)));
                 }
             }
-            if let CameraConfig::Folder { fps, .. } = &table.camera {
+            if let CameraConfig::Rtsp { url, fps, .. } = &table.camera {
+                if fps.is_nan() || *fps <= 0.0 || *fps > 30.0 {
+                    return Err(ConfigError::Invalid(format!("table {}: fps in (0, 30]", table.id)));
+                }
+                let options = crate::rtsp::RtspOptions {
+                    url: url.clone(),
+                    fps: *fps,
+                    transport: crate::rtsp::RtspTransport::Tcp,
+                    max_width: None,
+                    ffmpeg: self.ffmpeg.clone(),
+                };
+                options.validate().map_err(|e| ConfigError::Invalid(format!("table {}: {e}", table.id)))?;
+            }
+            if let CameraConfig::Folder { fps, hold_secs, .. } = &table.camera {
                 if fps.is_nan() || *fps <= 0.0 || *fps > 60.0 {
                     return Err(ConfigError::Invalid(format!("table {}: fps in (0, 60]", table.id)));
                 }
+                if !(0.0..=86_400.0).contains(hold_secs) {
+                    return Err(ConfigError::Invalid(format!("table {}: hold_secs in [0, 86400]", table.id)));
+                }
             }
+        }
+        if self.tls_cert.is_some() != self.tls_key.is_some() {
+            return Err(ConfigError::Invalid("tls_cert and tls_key go together".into()));
         }
         if self.max_camera_fps.is_nan() || self.max_camera_fps <= 0.0 {
             return Err(ConfigError::Invalid("max_camera_fps must be positive".into()));
@@ -300,7 +372,9 @@ mod tests {
     fn documented_example_parses() {
         let text = include_str!("../config.example.toml");
         let config = Config::from_toml(text).expect("the documented example must parse");
-        assert_eq!(config.tables.len(), 4);
+        assert_eq!(config.tables.len(), 5);
+        assert!(matches!(config.tables[2].camera, CameraConfig::Rtsp { .. }));
+        assert_eq!(config.tables[2].start, StartPosition::Handicap(4));
         assert!(matches!(config.tables[1].camera, CameraConfig::Mjpeg { .. }));
     }
 

@@ -10,6 +10,7 @@ use tengen_sgf::GameRecord;
 
 use crate::model::{ArbiterAction, GameView, Observation, RefereeEvent};
 pub use tengen_vision::work::CancelFlag;
+use crate::store::GameRow;
 
 /// Board corners in pixels: top-left, top-right, bottom-right, bottom-left intersections.
 pub type Corners = [[f64; 2]; 4];
@@ -90,8 +91,9 @@ pub trait TableReferee: Send {
 
 /// Makes one referee per game.
 pub trait RefereeFactory: Send + Sync {
-    /// A referee for a new game (store id `game`) at `table` with this komi (points, e.g. 7.5).
-    fn new_game(&self, table: &str, game: i64, komi: f64) -> Box<dyn TableReferee>;
+    /// A referee for a new game as the store holds it: its table, id, komi (points, e.g. 7.5)
+    /// and setup (what it starts from).
+    fn new_game(&self, game: &GameRow) -> Box<dyn TableReferee>;
 }
 
 /// The cores the service runs: how frames are read and how games are refereed.

@@ -6,19 +6,26 @@
 
 pub mod adapters;
 pub mod api;
+pub mod archive;
 pub mod auth;
 pub mod config;
 pub mod data_lock;
 pub mod dashboard;
 pub mod engine;
+pub mod evidence;
 pub mod imaging;
 pub mod listener;
 pub mod metrics;
 pub mod model;
+pub mod pairings;
+pub mod phone;
+pub mod rounds;
+pub mod rtsp;
 pub mod sgf;
 pub mod sources;
 pub mod store;
 pub mod table;
+pub mod tls;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -44,6 +51,9 @@ pub enum ServerError {
     /// Another service holds the data folder (or it cannot be locked).
     #[error(transparent)]
     Locked(#[from] data_lock::LockError),
+    /// HTTPS could not be set up (certificate, key).
+    #[error(transparent)]
+    Tls(#[from] tls::TlsError),
     /// The address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -64,16 +74,23 @@ pub struct RunningServer {
     pub camera_token: String,
     /// Shared state (tables, store, bus).
     pub hub: Arc<Hub>,
+    /// The HTTPS address (for phone cameras), when configured.
+    pub https_addr: Option<SocketAddr>,
+    /// The HTTPS certificate's SHA-256 fingerprint and whether it was made at this start.
+    pub tls: Option<(String, bool)>,
     shutdown: Option<oneshot::Sender<()>>,
     served: tokio::task::JoinHandle<std::io::Result<()>>,
     /// The data folder is this service's until it is dropped.
     _lock: data_lock::DataDirLock,
+    /// Stops the HTTPS listener when dropped or fired.
+    https_stop: Option<oneshot::Sender<()>>,
+    https: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
 }
 
 impl RunningServer {
     /// Waits until the HTTP server stops (it runs until `shutdown`).
     pub async fn wait(self) -> std::io::Result<()> {
-        let RunningServer { shutdown: _keep_alive, served, _lock, .. } = self;
+        let RunningServer { shutdown: _keep_alive, https_stop: _keep_https, served, _lock, .. } = self;
         served.await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
     }
 
@@ -83,12 +100,18 @@ impl RunningServer {
             let _ = tx.send(());
         }
         self.served.abort();
+        if let Some(https) = self.https.take() {
+            https.abort();
+        }
     }
 
-    /// Stops accepting requests and waits for open ones to finish.
+    /// Stops accepting requests and waits for open ones to finish (HTTPS stops at once).
     pub async fn shutdown(mut self) -> std::io::Result<()> {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
+        }
+        if let Some(https) = self.https.take() {
+            https.abort();
         }
         self.served.await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
     }
@@ -142,19 +165,40 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
                     config.max_frame_bytes,
                 ));
             }
-            CameraConfig::Folder { path, fps, repeat } => {
-                tokio::spawn(sources::run_folder(
-                    path.clone(),
-                    *fps,
-                    *repeat,
-                    Arc::clone(&handle),
-                    clock,
-                    config.max_frame_bytes,
-                ));
+            CameraConfig::Rtsp { url, fps, transport, max_width } => {
+                let options = rtsp::RtspOptions {
+                    url: url.clone(),
+                    fps: *fps,
+                    transport: *transport,
+                    max_width: *max_width,
+                    ffmpeg: config.ffmpeg.clone(),
+                };
+                tokio::spawn(rtsp::run_rtsp(options, Arc::clone(&handle), clock, config.max_frame_bytes));
+            }
+            CameraConfig::Folder { path, fps, repeat, hold_secs } => {
+                let replay = sources::FolderReplay { fps: *fps, repeat: *repeat, hold: Duration::from_secs_f64(*hold_secs) };
+                tokio::spawn(sources::run_folder(path.clone(), replay, Arc::clone(&handle), clock, config.max_frame_bytes));
             }
         }
         tables.insert(table_config.id.clone(), handle);
     }
+    // HTTPS (phone cameras need a secure origin) beside plain HTTP, bound before the hub so
+    // that the hub knows its port.
+    let https = match &config.https_listen {
+        Some(listen) => {
+            let listener = tokio::net::TcpListener::bind(listen)
+                .await
+                .map_err(|source| ServerError::Bind { addr: listen.clone(), source })?;
+            let addr = listener.local_addr().map_err(|source| ServerError::Bind { addr: listen.clone(), source })?;
+            let mut names = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
+            if !addr.ip().is_unspecified() {
+                names.push(addr.ip().to_string());
+            }
+            let identity = tls::identity(config.tls_cert.as_deref(), config.tls_key.as_deref(), &config.data_dir, &names)?;
+            Some((listener, addr, identity))
+        }
+        None => None,
+    };
     let hub = Arc::new(Hub {
         tables,
         store,
@@ -165,6 +209,7 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         body_timeout: Duration::from_secs_f64(config.body_timeout_secs),
         clock: Arc::clone(&engines.clock),
         started: Instant::now(),
+        https_port: https.as_ref().map(|(_, addr, _)| addr.port()),
     });
     let socket = tokio::net::TcpListener::bind(&config.listen)
         .await
@@ -181,7 +226,31 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
     };
     let served = tokio::spawn(listener::serve(socket, app, limits, stop));
     tracing::info!(%addr, tables = hub.tables.len(), "tengen service listening");
-    Ok(RunningServer { addr, arbiter_token, camera_token, hub, shutdown: Some(shutdown), served, _lock: lock })
+    let (https_addr, tls_info, https_task, https_stop) = match https {
+        Some((socket, https_addr, identity)) => {
+            // The same router, limits and graceful stop as HTTP, after a TLS handshake that
+            // has the header deadline.
+            let (https_stop, stop) = oneshot::channel::<()>();
+            let acceptor = tokio_rustls::TlsAcceptor::from(identity.config);
+            let task = tokio::spawn(listener::serve_tls(socket, acceptor, router(Arc::clone(&hub)), limits, stop));
+            tracing::info!(%https_addr, fingerprint = %identity.fingerprint, "HTTPS for phone cameras");
+            (Some(https_addr), Some((identity.fingerprint, identity.created)), Some(task), Some(https_stop))
+        }
+        None => (None, None, None, None),
+    };
+    Ok(RunningServer {
+        addr,
+        arbiter_token,
+        camera_token,
+        hub,
+        https_addr,
+        tls: tls_info,
+        shutdown: Some(shutdown),
+        served,
+        _lock: lock,
+        https_stop,
+        https: https_task,
+    })
 }
 
 /// A game's referee rebuilt by replaying its log (a finished game, or the live game's record).
@@ -193,7 +262,7 @@ pub async fn replay_referee(
         return Err(store::StoreError::Corrupt { seq: 0, message: "game of an unknown table".into() });
     };
     let inputs = hub.store.replay_inputs(game.id).await?;
-    let mut referee = table.referees().new_game(&game.table, game.id, game.komi);
+    let mut referee = table.referees().new_game(game);
     for (at_ms, input) in inputs {
         match input {
             store::ReplayInput::Observation(obs) => {

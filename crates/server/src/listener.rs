@@ -3,6 +3,9 @@
 //! Bodies get their own deadline where they are read (`api::read_body`), so a client sending a
 //! frame a byte at a time cannot hold a connection for ever either.
 //!
+//! The same loop serves HTTPS (the phone-camera page), the TLS handshake inside each
+//! connection's task.
+//!
 //! Over the cap a connection is answered `503` with a JSON error and closed at once: the
 //! clients already connected (cameras, the dashboard's event stream) keep their service.
 
@@ -16,6 +19,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio::sync::{oneshot, Semaphore};
+use tokio_rustls::TlsAcceptor;
 
 /// What the listener allows each client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,8 +58,26 @@ fn over_cap_response() -> Vec<u8> {
 
 /// Serves `app` on `listener` until `stop` fires (or its sender is dropped), then waits for the
 /// open connections to finish their requests.
-pub async fn serve(
+pub async fn serve(listener: TcpListener, app: Router, limits: HttpLimits, stop: oneshot::Receiver<()>) -> std::io::Result<()> {
+    accept_loop(listener, None, app, limits, stop).await
+}
+
+/// [`serve`] over TLS (the phone-camera page): the same cap, deadlines and graceful stop; each
+/// handshake runs in its connection's own task within the header deadline, so a slow or silent
+/// client holds neither the accept loop nor a permit for longer.
+pub async fn serve_tls(
     listener: TcpListener,
+    tls: TlsAcceptor,
+    app: Router,
+    limits: HttpLimits,
+    stop: oneshot::Receiver<()>,
+) -> std::io::Result<()> {
+    accept_loop(listener, Some(tls), app, limits, stop).await
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
     app: Router,
     limits: HttpLimits,
     mut stop: oneshot::Receiver<()>,
@@ -83,21 +105,37 @@ pub async fn serve(
         };
         let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
             tracing::debug!(%peer, "connection refused: too many open");
-            tokio::spawn(async move {
-                let _ = tokio::time::timeout(
-                    Duration::from_secs(1),
-                    stream.write_all(&over_cap_response()),
-                )
-                .await;
-            });
+            // Over TLS the refusal would need a handshake first: the connection is just closed.
+            if tls.is_none() {
+                tokio::spawn(async move {
+                    let _ = tokio::time::timeout(
+                        Duration::from_secs(1),
+                        stream.write_all(&over_cap_response()),
+                    )
+                    .await;
+                });
+            }
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let connection =
-            builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
-        let watched = graceful.watch(connection);
+        let service = TowerToHyperService::new(app.clone());
+        let (builder, watcher, tls) = (builder.clone(), graceful.watcher(), tls.clone());
         tokio::spawn(async move {
-            if let Err(err) = watched.await {
+            let ended = match tls {
+                None => watcher.watch(builder.serve_connection(TokioIo::new(stream), service)).await,
+                Some(tls) => match tokio::time::timeout(limits.header_timeout, tls.accept(stream)).await {
+                    Ok(Ok(secured)) => watcher.watch(builder.serve_connection(TokioIo::new(secured), service)).await,
+                    Ok(Err(err)) => {
+                        tracing::debug!(%peer, %err, "TLS handshake failed");
+                        Ok(())
+                    }
+                    Err(_) => {
+                        tracing::debug!(%peer, "TLS handshake timed out");
+                        Ok(())
+                    }
+                },
+            };
+            if let Err(err) = ended {
                 tracing::trace!(%peer, %err, "connection ended");
             }
             drop(permit);

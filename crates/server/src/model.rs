@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use tengen_rules::{ByColor, Color, PointState, BOARD_POINTS};
+pub use tengen_referee::StartPosition;
 
 /// The character of a point in the service's board strings (`.` empty, `B` black, `W` white,
 /// `?` unknown): the API's alphabet, which differs from the board text of the rest of the
@@ -172,6 +173,9 @@ pub struct OpenAlert {
     pub summary: String,
     /// SGF coordinates of the points involved.
     pub points: Vec<String>,
+    /// When it was raised (ms since the epoch), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raised_ms: Option<i64>,
 }
 
 /// The referee's view of one game, as the dashboard draws it.
@@ -274,6 +278,13 @@ pub enum ArbiterAction {
         /// Komi in points; the table's default when absent.
         #[serde(default)]
         komi: Option<f64>,
+        /// What the game starts from (`"even"`, `{"handicap": N}`, `"adopt"`); the table's
+        /// default when absent.
+        #[serde(default)]
+        start: Option<StartPosition>,
+        /// The pairing it plays (players, ranks, event, round), when a round was imported.
+        #[serde(default)]
+        pairing: Option<GamePairing>,
     },
 }
 
@@ -295,6 +306,47 @@ impl ArbiterAction {
             Self::NewGame { .. } => "new_game",
         }
     }
+}
+
+/// How a game is set up: what the referee checks the first stable board against, and what the
+/// record says about it beyond the players' names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GameSetup {
+    /// What the game starts from: an even game (the default), N handicap stones, or the board
+    /// as found.
+    #[serde(default = "even")]
+    pub start: StartPosition,
+    /// The pairing the game plays, when it comes from an imported round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairing: Option<GamePairing>,
+}
+
+impl Default for GameSetup {
+    fn default() -> Self {
+        Self { start: StartPosition::Even, pairing: None }
+    }
+}
+
+/// Who plays whom in which round of which event (from imported pairings): what the record's
+/// PB/PW/BR/WR/EV/RO/HA say, and what the round's results are exported with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GamePairing {
+    /// The event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// The round, from 1.
+    pub round: u32,
+    /// Black.
+    pub black: crate::pairings::Player,
+    /// White.
+    pub white: crate::pairings::Player,
+    /// Handicap stones as paired (0: even; 1: Black first without komi).
+    #[serde(default)]
+    pub handicap: u8,
+}
+
+fn even() -> StartPosition {
+    StartPosition::Even
 }
 
 /// An event as stored and served: the referee's event plus where and when.

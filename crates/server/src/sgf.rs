@@ -23,11 +23,19 @@ pub fn utc_date(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// The record's header for a stored game at a table.
+/// The record's header for a stored game at a table: the players, and from an imported pairing
+/// their ranks, the event, the round and the handicap.
 pub fn record_header(game: &GameRow, table_name: &str) -> RecordHeader {
+    let pairing = game.setup.pairing.as_ref();
     RecordHeader {
         black: game.black.clone(),
         white: game.white.clone(),
+        black_rank: pairing.and_then(|p| p.black.rank.as_ref()).map(|r| r.to_lowercase()),
+        white_rank: pairing.and_then(|p| p.white.rank.as_ref()).map(|r| r.to_lowercase()),
+        event: pairing.and_then(|p| p.event.clone()),
+        round: pairing.map(|p| p.round.to_string()),
+        // A paired handicap of 1 is Black first without komi: no stones, no HA.
+        handicap: pairing.map(|p| p.handicap).filter(|&h| h >= 2),
         date: Some(utc_date(game.started_ms)),
         game_name: Some(format!("{table_name}, game {}", game.id)),
         result: None,
@@ -37,15 +45,37 @@ pub fn record_header(game: &GameRow, table_name: &str) -> RecordHeader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{GamePairing, GameSetup};
+    use crate::pairings::Player;
 
     #[test]
     fn dates_and_headers() {
         assert_eq!(utc_date(0), "1970-01-01");
         assert_eq!(utc_date(1_795_000_000_000), "2026-11-18");
-        let game = GameRow { id: 3, table: "1".into(), komi: 7.5, started_ms: 0, black: Some("Ke Jie".into()), white: None };
+        let mut game = GameRow {
+            id: 3,
+            table: "1".into(),
+            komi: 7.5,
+            started_ms: 0,
+            black: Some("Ke Jie".into()),
+            white: None,
+            setup: GameSetup::default(),
+        };
         let header = record_header(&game, "Table 1");
         assert_eq!(header.game_name.as_deref(), Some("Table 1, game 3"));
         assert_eq!(header.black.as_deref(), Some("Ke Jie"));
         assert_eq!(header.date.as_deref(), Some("1970-01-01"));
+        assert_eq!((header.round, header.handicap), (None, None));
+        game.setup.pairing = Some(GamePairing {
+            event: Some("Open".into()),
+            round: 2,
+            black: Player { surname: "Ke".into(), first_name: "Jie".into(), rank: Some("9D".into()) },
+            white: Player { surname: "Shin".into(), first_name: "Jinseo".into(), rank: None },
+            handicap: 3,
+        });
+        let header = record_header(&game, "Table 1");
+        assert_eq!(header.black_rank.as_deref(), Some("9d"));
+        assert_eq!(header.white_rank, None);
+        assert_eq!((header.event.as_deref(), header.round.as_deref(), header.handicap), (Some("Open"), Some("2"), Some(3)));
     }
 }

@@ -155,7 +155,7 @@ pub async fn http_get(
 }
 
 /// Hands a pulled frame to its table (refusing corrupt ones).
-fn deliver(table: &TableHandle, clock: &dyn Clock, bytes: Vec<u8>) {
+pub(crate) fn deliver(table: &TableHandle, clock: &dyn Clock, bytes: Vec<u8>) {
     match check_frame(&bytes) {
         Ok((format, _, _)) => table.offer_frame(Frame {
             bytes: Arc::new(bytes),
@@ -482,24 +482,29 @@ pub async fn read_frame_file(file: &Path, max_frame: usize) -> Result<Vec<u8>, S
         return Err(SourceError::TooLarge(max_frame));
     }
     Ok(bytes)
+/// How a folder of frames is played.
+#[derive(Debug, Clone, Copy)]
+pub struct FolderReplay {
+    /// Frames per second (between recorded frames, and for folders without times).
+    pub fps: f64,
+    /// Start over with a new game at the end.
+    pub repeat: bool,
+    /// Before starting over, hold the finished game until its alerts are decided, at most
+    /// this long (a newcomer fetching the arbiter token must still find them).
+    pub hold: Duration,
 }
 
 /// Replays a folder of frames at their recorded times (`sequence.json`) or else at `fps`,
 /// repeating the current frame at `fps` across longer gaps as a live camera would; with
-/// `repeat`, starts a new game and plays it again.
-pub async fn run_folder(
-    path: PathBuf,
-    fps: f64,
-    repeat: bool,
-    table: Arc<TableHandle>,
-    clock: Arc<dyn Clock>,
-    max_frame: usize,
-) {
+/// `repeat`, holds the finished game while it has open alerts (at most `hold`), then starts a
+/// new game and plays it again.
+pub async fn run_folder(path: PathBuf, replay: FolderReplay, table: Arc<TableHandle>, clock: Arc<dyn Clock>, max_frame: usize) {
+    let FolderReplay { fps, repeat, hold } = replay;
     let period = Duration::from_secs_f64(1.0 / fps.clamp(0.01, 60.0));
     // A looping replay restarted mid-game (the service restarted) begins a fresh game, so the
     // first frames are not mistaken for a scattered board.
     if repeat && table.summary().is_some_and(|s| s.move_number > 0) {
-        if let Err(err) = table.arbiter(ArbiterAction::NewGame { komi: None }).await {
+        if let Err(err) = table.arbiter(ArbiterAction::NewGame { komi: None, start: None, pairing: None }).await {
             tracing::warn!(table = %table.id, %err, "cannot start a fresh replay game");
         }
     }
@@ -551,9 +556,22 @@ pub async fn run_folder(
         if !repeat {
             return;
         }
-        // Let the referee settle on the last position, then start over.
-        tokio::time::sleep(period * 6).await;
-        if let Err(err) = table.arbiter(ArbiterAction::NewGame { komi: None }).await {
+        // Let the referee settle on the last position; hold it while the arbiter has alerts to
+        // decide (the still board keeps being sent, as a camera would); then start over.
+        let settled = tokio::time::Instant::now() + period * 6;
+        let held_until = settled + hold;
+        loop {
+            let now = tokio::time::Instant::now();
+            let open = table.summary().is_some_and(|s| s.open_alerts > 0);
+            if now >= held_until || (now >= settled && !open) {
+                break;
+            }
+            tokio::time::sleep(period).await;
+            if let Some(bytes) = &current {
+                deliver(&table, clock.as_ref(), bytes.clone());
+            }
+        }
+        if let Err(err) = table.arbiter(ArbiterAction::NewGame { komi: None, start: None, pairing: None }).await {
             tracing::warn!(table = %table.id, %err, "cannot start the next demo game");
             return;
         }

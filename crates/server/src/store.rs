@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use crate::engine::Corners;
-use crate::model::{ArbiterAction, Observation, RefereeEvent, StoredEvent};
+use crate::model::{ArbiterAction, GameSetup, Observation, RefereeEvent, StoredEvent};
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +45,14 @@ pub enum StoreError {
     /// The writer thread has stopped.
     #[error("the store's writer has stopped")]
     Closed,
+    /// The file was written by a newer build (its schema version is higher than this one reads).
+    #[error("the log has schema version {found}; this build reads up to {supported}: use a newer tengen")]
+    NewerSchema {
+        /// The file's version.
+        found: i64,
+        /// The highest this build reads.
+        supported: i64,
+    },
 }
 
 /// Before/after evidence images (JPEG) of an event.
@@ -91,6 +99,9 @@ pub struct GameRow {
     pub black: Option<String>,
     /// White player's name.
     pub white: Option<String>,
+    /// What the game starts from, and what its record says beyond the names.
+    #[serde(default)]
+    pub setup: GameSetup,
 }
 
 /// An input to a referee, as replayed after a restart.
@@ -139,7 +150,8 @@ CREATE TABLE IF NOT EXISTS games (
     komi REAL NOT NULL,
     started_ms INTEGER NOT NULL,
     black TEXT,
-    white TEXT
+    white TEXT,
+    setup TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS games_table ON games(table_id, id);
 CREATE TABLE IF NOT EXISTS log (
@@ -168,8 +180,33 @@ CREATE TRIGGER IF NOT EXISTS log_no_update BEFORE UPDATE ON log
     BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS log_no_delete BEFORE DELETE ON log
     BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
-PRAGMA user_version = 1;
 ";
+
+/// The schema version this build writes (`PRAGMA user_version`).
+const SCHEMA_VERSION: i64 = 2;
+
+/// Creates the tables of a new file, or brings an older file up to [`SCHEMA_VERSION`] one step
+/// at a time; a newer file is refused, never rewritten.
+fn upgrade_schema(conn: &mut Connection) -> Result<(), StoreError> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema { found: version, supported: SCHEMA_VERSION });
+    }
+    let has_games: bool = conn.query_row(
+        "SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'games'",
+        [],
+        |r| r.get(0),
+    )?;
+    let tx = conn.transaction()?;
+    if has_games && version < 2 {
+        // Version 2: each game's setup (even, handicap, adopted board).
+        tx.execute_batch("ALTER TABLE games ADD COLUMN setup TEXT NOT NULL DEFAULT '{}';")?;
+    }
+    tx.execute_batch(SCHEMA)?;
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    tx.commit()?;
+    Ok(())
+}
 
 fn open_connection(path: &Path) -> Result<Connection, StoreError> {
     let conn = Connection::open(path)?;
@@ -187,7 +224,7 @@ impl Store {
             .map_err(|source| StoreError::Io { path: data_dir.to_owned(), source })?;
         let path = data_dir.join("tengen.sqlite");
         let mut write_conn = open_connection(&path)?;
-        write_conn.execute_batch(SCHEMA)?;
+        upgrade_schema(&mut write_conn)?;
         let reader = open_connection(&path)?;
         let (writer, jobs) = std::sync::mpsc::channel::<WriteJob>();
         std::thread::Builder::new()
@@ -237,13 +274,15 @@ impl Store {
         &self,
         table: &str,
         komi: f64,
+        setup: GameSetup,
         started_ms: i64,
     ) -> Result<GameRow, StoreError> {
         let table = table.to_owned();
         self.write(move |conn| {
+            let text = serde_json::to_string(&setup).map_err(|e| StoreError::Corrupt { seq: 0, message: e.to_string() })?;
             conn.execute(
-                "INSERT INTO games (table_id, komi, started_ms) VALUES (?1, ?2, ?3)",
-                params![table, komi, started_ms],
+                "INSERT INTO games (table_id, komi, started_ms, setup) VALUES (?1, ?2, ?3, ?4)",
+                params![table, komi, started_ms, text],
             )?;
             Ok(GameRow {
                 id: conn.last_insert_rowid(),
@@ -252,6 +291,7 @@ impl Store {
                 started_ms,
                 black: None,
                 white: None,
+                setup,
             })
         })
         .await
@@ -328,7 +368,7 @@ impl Store {
         self.read(move |conn| {
             Ok(conn
                 .query_row(
-                    "SELECT id, table_id, komi, started_ms, black, white FROM games
+                    "SELECT id, table_id, komi, started_ms, black, white, setup FROM games
                      WHERE table_id = ?1 ORDER BY id DESC LIMIT 1",
                     params![table],
                     game_row,
@@ -343,7 +383,7 @@ impl Store {
         self.read(move |conn| {
             Ok(conn
                 .query_row(
-                    "SELECT id, table_id, komi, started_ms, black, white FROM games WHERE id = ?1",
+                    "SELECT id, table_id, komi, started_ms, black, white, setup FROM games WHERE id = ?1",
                     params![id],
                     game_row,
                 )
@@ -357,7 +397,7 @@ impl Store {
         let table = table.to_owned();
         self.read(move |conn| {
             let mut stmt = conn.prepare(
-                "SELECT id, table_id, komi, started_ms, black, white FROM games
+                "SELECT id, table_id, komi, started_ms, black, white, setup FROM games
                  WHERE table_id = ?1 ORDER BY id DESC",
             )?;
             let rows = stmt.query_map(params![table], game_row)?;
@@ -490,6 +530,8 @@ fn game_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GameRow> {
         started_ms: r.get(3)?,
         black: r.get(4)?,
         white: r.get(5)?,
+        // A setup this build cannot read (written by a newer one) falls back to an even game.
+        setup: serde_json::from_str(&r.get::<_, String>(6)?).unwrap_or_default(),
     })
 }
 
@@ -594,7 +636,7 @@ mod tests {
     async fn appended_inputs_and_events_read_back_in_order_and_survive_reopening() {
         let dir = temp_dir("roundtrip");
         let store = Store::open(&dir).expect("open");
-        let game = store.create_game("t1", 7.5, 1000).await.expect("game");
+        let game = store.create_game("t1", 7.5, GameSetup::default(), 1000).await.expect("game");
         let mut points = vec![PointState::Empty; BOARD_POINTS];
         points[60] = PointState::Black;
         let obs = Observation { points, corners: None, confidence: 0.9, occluded: true, moved_cells: None, point_confidence: (0..BOARD_POINTS).map(|i| [0.0, 0.4, 0.7, 1.0][i % 4]).collect() };
@@ -652,7 +694,7 @@ mod tests {
     async fn the_log_refuses_updates_and_deletes() {
         let dir = temp_dir("append-only");
         let store = Store::open(&dir).expect("open");
-        let game = store.create_game("t1", 7.5, 0).await.expect("game");
+        let game = store.create_game("t1", 7.5, GameSetup::default(), 0).await.expect("game");
         store
             .append(LogBatch {
                 table: "t1".into(),

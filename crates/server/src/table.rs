@@ -14,10 +14,10 @@ use tokio::sync::{broadcast, mpsc, oneshot, Notify, Semaphore};
 use crate::auth::RateLimiter;
 use crate::config::TableConfig;
 use crate::engine::{Corners, Engines, FrameAnalyzer, RefereeError, RefereeFactory, TableReferee};
-use crate::imaging::{evidence_crop, FrameFormat};
+use crate::imaging::FrameFormat;
 use crate::metrics::{Stage, TableMetrics};
 use crate::model::{
-    ArbiterAction, GameView, Observation, RefereeEvent, Severity, StoredEvent,
+    ArbiterAction, GameSetup, GameView, Observation, RefereeEvent, Severity, StartPosition, StoredEvent,
 };
 use crate::store::{Evidence, GameRow, LogBatch, ReplayInput, Store, StoreError};
 
@@ -122,6 +122,12 @@ pub struct TableSummary {
     pub physical: String,
     /// Unanswered alerts.
     pub open_alerts: usize,
+    /// The newest unanswered alert: what, under which article, since when.
+    pub newest_alert: Option<crate::model::OpenAlert>,
+    /// Black player's name (and rank), when known.
+    pub black: Option<String>,
+    /// White player's name (and rank), when known.
+    pub white: Option<String>,
     /// Warnings black, white.
     pub warnings: ByColor<u32>,
     /// Game phase.
@@ -178,10 +184,14 @@ pub struct TableHandle {
     pub name: String,
     /// Default komi for new games.
     pub komi: f64,
+    /// Default start of new games (even, handicap, as found).
+    pub start: StartPosition,
     /// Where frames come from.
     pub source: String,
     /// The table's own camera token, if any.
     pub camera_token: Option<String>,
+    /// The token of this table's phone-camera page (made at start; good for this table only).
+    pub phone_token: String,
     /// Counters.
     pub metrics: TableMetrics,
     slot: FrameSlot,
@@ -264,6 +274,9 @@ impl TableHandle {
             legal: live.view.legal.clone(),
             physical: live.view.physical.clone(),
             open_alerts: live.view.open_alerts.len(),
+            newest_alert: live.view.open_alerts.iter().max_by_key(|a| (a.raised_ms, a.alert_id)).cloned(),
+            black: player_label(live.game.black.as_deref(), live.game.setup.pairing.as_ref().and_then(|p| p.black.rank.as_deref())),
+            white: player_label(live.game.white.as_deref(), live.game.setup.pairing.as_ref().and_then(|p| p.white.rank.as_deref())),
             warnings: live.view.warnings,
             phase: live.view.phase.clone(),
             result: live.view.result.clone(),
@@ -292,6 +305,15 @@ impl TableHandle {
             .map_err(|_| TableError::Stopped)?;
         answer.await.map_err(|_| TableError::Stopped)?
     }
+}
+
+/// "Name (3D)", or the name alone.
+fn player_label(name: Option<&str>, rank: Option<&str>) -> Option<String> {
+    let name = name?;
+    Some(match rank {
+        Some(rank) => format!("{name} ({rank})"),
+        None => name.to_owned(),
+    })
 }
 
 /// What every table task shares.
@@ -328,9 +350,9 @@ pub async fn start_table(
     let now = shared.engines.clock.now_ms();
     let game = match store.current_game(&config.id).await? {
         Some(game) => game,
-        None => store.create_game(&config.id, config.komi, now).await?,
+        None => store.create_game(&config.id, config.komi, GameSetup { start: config.start, pairing: None }, now).await?,
     };
-    let mut referee = shared.engines.referees.new_game(&config.id, game.id, game.komi);
+    let mut referee = shared.engines.referees.new_game(&game);
     let inputs = store.replay_inputs(game.id).await?;
     let replayed = inputs.len();
     let mut last_logged = None;
@@ -360,6 +382,7 @@ pub async fn start_table(
         crate::config::CameraConfig::Post => "post",
         crate::config::CameraConfig::Mjpeg { .. } => "mjpeg",
         crate::config::CameraConfig::Snapshot { .. } => "snapshot",
+        crate::config::CameraConfig::Rtsp { .. } => "rtsp",
         crate::config::CameraConfig::Folder { .. } => "folder",
     };
     let burst = shared.max_camera_fps.max(1.0) * 2.0;
@@ -367,8 +390,10 @@ pub async fn start_table(
         id: config.id.clone(),
         name: config.name.clone().unwrap_or_else(|| format!("Table {}", config.id)),
         komi: config.komi,
+        start: config.start,
         source: source.into(),
         camera_token: config.camera_token.clone(),
+        phone_token: crate::auth::generate_token(),
         metrics: TableMetrics::default(),
         slot: FrameSlot::default(),
         limiter: Mutex::new(RateLimiter::new(shared.max_camera_fps, burst)),
@@ -587,27 +612,34 @@ impl TableTask {
         {
             // Every observation the referee saw is logged (a repeat as a short row): the
             // referee counts frames, so replaying only the changes would not rebuild its state.
-            let needs_evidence = events.iter().any(|e| e.severity == Severity::Alert);
-            let evidence = if needs_evidence {
+            // Each alert's evidence is zoomed on its own points.
+            let alert_points: Vec<Option<Vec<(usize, usize)>>> = events
+                .iter()
+                .map(|e| (e.severity == Severity::Alert).then(|| crate::evidence::event_points(&e.detail)))
+                .collect();
+            let mut evidence: Vec<Option<Evidence>> = vec![None; events.len()];
+            if alert_points.iter().any(Option::is_some) {
                 let before = self.stable_frame.clone();
                 let after = (frame.clone(), observation.corners);
-                tokio::task::spawn_blocking(move || Evidence {
-                    before: before.and_then(|(f, c)| evidence_crop(&f.bytes, c.as_ref())),
-                    after: evidence_crop(&after.0.bytes, after.1.as_ref()),
+                let wanted = alert_points.clone();
+                if let Ok(made) = tokio::task::spawn_blocking(move || {
+                    wanted
+                        .iter()
+                        .map(|points| {
+                            points.as_ref().map(|points| {
+                                let before = before.as_ref().map(|(f, c)| (f.bytes.as_slice(), c.as_ref()));
+                                crate::evidence::alert_evidence(before, (after.0.bytes.as_slice(), after.1.as_ref()), points)
+                            })
+                        })
+                        .collect::<Vec<_>>()
                 })
                 .await
-                .ok()
-            } else {
-                None
-            };
+                {
+                    evidence = made;
+                }
+            }
             let produced = !events.is_empty();
-            let with_evidence = events
-                .into_iter()
-                .map(|e| {
-                    let ev = (e.severity == Severity::Alert).then(|| evidence.clone()).flatten();
-                    (e, ev)
-                })
-                .collect();
+            let with_evidence = events.into_iter().zip(evidence).collect();
             let at_ms = frame.at_ms;
             let logged = self
                 .log_and_publish_at(at_ms, Some(observation.clone()), repeats, None, with_evidence)
@@ -627,10 +659,16 @@ impl TableTask {
 
     async fn apply_action(&mut self, action: ArbiterAction) -> Result<Vec<StoredEvent>, TableError> {
         let now = self.shared.engines.clock.now_ms();
-        if let ArbiterAction::NewGame { komi } = &action {
+        if let ArbiterAction::NewGame { komi, start, pairing } = &action {
             let komi = komi.unwrap_or(self.handle.komi);
-            let game = self.shared.store.create_game(&self.handle.id, komi, now).await?;
-            self.referee = self.shared.engines.referees.new_game(&self.handle.id, game.id, komi);
+            let setup = GameSetup { start: start.unwrap_or(self.handle.start), pairing: pairing.clone() };
+            let mut game = self.shared.store.create_game(&self.handle.id, komi, setup.clone(), now).await?;
+            if let Some(p) = pairing {
+                let (black, white) = (Some(p.black.display()), Some(p.white.display()));
+                self.shared.store.set_players(game.id, black.clone(), white.clone()).await?;
+                (game.black, game.white) = (black, white);
+            }
+            self.referee = self.shared.engines.referees.new_game(&game);
             self.game = game.clone();
             self.last_logged = None;
             self.stable_frame = None;
@@ -643,8 +681,8 @@ impl TableTask {
                 severity: Severity::Info,
                 alert_id: None,
                 move_number: None,
-                summary: format!("New game, komi {komi}"),
-                detail: serde_json::json!({ "komi": komi }),
+                summary: format!("New game ({}), komi {komi}", setup.start),
+                detail: serde_json::json!({ "komi": komi, "start": setup.start }),
             };
             // The new game's log starts with this event; the action is not a referee input.
             return Ok(self.log_and_publish(None, None, vec![(event, None)]).await?);

@@ -46,6 +46,11 @@ impl Drop for Browser {
 }
 
 fn launch(binary: &PathBuf) -> (Browser, u16) {
+    launch_with(binary, &[])
+}
+
+/// Chromium with extra switches (a fake camera, a self-signed certificate accepted).
+fn launch_with(binary: &PathBuf, extra: &[String]) -> (Browser, u16) {
     let profile = temp_dir("chromium-profile");
     let child = Command::new(binary)
         .args([
@@ -62,6 +67,7 @@ fn launch(binary: &PathBuf) -> (Browser, u16) {
             "--window-size=1280,900",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
         .arg("about:blank")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -263,9 +269,10 @@ async fn dashboard_shows_a_new_alert_and_the_arbiter_confirms_it() {
     let events = hub.store.events_after(0, Some("1".into()), None, 100).await.unwrap();
     assert!(events.iter().any(|e| e.event.kind == "infraction_confirmed"));
 
-    // The language toggle switches the page to Chinese.
-    tools.eval("document.querySelector('#lang').click(); true").await;
+    // The language menu switches the page to Chinese.
+    tools.eval("const l = document.querySelector('#lang'); l.value = 'zh-Hans'; l.dispatchEvent(new Event('change')); true").await;
     assert!(tools.wait_for("document.querySelector('[data-i18n=alerts]').textContent === '警示'", 5).await);
+    assert!(tools.wait_for("document.querySelector('#conn').textContent === '在线'", 5).await, "the live badge stays live");
     println!("browser test: alert shown and confirmed in headless chromium");
     server.shutdown_now();
     let _ = std::fs::remove_dir_all(dir);
@@ -330,4 +337,288 @@ async fn capture_dashboard_screenshot() {
     let shot = tools.call("Page.captureScreenshot", json!({ "format": "png" })).await;
     std::fs::write(&out, base64_decode(shot["data"].as_str().unwrap())).unwrap();
     println!("screenshot written to {out}");
+}
+
+/// Opens a page in a fresh headless Chromium and returns its DevTools connection.
+async fn open_browser(binary: &PathBuf) -> (Browser, DevTools) {
+    open_browser_with(binary, &[]).await
+}
+
+async fn open_browser_with(binary: &PathBuf, extra: &[String]) -> (Browser, DevTools) {
+    let (browser, port) = launch_with(binary, extra);
+    let (_, _, body) = http(std::net::SocketAddr::from(([127, 0, 0, 1], port)), "GET", "/json/list", &[], b"").await;
+    let targets: Value = serde_json::from_slice(&body).unwrap();
+    let page = targets.as_array().unwrap().iter().find(|t| t["type"] == "page").expect("a page target").clone();
+    let ws_url = page["webSocketDebuggerUrl"].as_str().unwrap();
+    let tools = DevTools::connect(port, &ws_url[ws_url.find("/devtools").unwrap()..]).await;
+    (browser, tools)
+}
+
+/// Posts one frame to a table and waits until it is analysed.
+async fn feed_table(hub: &Arc<tengen_server::Hub>, addr: std::net::SocketAddr, table: &str, stones: &[(u32, u32, char)]) {
+    let before = hub.tables[table].metrics.latency.count();
+    let auth = format!("Bearer {CAMERA}");
+    let path = format!("/api/tables/{table}/frames");
+    let (status, _, _) = http(addr, "POST", &path, &[("Authorization", &auth), ("Content-Type", "image/png")], &board_png(stones)).await;
+    assert_eq!(status, 202);
+    let handle = Arc::clone(&hub.tables[table]);
+    assert!(wait_until(5, || { let h = Arc::clone(&handle); async move { h.metrics.latency.count() > before } }).await);
+}
+
+/// Shows a board until the real referee accepts it.
+async fn show_board(hub: &Arc<tengen_server::Hub>, addr: std::net::SocketAddr, table: &str, stones: &[(u32, u32, char)]) {
+    for _ in 0..6 {
+        feed_table(hub, addr, table, stones).await;
+    }
+}
+
+/// Stones on the board when an even game starts: one `setup_mismatch` alert with evidence.
+const STONES_AT_START: [(u32, u32, char); 3] = [(3, 3, 'B'), (15, 15, 'B'), (9, 9, 'W')];
+
+/// The visible text of the page (what a person reads), the title included.
+const VISIBLE_TEXT: &str = "document.title + '\\n' + document.body.innerText";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_language_shows_every_visible_string_translated() {
+    let Some(binary) = chromium() else {
+        println!("browser test skipped: chromium is not installed (apt-get install -y chromium)");
+        return;
+    };
+    let dir = temp_dir("browser-i18n");
+    let server = tengen_server::start(test_config(dir.clone(), &["1", "2"]), real_referee_engines()).await.unwrap();
+    let (hub, addr) = (Arc::clone(&server.hub), server.addr);
+    // Table 1: an alert with evidence, decided arbiter actions and a camera notice in its events.
+    show_board(&hub, addr, "1", &STONES_AT_START).await;
+    assert_eq!(hub.tables["1"].summary().unwrap().open_alerts, 1);
+    // Table 2: a game with moves.
+    show_board(&hub, addr, "2", &[]).await;
+    show_board(&hub, addr, "2", &[(3, 3, 'B')]).await;
+    show_board(&hub, addr, "2", &[(3, 3, 'B'), (15, 15, 'W')]).await;
+    let (_browser, mut tools) = open_browser(&binary).await;
+    tools.call("Page.navigate", json!({ "url": format!("http://{addr}/") })).await;
+    assert!(tools.wait_for("document.readyState === 'complete' && typeof I18N === 'object'", 15).await);
+    // Every key of every language.
+    let missing = tools.eval("Object.keys(I18N).flatMap((l) => Object.keys(I18N.en).filter((k) => !(k in I18N[l])).map((k) => l + ':' + k))").await;
+    assert_eq!(missing, json!([]), "keys without a translation");
+    tools.eval(&format!("localStorage.setItem('tengen.token', '{ARBITER}'); true")).await;
+    let names: Vec<String> = hub.tables.values().map(|t| t.name.clone()).collect();
+    for (lang, word) in [("en", "Alerts"), ("zh-Hans", "警示"), ("zh-Hant", "警示")] {
+        tools.eval(&format!("localStorage.setItem('tengen.lang', '{lang}'); location.hash = '#/'; location.reload(); true")).await;
+        assert!(tools.wait_for("!!document.querySelector('#conn.live') && document.querySelectorAll('.card').length === 2", 15).await, "{lang}: hall");
+        assert!(tools.wait_for("!!document.querySelector('.card .newest') && document.querySelector('.card .newest').textContent.length > 0", 10).await, "{lang}: the newest alert on its card");
+        let hall = tools.eval(VISIBLE_TEXT).await.as_str().unwrap_or_default().to_owned();
+        tools.eval("location.hash = '#/table/1'; true").await;
+        assert!(tools.wait_for("document.querySelectorAll('#alerts .alert img').length === 2 && document.querySelectorAll('#events li').length > 2", 15).await, "{lang}: table 1 with its alert");
+        assert!(tools.wait_for(&format!("document.querySelector('[data-i18n=alerts]').textContent === '{word}'"), 5).await, "{lang}");
+        let table1 = tools.eval(VISIBLE_TEXT).await.as_str().unwrap_or_default().to_owned();
+        tools.eval("location.hash = '#/table/2'; true").await;
+        assert!(tools.wait_for("document.querySelector('#moves').children.length === 2", 15).await, "{lang}: table 2 with its moves");
+        let table2 = tools.eval(VISIBLE_TEXT).await.as_str().unwrap_or_default().to_owned();
+        for (page, text) in [("hall", &hall), ("table 1", &table1), ("table 2", &table2)] {
+            let untranslated = untranslated_words(lang, text, &names);
+            assert!(untranslated.is_empty(), "{lang}, {page}: untranslated {untranslated:?} in:\n{text}");
+        }
+        if lang != "en" {
+            assert!(table1.contains(if lang == "zh-Hans" { "第二条" } else { "第二條" }), "{lang}: articles in the rules' wording:\n{table1}");
+        }
+    }
+    println!("browser test: English, 简体中文 and 繁體中文 complete on the hall and table views");
+    server.shutdown_now();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Words of the other language(s) in a page's visible text: Latin words in Chinese (coordinates,
+/// table names and the names of programs and formats aside), Chinese characters in English (the
+/// brand and the language menu aside).
+fn untranslated_words(lang: &str, text: &str, table_names: &[String]) -> Vec<String> {
+    let mut text = text.to_owned();
+    for allowed in table_names.iter().map(String::as_str).chain(["Tengen", "天元", "English", "简体中文", "繁體中文", "OpenGotha", "XML", "CSV", "ZIP"]) {
+        text = text.replace(allowed, " ");
+    }
+    if lang == "en" {
+        text.chars().filter(|c| ('\u{3400}'..='\u{9fff}').contains(c)).map(String::from).collect()
+    } else {
+        text.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| w.len() >= 2).map(str::to_owned).collect()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_alerts_evidence_is_zoomed_on_its_points_and_rings_them() {
+    let Some(binary) = chromium() else {
+        println!("browser test skipped: chromium is not installed (apt-get install -y chromium)");
+        return;
+    };
+    let dir = temp_dir("browser-evidence");
+    let server = tengen_server::start(test_config(dir.clone(), &["1"]), real_referee_engines()).await.unwrap();
+    let (hub, addr) = (Arc::clone(&server.hub), server.addr);
+    show_board(&hub, addr, "1", &STONES_AT_START).await;
+    let (_browser, mut tools) = open_browser(&binary).await;
+    tools.call("Page.navigate", json!({ "url": format!("http://{addr}/#/table/1") })).await;
+    assert!(tools.wait_for("document.querySelectorAll('#alerts .alert img').length === 2", 15).await);
+    assert!(tools.wait_for("[...document.querySelectorAll('#alerts .alert img')].every((i) => i.complete && i.naturalWidth > 0)", 10).await, "the evidence loads");
+    // The crop is zoomed (wider than the 19-pixel frame) and its points are ringed in orange.
+    let probe = "(() => { const img = document.querySelectorAll('#alerts .alert img')[1]; const c = document.createElement('canvas'); c.width = img.naturalWidth; c.height = img.naturalHeight; const x = c.getContext('2d'); x.drawImage(img, 0, 0); const d = x.getImageData(0, 0, c.width, c.height).data; let orange = 0; for (let i = 0; i < d.length; i += 4) if (d[i] > 200 && d[i + 1] > 80 && d[i + 1] < 170 && d[i + 2] < 90) orange++; return { w: c.width, orange }; })()";
+    let seen = tools.eval(probe).await;
+    assert!(seen["w"].as_u64().unwrap_or(0) > 100, "zoomed: {seen}");
+    assert!(seen["orange"].as_u64().unwrap_or(0) > 50, "points ringed: {seen}");
+    let caption = tools.eval("document.querySelector('#alerts .alert figcaption').textContent").await;
+    for point in ["D16", "Q4", "K10"] {
+        assert!(caption.as_str().unwrap_or("").contains(point), "the caption names {point}: {caption}");
+    }
+    // The legend explains the orange squares on the diagram.
+    let legend = tools.eval("document.querySelector('.legend').innerText").await;
+    assert!(legend.as_str().unwrap_or("").contains("points of an open alert"), "{legend}");
+    println!("browser test: evidence zoomed with its points ringed");
+    server.shutdown_now();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_is_checked_when_entered_or_pasted() {
+    let Some(binary) = chromium() else {
+        println!("browser test skipped: chromium is not installed (apt-get install -y chromium)");
+        return;
+    };
+    let dir = temp_dir("browser-token");
+    let server = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines()).await.unwrap();
+    let addr = server.addr;
+    let (_browser, mut tools) = open_browser(&binary).await;
+    tools.call("Page.navigate", json!({ "url": format!("http://{addr}/") })).await;
+    assert!(tools.wait_for("document.readyState === 'complete' && typeof I18N === 'object'", 15).await);
+    tools.eval("localStorage.setItem('tengen.lang', 'en'); location.reload(); true").await;
+    assert!(tools.wait_for("!!document.querySelector('#conn.live')", 15).await);
+    assert!(tools.wait_for("document.body.classList.contains('readonly')", 5).await);
+    // A wrong token typed and confirmed with Enter: said at once, still read-only, not kept.
+    tools.eval("const i = document.querySelector('#token'); i.value = 'not-the-token'; i.dispatchEvent(new Event('change')); true").await;
+    assert!(tools.wait_for("document.querySelector('#mode').textContent.includes('wrong token')", 5).await, "a wrong token is said at once");
+    assert!(tools.wait_for("document.body.classList.contains('readonly') && !localStorage.getItem('tengen.token')", 5).await);
+    // The right token pasted, without Enter: checked and accepted.
+    tools.eval(&format!("const j = document.querySelector('#token'); j.value = '{ARBITER}'; j.dispatchEvent(new Event('paste')); true")).await;
+    assert!(tools.wait_for("document.querySelector('#mode').textContent.includes('arbiter')", 5).await, "a pasted token is checked");
+    assert!(tools.wait_for("!document.body.classList.contains('readonly')", 5).await, "arbiter mode");
+    assert_eq!(tools.eval("localStorage.getItem('tengen.token')").await, json!(ARBITER));
+    println!("browser test: token checked on Enter and on paste");
+    server.shutdown_now();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hall_of_a_hundred_tables_puts_the_tables_that_need_the_arbiter_first() {
+    let Some(binary) = chromium() else {
+        println!("browser test skipped: chromium is not installed (apt-get install -y chromium)");
+        return;
+    };
+    let dir = temp_dir("browser-hall");
+    let ids: Vec<String> = (1..=100).map(|i| i.to_string()).collect();
+    let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let server = tengen_server::start(test_config(dir.clone(), &id_refs), real_referee_engines()).await.unwrap();
+    let (hub, addr) = (Arc::clone(&server.hub), server.addr);
+    // Alerts at three tables, in this order: the longest waiting comes first.
+    for table in ["73", "8", "41"] {
+        show_board(&hub, addr, table, &STONES_AT_START).await;
+    }
+    let (_browser, mut tools) = open_browser(&binary).await;
+    tools.call("Page.navigate", json!({ "url": format!("http://{addr}/") })).await;
+    assert!(tools.wait_for("document.readyState === 'complete' && typeof I18N === 'object'", 15).await);
+    tools.eval("localStorage.setItem('tengen.lang', 'en'); localStorage.setItem('tengen.sort', 'need'); location.reload(); true").await;
+    assert!(tools.wait_for("document.querySelectorAll('.card').length === 100", 20).await, "a hundred cards");
+    let order = "[...document.querySelectorAll('.card')].filter((c) => !c.hidden).slice(0, 5).map((c) => c.dataset.table)";
+    assert_eq!(tools.eval(order).await, json!(["73", "8", "41", "1", "2"]), "tables with alerts first, longest waiting first");
+    let newest = tools.eval("document.querySelector('.card .newest').textContent").await;
+    let newest = newest.as_str().unwrap_or_default();
+    assert!(newest.contains("Art. 2") && newest.contains("board at the start") && newest.contains("open"), "{newest}");
+    // Only the tables that need the arbiter.
+    tools.eval("const o = document.querySelector('#only-need'); o.checked = true; o.dispatchEvent(new Event('change')); true").await;
+    assert!(tools.wait_for("[...document.querySelectorAll('.card')].filter((c) => !c.hidden).length === 3", 5).await, "filtered to three");
+    assert!(tools.wait_for("document.querySelector('#hall-count').textContent === '3 of 100 tables'", 5).await);
+    // By table number again.
+    tools.eval("const o = document.querySelector('#only-need'); o.checked = false; o.dispatchEvent(new Event('change')); const s = document.querySelector('#sort'); s.value = 'table'; s.dispatchEvent(new Event('change')); true").await;
+    assert_eq!(tools.eval(order).await, json!(["1", "2", "3", "4", "5"]));
+    println!("browser test: a hall of 100 tables sorted and filtered by need");
+    server.shutdown_now();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The first `seconds` of the rendered `opening-capture` sample game as a Y4M video at 3 frames
+/// a second (each frame held for its recorded time): what Chromium's fake camera plays.
+fn sample_game_video(dir: &std::path::Path, seconds: f64) -> Option<PathBuf> {
+    let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/opening-capture");
+    let schedule = tengen_server::sources::folder_schedule(&samples)?;
+    let mut list = String::from("ffconcat version 1.0\n");
+    for pair in schedule.windows(2).take_while(|w| w[1].1 <= seconds) {
+        list.push_str(&format!("file '{}'\nduration {:.3}\n", pair[0].0.display(), pair[1].1 - pair[0].1));
+    }
+    let concat = dir.join("game.ffconcat");
+    std::fs::write(&concat, list).ok()?;
+    let video = dir.join("game.y4m");
+    let status = Command::new("ffmpeg")
+        .args(["-hide_banner", "-loglevel", "error", "-y", "-safe", "0", "-f", "concat", "-i"])
+        .arg(&concat)
+        .args(["-vf", "fps=3", "-pix_fmt", "yuv420p"])
+        .arg(&video)
+        .status()
+        .ok()?;
+    status.success().then_some(video)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_phone_page_films_a_game_and_its_moves_arrive() {
+    let Some(binary) = chromium() else {
+        println!("browser test skipped: chromium is not installed (apt-get install -y chromium)");
+        return;
+    };
+    if !Command::new("ffmpeg").arg("-version").output().is_ok_and(|o| o.status.success()) {
+        println!("phone test skipped: ffmpeg is not installed (apt-get install -y ffmpeg)");
+        return;
+    }
+    let dir = temp_dir("browser-phone");
+    let Some(video) = sample_game_video(&dir, 24.0) else {
+        println!("phone test skipped: the samples folder is not beside the crate");
+        return;
+    };
+    let mut config = test_config(dir.join("data"), &["1"]);
+    config.https_listen = Some("127.0.0.1:0".into());
+    let server = tengen_server::start(config, tengen_server::adapters::standard_engines()).await.unwrap();
+    let (hub, addr) = (Arc::clone(&server.hub), server.addr);
+    let https = server.https_addr.expect("HTTPS is served");
+    // The dashboard's link for table 1 (arbiter only), as its QR code encodes it.
+    let auth = format!("Bearer {ARBITER}");
+    let (status, _, _) = http(addr, "GET", "/api/tables/1/phone", &[], b"").await;
+    assert_eq!(status, 401, "the link carries a camera token: arbiters only");
+    let (status, _, body) = http(addr, "GET", "/api/tables/1/phone", &[("Authorization", &auth), ("Host", &format!("127.0.0.1:{}", addr.port()))], b"").await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let link: Value = serde_json::from_slice(&body).unwrap();
+    let url = link["url"].as_str().unwrap().to_owned();
+    assert!(url.starts_with(&format!("https://127.0.0.1:{}/phone/1#token=", https.port())), "{url}");
+    assert!(link["svg"].as_str().unwrap_or("").starts_with("<?xml"), "a QR code");
+    // The phone's token is good for its table only.
+    let token = url.split("#token=").nth(1).unwrap().to_owned();
+    let (status, _, _) = http(addr, "POST", "/api/tables/1/frames", &[("Authorization", &format!("Bearer {token}")), ("Content-Type", "image/png")], b"").await;
+    assert_ne!(status, 403, "the phone token is accepted at its table");
+
+    let fake_camera = vec![
+        "--use-fake-ui-for-media-stream".to_owned(),
+        "--use-fake-device-for-media-stream".to_owned(),
+        format!("--use-file-for-fake-video-capture={}", video.display()),
+        // The service's certificate is self-signed; its fingerprint is printed at start.
+        "--ignore-certificate-errors".to_owned(),
+    ];
+    let (_browser, mut tools) = open_browser_with(&binary, &fake_camera).await;
+    tools.call("Page.navigate", json!({ "url": url })).await;
+    assert!(tools.wait_for("window.isSecureContext && !!document.querySelector('#video') && document.querySelector('#video').videoWidth > 0", 20).await, "the camera opened on a secure origin");
+    let table = Arc::clone(&hub.tables["1"]);
+    let moves = || table.live().map_or(0, |l| l.view.moves.len());
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while moves() < 3 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let live = table.live().unwrap();
+    let recorded: Vec<Option<String>> = live.view.moves.iter().map(|m| m.point.clone()).collect();
+    assert!(recorded.len() >= 3, "moves arrived from the phone: {recorded:?}; frames {}, error {:?}", table.metrics.frames_received.load(std::sync::atomic::Ordering::Relaxed), live.last_error);
+    // The opening's first moves, in order: Q16, D16, Q4.
+    assert_eq!(&recorded[..3], &[Some("pd".to_owned()), Some("dd".to_owned()), Some("pp".to_owned())]);
+    assert!(tools.wait_for("document.querySelector('#state').classList.contains('ok')", 5).await, "the page says it is sending");
+    println!("browser test: a phone page (fake camera playing a rendered game) delivered {} moves over HTTPS", recorded.len());
+    server.shutdown_now();
+    let _ = std::fs::remove_dir_all(dir);
 }

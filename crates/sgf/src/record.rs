@@ -44,8 +44,14 @@ pub struct GameRecord {
     pub black_name: Option<String>,
     /// White player's name (`PW`).
     pub white_name: Option<String>,
+    /// Black player's rank (`BR`), e.g. "3d".
+    pub black_rank: Option<String>,
+    /// White player's rank (`WR`).
+    pub white_rank: Option<String>,
     /// Event (`EV`).
     pub event: Option<String>,
+    /// Round (`RO`), e.g. "3" or "3 (final)".
+    pub round: Option<String>,
     /// Game name (`GN`).
     pub game_name: Option<String>,
     /// Comment of the root node (`C`).
@@ -75,7 +81,10 @@ impl GameRecord {
             date: None,
             black_name: None,
             white_name: None,
+            black_rank: None,
+            white_rank: None,
             event: None,
+            round: None,
             game_name: None,
             root_comment: None,
             setup_black: Vec::new(),
@@ -98,7 +107,10 @@ impl GameRecord {
         rec.date = text("DT");
         rec.black_name = text("PB");
         rec.white_name = text("PW");
+        rec.black_rank = text("BR");
+        rec.white_rank = text("WR");
         rec.event = text("EV");
+        rec.round = text("RO");
         rec.game_name = text("GN");
         rec.root_comment = text("C");
         if let Some(km) = root_node.value("KM") {

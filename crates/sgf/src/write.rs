@@ -66,7 +66,10 @@ pub fn write_game(rec: &GameRecord) -> String {
     push_text(&mut out, "DT", rec.date.as_deref());
     push_text(&mut out, "PB", rec.black_name.as_deref());
     push_text(&mut out, "PW", rec.white_name.as_deref());
+    push_text(&mut out, "BR", rec.black_rank.as_deref());
+    push_text(&mut out, "WR", rec.white_rank.as_deref());
     push_text(&mut out, "EV", rec.event.as_deref());
+    push_text(&mut out, "RO", rec.round.as_deref());
     push_text(&mut out, "GN", rec.game_name.as_deref());
     push_text(&mut out, "C", rec.root_comment.as_deref());
     push_points(&mut out, "AB", &rec.setup_black);

@@ -98,7 +98,7 @@ impl SimpleReferee {
 }
 
 impl TableReferee for SimpleReferee {
-    fn observe(&mut self, _at_ms: i64, obs: &Observation) -> Vec<RefereeEvent> {
+    fn observe(&mut self, at_ms: i64, obs: &Observation) -> Vec<RefereeEvent> {
         if obs.points.contains(&PointState::Unknown) {
             return vec![];
         }
@@ -132,6 +132,7 @@ impl TableReferee for SimpleReferee {
                 article: Some("Art. 17.5".into()),
                 summary: format!("stones gone from the board: {}", points.join(" ")),
                 points: points.clone(),
+                raised_ms: Some(at_ms),
             });
             let mut e = Self::event("infraction_suspected", Severity::Alert, format!("stones gone: {}", points.join(" ")));
             e.alert_id = Some(id);
@@ -215,7 +216,7 @@ impl TableReferee for SimpleReferee {
 
 pub struct SimpleReferees;
 impl RefereeFactory for SimpleReferees {
-    fn new_game(&self, _table: &str, _game: i64, _komi: f64) -> Box<dyn TableReferee> {
+    fn new_game(&self, _game: &tengen_server::store::GameRow) -> Box<dyn TableReferee> {
         Box::new(SimpleReferee::new())
     }
 }
@@ -298,6 +299,7 @@ pub fn test_config(data_dir: PathBuf, tables: &[&str]) -> tengen_server::Config 
             id: (*id).into(),
             name: Some(format!("Table {id}")),
             komi: 7.5,
+            start: tengen_server::model::StartPosition::Even,
             camera_token: None,
             camera: tengen_server::CameraConfig::Post,
             calibration: None,

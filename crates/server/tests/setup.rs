@@ -1,0 +1,97 @@
+//! Game setup through the service: each table's games start as configured (an even game, N
+//! handicap stones, or the board as found), a new game may say how it starts, and the setup
+//! survives a restart. Stones on the board when an even game starts are one alert, not moves.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use common::*;
+use tengen_server::imaging::FrameFormat;
+use tengen_server::model::{ArbiterAction, StartPosition};
+use tengen_server::table::{Frame, TableHandle};
+
+/// The four corner star points and the centre: five black stones.
+const FIVE: [(u32, u32, char); 5] = [(3, 3, 'B'), (15, 3, 'B'), (3, 15, 'B'), (15, 15, 'B'), (9, 9, 'B')];
+
+/// Shows a board to a table's camera until the table has analysed it, six times (the
+/// referee accepts a board after several clear frames).
+async fn show(hub: &tengen_server::Hub, id: &str, stones: &[(u32, u32, char)]) {
+    let table: &Arc<TableHandle> = &hub.tables[id];
+    let png = Arc::new(board_png(stones));
+    for _ in 0..6 {
+        let before = table.metrics.latency.count();
+        let at_ms = hub.clock.now_ms();
+        table.offer_frame(Frame { bytes: Arc::clone(&png), format: FrameFormat::Png, received: Instant::now(), at_ms });
+        let handle = Arc::clone(table);
+        assert!(
+            wait_until(5, || {
+                let h = Arc::clone(&handle);
+                async move { h.metrics.latency.count() > before }
+            })
+            .await,
+            "the frame was analysed"
+        );
+    }
+}
+
+async fn kinds(hub: &tengen_server::Hub, table: &str) -> Vec<String> {
+    let events = hub.store.events_after(0, Some(table.into()), None, 1000).await.unwrap();
+    events.into_iter().map(|e| e.event.kind).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_table_checks_the_first_board_against_its_setup_and_keeps_it_across_a_restart() {
+    let dir = temp_dir("setup");
+    let mut config = test_config(dir.clone(), &["even", "h5", "found"]);
+    config.tables[1].start = StartPosition::Handicap(5);
+    config.tables[2].start = StartPosition::AdoptFirstBoard;
+    let server = tengen_server::start(config.clone(), real_referee_engines()).await.unwrap();
+    let hub = Arc::clone(&server.hub);
+    for id in ["even", "h5", "found"] {
+        show(&hub, id, &FIVE).await;
+    }
+
+    // Even game: one alert for the stones present, no moves, no double moves.
+    let even = hub.tables["even"].live().unwrap();
+    assert!(even.view.moves.is_empty(), "{:?}", even.view.moves);
+    assert_eq!(even.view.open_alerts.len(), 1, "{:?}", even.view.open_alerts);
+    assert_eq!(even.view.open_alerts[0].kind, "setup_mismatch");
+    assert_eq!(even.view.open_alerts[0].points.len(), 5);
+    let even_kinds = kinds(&hub, "even").await;
+    assert!(!even_kinds.iter().any(|k| k == "double_move" || k == "move"), "{even_kinds:?}");
+
+    // Five handicap stones on the standard points: White to move, nothing to decide.
+    let h5 = hub.tables["h5"].live().unwrap();
+    assert!(h5.view.moves.is_empty() && h5.view.open_alerts.is_empty(), "{:?}", h5.view.open_alerts);
+    assert_eq!(h5.view.to_move, tengen_rules::Color::White);
+    assert_eq!(h5.game.setup.start, StartPosition::Handicap(5));
+    // The board as found: the same, without checking.
+    let found = hub.tables["found"].live().unwrap();
+    assert!(found.view.moves.is_empty() && found.view.open_alerts.is_empty());
+    assert_eq!(found.view.to_move, tengen_rules::Color::White);
+
+    // A new game at the even table, set up as a five-stone handicap game.
+    let new_game = ArbiterAction::NewGame { komi: Some(0.5), start: Some(StartPosition::Handicap(5)), pairing: None };
+    hub.tables["even"].arbiter(new_game).await.unwrap();
+    show(&hub, "even", &[]).await;
+    show(&hub, "even", &FIVE).await;
+    let live = hub.tables["even"].live().unwrap();
+    assert_eq!(live.game.setup.start, StartPosition::Handicap(5));
+    assert!((live.game.komi - 0.5).abs() < 1e-9);
+    assert!(live.view.open_alerts.is_empty(), "{:?}", live.view.open_alerts);
+    assert_eq!(live.view.to_move, tengen_rules::Color::White);
+    let before = live.view;
+    server.shutdown().await.unwrap();
+
+    // After a restart the game is replayed with the setup it was started with.
+    let server = tengen_server::start(config, real_referee_engines()).await.unwrap();
+    let live = server.hub.tables["even"].live().unwrap();
+    assert_eq!(live.game.setup.start, StartPosition::Handicap(5));
+    assert_eq!(live.view, before);
+    server.shutdown().await.unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+}
