@@ -232,9 +232,9 @@ pub enum Status {
 pub struct Message {
     /// English.
     pub en: String,
-    /// Chinese in Traditional characters (繁體中文).
+    /// Chinese in Traditional characters.
     pub zh: String,
-    /// Chinese in Simplified characters (简体中文), derived from `zh`.
+    /// Chinese in Simplified characters, derived from `zh`.
     #[serde(default)]
     pub zh_hans: String,
 }

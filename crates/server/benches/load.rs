@@ -333,7 +333,7 @@ fn stage_costs(frames_by_variant: &[[Arc<Vec<u8>>; 2]]) {
         std::hint::black_box(tengen_server::FrameAnalyzer::analyze(&mut camera, f).ok());
     }
     println!("stage {:<34} {:>7.2} ms", "analyze, one camera's every frame", start.elapsed().as_secs_f64() * 1000.0 / sequence.len() as f64);
-    let mut referee = tengen_server::adapters::RefereeAdapter::new("bench", 1, 7.5);
+    let mut referee = tengen_server::adapters::RefereeAdapter::new("bench", 1, 7.5, tengen_server::model::StartPosition::Even);
     let mut t = 0i64;
     time("referee observe (tengen-referee)", &mut |i| {
         t += 500;

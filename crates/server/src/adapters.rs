@@ -17,6 +17,7 @@ use crate::engine::{
     SystemClock, TableReferee,
 };
 use crate::model::{ArbiterAction, GameView, Observation, OpenAlert, RecordMove, RefereeEvent, Severity};
+use crate::store::GameRow;
 
 /// Reads frames with `tengen-vision`: decode, then the camera's [`FrameReader`] (the grid
 /// fixed by the calibration, else located once and tracked, a still board's reading kept; the
@@ -389,7 +390,7 @@ mod tests {
         let mut with_hand = scene.clone().with_hand(Hand::placing(Side::South, 9.0, 9.0, 1.0, None));
         with_hand.seed = scene.seed;
         let mut analyzer = VisionAnalyzer::new(None);
-        let mut referee = RefereeAdapter::new("t", 1, 7.5);
+        let mut referee = RefereeAdapter::new("t", 1, 7.5, referee::StartPosition::Even);
         let first = analyzer.analyze(&jpeg(&position, &scene)).expect("located");
         assert_eq!(first.moved_cells, None);
         // A hand over the board lowers the line fit but is not a move of the board.

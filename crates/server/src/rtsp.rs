@@ -148,8 +148,12 @@ impl JpegSplitter {
             match self.buffer[from.min(self.buffer.len())..].windows(2).position(|w| w == [0xFF, 0xD9]) {
                 Some(end) => {
                     let end = from + end + 2;
-                    images.push(self.buffer.drain(..end).collect());
+                    let image: Vec<u8> = self.buffer.drain(..end).collect();
                     self.scanned = 0;
+                    if image.len() > self.max_image {
+                        return Err(SplitError::TooLarge(self.max_image));
+                    }
+                    images.push(image);
                 }
                 None => {
                     if self.buffer.len() > self.max_image {

@@ -96,7 +96,7 @@ async fn an_opengotha_round_starts_every_table_and_its_results_and_records_go_ba
     assert_eq!(key(&again), key(&original));
     assert_eq!(again.event.as_deref(), Some("Paris Open 2026"));
     let mut results = opengotha_results(&exported, 2).unwrap();
-    results.sort();
+    results.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(results, vec![("1".to_owned(), Outcome::WhiteWins), ("2".to_owned(), Outcome::Unknown)]);
 
     // Every record of the round in one archive, named by round, table and players.

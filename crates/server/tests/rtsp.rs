@@ -274,9 +274,18 @@ async fn an_rtsp_camera_delivers_frames_at_the_table_rate_and_comes_back_after_d
         .await,
         "frames flow again after the camera is back"
     );
-    let events = server.hub.store.events_after(0, Some("cam".into()), None, 100).await.unwrap();
-    let kinds: Vec<&str> = events.iter().map(|e| e.event.kind.as_str()).collect();
-    assert!(kinds.contains(&"camera_lost") && kinds.contains(&"camera_back"), "{kinds:?}");
+    // The table's state changes before its event is in the log: wait for both events.
+    let hub = Arc::clone(&server.hub);
+    let logged = wait_until(10, || {
+        let hub = Arc::clone(&hub);
+        async move {
+            let events = hub.store.events_after(0, Some("cam".into()), None, 1000).await.unwrap_or_default();
+            let has = |kind: &str| events.iter().any(|e| e.event.kind == kind);
+            has("camera_lost") && has("camera_back")
+        }
+    })
+    .await;
+    assert!(logged, "camera_lost and camera_back are in the log");
     server.shutdown_now();
     let _ = std::fs::remove_dir_all(dir);
 }
