@@ -50,7 +50,7 @@ fn sgf_point(sgf: &str) -> (usize, usize) {
 fn run(frames: &[Frame], seed: u64) -> anyhow::Result<(Referee, Vec<tengen_referee::Event>)> {
     let scene = Scene::preset("webcam").unwrap_or_default().with_size(800, 600).with_seed(seed);
     let mut geometry: Option<GridGeometry> = None;
-    let config = RefereeConfig { start: StartPosition::Empty, ..RefereeConfig::default() };
+    let config = RefereeConfig { start: StartPosition::Even, ..RefereeConfig::default() };
     let mut referee = Referee::new(config);
     let mut events = Vec::new();
     for (i, frame) in frames.iter().enumerate() {

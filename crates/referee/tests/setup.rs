@@ -7,7 +7,8 @@
 mod common;
 
 use common::{infractions, kinds, moves, only_infraction, Table};
-use tengen_referee::{ArbiterAction, EventKind, Phase, Referee, RefereeConfig, StartPosition, Status, SIZE};
+use tengen_referee::{ArbiterAction, EventKind, Phase, Referee, RefereeConfig, StartPosition, Status};
+use tengen_rules::BOARD_LINES as SIZE;
 use tengen_rules::Color;
 
 fn table(start: StartPosition) -> Table {
@@ -58,7 +59,7 @@ fn stones_present_at_the_start_of_an_even_game_are_one_alert_not_moves() {
     assert!(infractions(&ev).is_empty(), "{:?}", kinds(&ev));
     // Confirmed, the stones are taken off and the two boards agree again.
     t.arbiter(ArbiterAction::Confirm { infraction: alert.infraction.unwrap() });
-    assert_eq!(t.state().warnings, [0, 0], "a setup mismatch costs no warning");
+    assert_eq!(t.state().warnings, tengen_rules::ByColor { black: 0, white: 0 }, "a setup mismatch costs no warning");
     for (at, _) in stones {
         t.put(at, '.');
     }

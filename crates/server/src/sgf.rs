@@ -1,6 +1,7 @@
-//! What the service adds to a game's record beyond the referee's: the players, the date and the
-//! game's name. The record itself is the referee's, written by the project's one writer
-//! (`RecordHeader` in `tengen-referee`, then `tengen-sgf`), the same as `tengen replay` writes.
+//! What the service adds to a game's record beyond the referee's: the players (and from an
+//! imported pairing their ranks, the event, the round, the handicap), the date and the game's name.
+//! The record itself is the referee's, written by the project's one writer (`RecordHeader` in
+//! `tengen-referee`, then `tengen-sgf`), the same as `tengen replay` writes.
 
 use tengen_referee::RecordHeader;
 

@@ -25,10 +25,11 @@ fn have_ffmpeg() -> bool {
 /// Two seconds of a board camera at 10 frames a second: rendered frames (a stone appears
 /// half-way) encoded as an H.264 Annex B stream with an IDR frame every second.
 fn h264_stream(dir: &std::path::Path) -> Vec<u8> {
-    use tengen_synth::{render, Position, Scene, Stone};
+    use tengen_rules::Stone;
+    use tengen_synth::{render, Position, Scene};
     let scene = Scene::preset("webcam").expect("preset").with_seed(5);
     let empty = render(&Position::empty(), &scene).expect("render");
-    let stone = render(&Position::empty().with(3, 15, Stone::Black), &scene).expect("render");
+    let stone = render(&Position::empty().with(3, 15, Stone::BLACK), &scene).expect("render");
     for i in 0..20 {
         let frame = if i < 10 { &empty } else { &stone };
         let small = image::imageops::resize(&frame.image, 320, 180, image::imageops::FilterType::Triangle);
