@@ -528,12 +528,12 @@ async fn a_hall_of_a_hundred_tables_puts_the_tables_that_need_the_arbiter_first(
     let newest = newest.as_str().unwrap_or_default();
     assert!(newest.contains("Art. 2") && newest.contains("board at the start") && newest.contains("open"), "{newest}");
     // Only the tables that need the arbiter.
-    tools.eval("const o = document.querySelector('#only-need'); o.checked = true; o.dispatchEvent(new Event('change')); true").await;
+    tools.eval("(() => { const o = document.querySelector('#only-need'); o.checked = true; o.dispatchEvent(new Event('change')); return true; })()").await;
     assert!(tools.wait_for("[...document.querySelectorAll('.card')].filter((c) => !c.hidden).length === 3", 5).await, "filtered to three");
     let count_ok = tools.wait_for("document.querySelector('#hall-count').textContent === '3 of 100 tables'", 5).await;
     assert!(count_ok, "{}", tools.eval("document.querySelector('#hall-count').textContent").await);
     // By table number again.
-    tools.eval("const o = document.querySelector('#only-need'); o.checked = false; o.dispatchEvent(new Event('change')); const s = document.querySelector('#sort'); s.value = 'table'; s.dispatchEvent(new Event('change')); true").await;
+    tools.eval("(() => { const o = document.querySelector('#only-need'); o.checked = false; o.dispatchEvent(new Event('change')); const s = document.querySelector('#sort'); s.value = 'table'; s.dispatchEvent(new Event('change')); return true; })()").await;
     assert_eq!(tools.eval(order).await, json!(["1", "2", "3", "4", "5"]));
     println!("browser test: a hall of 100 tables sorted and filtered by need");
     server.shutdown_now();
