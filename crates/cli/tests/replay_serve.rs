@@ -72,7 +72,7 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// `tengen replay` over the folder, with the service's referee settings (empty start, table
+/// `tengen replay` over the folder, with the service's referee settings (an even game, table
 /// "1", game 1, its stabiliser); `extra` sets the camera (`--fps`, `--hold`).
 fn replay(frames: &Path, extra: &[&str]) -> Outcome {
     let dir = temp_dir(&format!("replay-{}", frames.file_name().unwrap().to_string_lossy()));
@@ -84,7 +84,8 @@ fn replay(frames: &Path, extra: &[&str]) -> Outcome {
         sgf.to_str().unwrap(),
         "--events",
         events.to_str().unwrap(),
-        "--empty-start",
+        "--start",
+        "even",
         "--table",
         "1",
         "--game",
@@ -145,6 +146,7 @@ fn serve(frames: &Path, extra: &[&str]) -> Outcome {
                 camera_token: None,
                 camera: tengen_server::CameraConfig::Post,
                 calibration: None,
+                start: tengen_referee::StartPosition::Even,
             }],
             ..tengen_server::Config::default()
         };

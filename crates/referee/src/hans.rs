@@ -6,14 +6,95 @@
 /// Traditional → Simplified for the characters the referee's messages use (generated with
 /// OpenCC's t2s table, then 著 → 着 as Go writes 着手, 虚着). Sorted by the Traditional character.
 const TRADITIONAL_TO_SIMPLIFIED: &[(char, char)] = &[
-    ('並', '并'), ('亂', '乱'), ('兩', '两'), ('則', '则'), ('剛', '刚'), ('動', '动'), ('勝', '胜'), ('單', '单'), ('執', '执'), ('實', '实'), ('將', '将'), ('對', '对'),
-    ('後', '后'), ('從', '从'), ('復', '复'), ('應', '应'), ('揀', '拣'), ('擋', '挡'), ('據', '据'), ('擺', '摆'), ('擾', '扰'), ('攝', '摄'), ('數', '数'), ('時', '时'),
-    ('會', '会'), ('條', '条'), ('棄', '弃'), ('機', '机'), ('權', '权'), ('歸', '归'), ('氣', '气'), ('決', '决'), ('準', '准'), ('為', '为'), ('無', '无'), ('爭', '争'),
-    ('現', '现'), ('環', '环'), ('畢', '毕'), ('發', '发'), ('盤', '盘'), ('確', '确'), ('種', '种'), ('約', '约'), ('終', '终'), ('結', '结'), ('經', '经'), ('編', '编'),
-    ('繼', '继'), ('續', '续'), ('罰', '罚'), ('與', '与'), ('著', '着'), ('處', '处'), ('虛', '虚'), ('號', '号'), ('規', '规'), ('計', '计'), ('記', '记'), ('許', '许'),
-    ('該', '该'), ('認', '认'), ('誤', '误'), ('請', '请'), ('譜', '谱'), ('議', '议'), ('讀', '读'), ('變', '变'), ('讓', '让'), ('負', '负'), ('賽', '赛'), ('輪', '轮'),
-    ('輸', '输'), ('這', '这'), ('連', '连'), ('過', '过'), ('違', '违'), ('選', '选'), ('錄', '录'), ('錯', '错'), ('長', '长'), ('開', '开'), ('間', '间'), ('際', '际'),
-    ('雙', '双'), ('須', '须'), ('顏', '颜'), ('駁', '驳'), ('點', '点'),
+    ('並', '并'),
+    ('亂', '乱'),
+    ('兩', '两'),
+    ('則', '则'),
+    ('剛', '刚'),
+    ('動', '动'),
+    ('勝', '胜'),
+    ('單', '单'),
+    ('執', '执'),
+    ('實', '实'),
+    ('將', '将'),
+    ('對', '对'),
+    ('後', '后'),
+    ('從', '从'),
+    ('復', '复'),
+    ('應', '应'),
+    ('揀', '拣'),
+    ('擋', '挡'),
+    ('據', '据'),
+    ('擺', '摆'),
+    ('擾', '扰'),
+    ('攝', '摄'),
+    ('數', '数'),
+    ('時', '时'),
+    ('會', '会'),
+    ('條', '条'),
+    ('棄', '弃'),
+    ('機', '机'),
+    ('權', '权'),
+    ('歸', '归'),
+    ('氣', '气'),
+    ('決', '决'),
+    ('準', '准'),
+    ('為', '为'),
+    ('無', '无'),
+    ('爭', '争'),
+    ('現', '现'),
+    ('環', '环'),
+    ('畢', '毕'),
+    ('發', '发'),
+    ('盤', '盘'),
+    ('確', '确'),
+    ('種', '种'),
+    ('約', '约'),
+    ('終', '终'),
+    ('結', '结'),
+    ('經', '经'),
+    ('編', '编'),
+    ('繼', '继'),
+    ('續', '续'),
+    ('罰', '罚'),
+    ('與', '与'),
+    ('著', '着'),
+    ('處', '处'),
+    ('虛', '虚'),
+    ('號', '号'),
+    ('規', '规'),
+    ('計', '计'),
+    ('記', '记'),
+    ('許', '许'),
+    ('該', '该'),
+    ('認', '认'),
+    ('誤', '误'),
+    ('請', '请'),
+    ('譜', '谱'),
+    ('議', '议'),
+    ('讀', '读'),
+    ('變', '变'),
+    ('讓', '让'),
+    ('負', '负'),
+    ('賽', '赛'),
+    ('輪', '轮'),
+    ('輸', '输'),
+    ('這', '这'),
+    ('連', '连'),
+    ('過', '过'),
+    ('違', '违'),
+    ('選', '选'),
+    ('錄', '录'),
+    ('錯', '错'),
+    ('長', '长'),
+    ('開', '开'),
+    ('間', '间'),
+    ('際', '际'),
+    ('雙', '双'),
+    ('須', '须'),
+    ('顏', '颜'),
+    ('駁', '驳'),
+    ('點', '点'),
 ];
 
 /// The same in both scripts: every other character the referee's messages use. A message with
@@ -25,10 +106,12 @@ const SAME_IN_BOTH: &str = "一七三上下不中之九了予二五些交以但�
 pub fn to_simplified(traditional: &str) -> String {
     traditional
         .chars()
-        .map(|c| match TRADITIONAL_TO_SIMPLIFIED.binary_search_by_key(&c, |&(t, _)| t) {
-            Ok(i) => TRADITIONAL_TO_SIMPLIFIED[i].1,
-            Err(_) => c,
-        })
+        .map(
+            |c| match TRADITIONAL_TO_SIMPLIFIED.binary_search_by_key(&c, |&(t, _)| t) {
+                Ok(i) => TRADITIONAL_TO_SIMPLIFIED[i].1,
+                Err(_) => c,
+            },
+        )
         .collect()
 }
 
@@ -38,8 +121,23 @@ fn chinese_number(n: u32) -> String {
     let digit = |d: u32| DIGITS[d as usize % 10];
     match n {
         0..=9 => digit(n).to_string(),
-        10..=19 => format!("十{}", if n == 10 { String::new() } else { digit(n % 10).to_string() }),
-        20..=99 => format!("{}十{}", digit(n / 10), if n % 10 == 0 { String::new() } else { digit(n % 10).to_string() }),
+        10..=19 => format!(
+            "十{}",
+            if n == 10 {
+                String::new()
+            } else {
+                digit(n % 10).to_string()
+            }
+        ),
+        20..=99 => format!(
+            "{}十{}",
+            digit(n / 10),
+            if n % 10 == 0 {
+                String::new()
+            } else {
+                digit(n % 10).to_string()
+            }
+        ),
         _ => n.to_string(),
     }
 }
@@ -50,7 +148,9 @@ pub fn chinese_articles(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
     let number_at = |from: usize| -> (Option<u32>, usize) {
-        let end = (from..chars.len()).find(|&k| !chars[k].is_ascii_digit()).unwrap_or(chars.len());
+        let end = (from..chars.len())
+            .find(|&k| !chars[k].is_ascii_digit())
+            .unwrap_or(chars.len());
         let digits: String = chars[from..end].iter().collect();
         (digits.parse().ok(), end)
     };
@@ -82,13 +182,31 @@ mod tests {
 
     #[test]
     fn the_table_is_sorted_and_articles_read_as_in_the_rules() {
-        assert!(TRADITIONAL_TO_SIMPLIFIED.windows(2).all(|w| w[0].0 < w[1].0), "sorted for binary search");
-        assert_eq!(to_simplified("黑將悔棋。裁判確認前該手記為Q16"), "黑将悔棋。裁判确认前该手记为Q16");
+        assert!(
+            TRADITIONAL_TO_SIMPLIFIED
+                .windows(2)
+                .all(|w| w[0].0 < w[1].0),
+            "sorted for binary search"
+        );
+        assert_eq!(
+            to_simplified("黑將悔棋。裁判確認前該手記為Q16"),
+            "黑将悔棋。裁判确认前该手记为Q16"
+        );
         assert_eq!(to_simplified("虛著"), "虚着");
         assert_eq!(chinese_articles("（第18條2款）"), "（第十八條第二款）");
-        assert_eq!(chinese_articles("第18條3款、第20條1款；第2條；第24條"), "第十八條第三款、第二十條第一款；第二條；第二十四條");
-        assert_eq!(chinese_articles("第17手"), "第17手", "move numbers stay in digits");
-        assert_eq!(to_simplified(&chinese_articles("第17條1款")), "第十七条第一款");
+        assert_eq!(
+            chinese_articles("第18條3款、第20條1款；第2條；第24條"),
+            "第十八條第三款、第二十條第一款；第二條；第二十四條"
+        );
+        assert_eq!(
+            chinese_articles("第17手"),
+            "第17手",
+            "move numbers stay in digits"
+        );
+        assert_eq!(
+            to_simplified(&chinese_articles("第17條1款")),
+            "第十七条第一款"
+        );
     }
 
     #[test]
@@ -103,8 +221,16 @@ mod tests {
             .iter()
             .flat_map(|s| s.chars())
             .filter(|c| ('\u{3400}'..='\u{9fff}').contains(c))
-            .filter(|c| TRADITIONAL_TO_SIMPLIFIED.binary_search_by_key(c, |&(t, _)| t).is_err() && !SAME_IN_BOTH.contains(*c))
+            .filter(|c| {
+                TRADITIONAL_TO_SIMPLIFIED
+                    .binary_search_by_key(c, |&(t, _)| t)
+                    .is_err()
+                    && !SAME_IN_BOTH.contains(*c)
+            })
             .collect();
-        assert!(unknown.is_empty(), "add these to the table (or to SAME_IN_BOTH): {unknown:?}");
+        assert!(
+            unknown.is_empty(),
+            "add these to the table (or to SAME_IN_BOTH): {unknown:?}"
+        );
     }
 }

@@ -23,15 +23,46 @@ const PHONE_CSS: &str = include_str!("dashboard/phone.css");
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/phone/{table}", get(page))
-        .route("/phone.js", get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], PHONE_JS) }))
-        .route("/phone.css", get(|| async { ([(header::CONTENT_TYPE, "text/css; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], PHONE_CSS) }))
+        .route(
+            "/phone.js",
+            get(|| async {
+                (
+                    [
+                        (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+                        (header::CACHE_CONTROL, "no-cache"),
+                    ],
+                    PHONE_JS,
+                )
+            }),
+        )
+        .route(
+            "/phone.css",
+            get(|| async {
+                (
+                    [
+                        (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+                        (header::CACHE_CONTROL, "no-cache"),
+                    ],
+                    PHONE_CSS,
+                )
+            }),
+        )
         .route("/api/tables/{table}/phone", get(link))
 }
 
 /// `GET /phone/{table}`: the camera page (the token travels in the fragment, never to a log).
-async fn page(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<impl IntoResponse> {
+async fn page(
+    State(hub): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<impl IntoResponse> {
     table(&hub, &id)?;
-    Ok(([(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], PHONE_HTML))
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        PHONE_HTML,
+    ))
 }
 
 #[derive(Deserialize)]
@@ -52,8 +83,14 @@ async fn link(
 ) -> ApiResult<Json<serde_json::Value>> {
     check_token(&headers, &[hub.arbiter_token.as_str()])?;
     let table = table(&hub, &id)?;
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).map(|h| h.rsplit_once(':').map_or(h, |(name, _)| name).to_owned());
-    let default = hub.https_port.zip(host).map(|(port, host)| format!("https://{host}:{port}"));
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(|h| h.rsplit_once(':').map_or(h, |(name, _)| name).to_owned());
+    let default = hub
+        .https_port
+        .zip(host)
+        .map(|(port, host)| format!("https://{host}:{port}"));
     let origin = match query.origin.or(default) {
         Some(origin) if origin.starts_with("https://") || origin.starts_with("http://") => origin.trim_end_matches('/').to_owned(),
         _ => {
@@ -69,5 +106,7 @@ async fn link(
         .render::<qrcode::render::svg::Color<'_>>()
         .min_dimensions(240, 240)
         .build();
-    Ok(Json(json!({ "url": url, "svg": svg, "secure": origin.starts_with("https://") })))
+    Ok(Json(
+        json!({ "url": url, "svg": svg, "secure": origin.starts_with("https://") }),
+    ))
 }

@@ -56,21 +56,40 @@ async fn import_round(
     body: Body,
 ) -> ApiResult<Json<serde_json::Value>> {
     check_token(&headers, &[hub.arbiter_token.as_str()])?;
-    let bytes = axum::body::to_bytes(body, MAX_PAIRINGS_BYTES).await.map_err(|_| ApiError::TooLarge(MAX_PAIRINGS_BYTES))?;
-    let text = String::from_utf8(bytes.to_vec())
-        .map_err(|_| ApiError::Unprocessable { code: "bad_pairings", message: "the pairings are not UTF-8 text".into() })?;
-    let bad = |e: crate::pairings::PairingsError| ApiError::Unprocessable { code: "bad_pairings", message: e.to_string() };
-    let round = if text.trim_start().trim_start_matches('\u{feff}').starts_with('<') {
+    let bytes = axum::body::to_bytes(body, MAX_PAIRINGS_BYTES)
+        .await
+        .map_err(|_| ApiError::TooLarge(MAX_PAIRINGS_BYTES))?;
+    let text = String::from_utf8(bytes.to_vec()).map_err(|_| ApiError::Unprocessable {
+        code: "bad_pairings",
+        message: "the pairings are not UTF-8 text".into(),
+    })?;
+    let bad = |e: crate::pairings::PairingsError| ApiError::Unprocessable {
+        code: "bad_pairings",
+        message: e.to_string(),
+    };
+    let round = if text
+        .trim_start()
+        .trim_start_matches('\u{feff}')
+        .starts_with('<')
+    {
         parse_opengotha(&text, query.round).map_err(bad)?
     } else {
         parse_csv(&text, query.round.unwrap_or(1), query.event.clone()).map_err(bad)?
     };
     // Every table first: a round starts on all tables or on none.
-    let unknown: Vec<&str> = round.pairings.iter().map(|p| p.table.as_str()).filter(|t| !hub.tables.contains_key(*t)).collect();
+    let unknown: Vec<&str> = round
+        .pairings
+        .iter()
+        .map(|p| p.table.as_str())
+        .filter(|t| !hub.tables.contains_key(*t))
+        .collect();
     if !unknown.is_empty() {
         return Err(ApiError::Unprocessable {
             code: "unknown_tables",
-            message: format!("no table {} in this service: nothing was started", unknown.join(", ")),
+            message: format!(
+                "no table {} in this service: nothing was started",
+                unknown.join(", ")
+            ),
         });
     }
     let starts = round.pairings.iter().map(|p| {
@@ -94,14 +113,21 @@ async fn import_round(
         let game = hub.tables[&table].live().map(|l| l.game.id);
         started.push(json!({ "table": table, "game": game }));
     }
-    Ok(Json(json!({ "round": round.number, "event": round.event, "games": started })))
+    Ok(Json(
+        json!({ "round": round.number, "event": round.event, "games": started }),
+    ))
 }
 
 /// The latest game of each table paired in `round`, in table order.
 async fn games_of_round(hub: &crate::Hub, round: u32) -> ApiResult<Vec<GameRow>> {
     let mut games = Vec::new();
     for id in hub.tables.keys() {
-        let of_round = hub.store.games(id).await?.into_iter().find(|g| g.setup.pairing.as_ref().is_some_and(|p| p.round == round));
+        let of_round = hub
+            .store
+            .games(id)
+            .await?
+            .into_iter()
+            .find(|g| g.setup.pairing.as_ref().is_some_and(|p| p.round == round));
         games.extend(of_round);
     }
     if games.is_empty() {
@@ -118,7 +144,12 @@ fn table_order(id: &str) -> (u64, String) {
 
 /// The view of a game: live when it is the table's current one, else replayed from the log.
 async fn view_of(hub: &crate::Hub, game: &GameRow) -> ApiResult<crate::model::GameView> {
-    match hub.tables.get(&game.table).and_then(|t| t.live()).filter(|l| l.game.id == game.id) {
+    match hub
+        .tables
+        .get(&game.table)
+        .and_then(|t| t.live())
+        .filter(|l| l.game.id == game.id)
+    {
         Some(live) => Ok(live.view),
         None => Ok(crate::replay_referee(hub, game).await?.view()),
     }
@@ -133,7 +164,10 @@ async fn list_rounds(State(hub): State<AppState>) -> ApiResult<Json<serde_json::
             }
         }
     }
-    let list: Vec<serde_json::Value> = rounds.into_iter().map(|(round, event)| json!({ "round": round, "event": event })).collect();
+    let list: Vec<serde_json::Value> = rounds
+        .into_iter()
+        .map(|(round, event)| json!({ "round": round, "event": event }))
+        .collect();
     Ok(Json(json!({ "rounds": list })))
 }
 
@@ -143,9 +177,17 @@ async fn export_round(State(hub): State<AppState>, ApiPath(round): ApiPath<u32>)
     let mut outcomes = Vec::new();
     let mut event = None;
     for game in &games {
-        let Some(p) = &game.setup.pairing else { continue };
+        let Some(p) = &game.setup.pairing else {
+            continue;
+        };
         event.clone_from(&p.event);
-        pairings.push(Pairing { table: game.table.clone(), black: p.black.clone(), white: p.white.clone(), handicap: p.handicap, komi: game.komi });
+        pairings.push(Pairing {
+            table: game.table.clone(),
+            black: p.black.clone(),
+            white: p.white.clone(),
+            handicap: p.handicap,
+            komi: game.komi,
+        });
         let view = view_of(&hub, game).await?;
         // Wrong colours found after move 10 (Art. 17.1): the game stands with the colours as played.
         let mut outcome = Outcome::from_result(view.result.as_deref());
@@ -158,9 +200,26 @@ async fn export_round(State(hub): State<AppState>, ApiPath(round): ApiPath<u32>)
         }
         outcomes.push(outcome);
     }
-    let xml = export_opengotha(&Round { event, number: round, pairings }, &outcomes);
+    let xml = export_opengotha(
+        &Round {
+            event,
+            number: round,
+            pairings,
+        },
+        &outcomes,
+    );
     let disposition = format!("attachment; filename=\"round-{round}-results.xml\"");
-    Ok(([(header::CONTENT_TYPE, "application/xml; charset=utf-8".to_owned()), (header::CONTENT_DISPOSITION, disposition)], xml).into_response())
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                "application/xml; charset=utf-8".to_owned(),
+            ),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        xml,
+    )
+        .into_response())
 }
 
 /// Every record of the round, named `R{round}-T{table}-{black}-{white}.sgf`.
@@ -170,14 +229,29 @@ async fn round_records(State(hub): State<AppState>, ApiPath(round): ApiPath<u32>
     for game in &games {
         let table = table(&hub, &game.table)?;
         let sgf = game_record(&hub, &table.name, game).await?;
-        let name = |n: &Option<String>| crate::archive::safe_name(n.as_deref().unwrap_or("unknown"));
+        let name =
+            |n: &Option<String>| crate::archive::safe_name(n.as_deref().unwrap_or("unknown"));
         let table_part = match game.table.parse::<u32>() {
             Ok(n) => format!("{n:03}"),
             Err(_) => crate::archive::safe_name(&game.table),
         };
-        files.push((format!("R{round}-T{table_part}-{}-{}.sgf", name(&game.black), name(&game.white)), sgf.into_bytes()));
+        files.push((
+            format!(
+                "R{round}-T{table_part}-{}-{}.sgf",
+                name(&game.black),
+                name(&game.white)
+            ),
+            sgf.into_bytes(),
+        ));
     }
     let zip = crate::archive::zip_stored(&files).map_err(|e| ApiError::Internal(e.to_string()))?;
     let disposition = format!("attachment; filename=\"round-{round}-records.zip\"");
-    Ok(([(header::CONTENT_TYPE, "application/zip".to_owned()), (header::CONTENT_DISPOSITION, disposition)], zip).into_response())
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/zip".to_owned()),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        zip,
+    )
+        .into_response())
 }

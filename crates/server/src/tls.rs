@@ -51,18 +51,31 @@ pub struct Identity {
 }
 
 fn io_error(path: &Path) -> impl FnOnce(io::Error) -> TlsError + '_ {
-    move |source| TlsError::Io { path: path.to_owned(), source }
+    move |source| TlsError::Io {
+        path: path.to_owned(),
+        source,
+    }
 }
 
 /// SHA-256 fingerprint in the usual colon-separated form.
 pub fn fingerprint(der: &[u8]) -> String {
     let digest = ring::digest::digest(&ring::digest::SHA256, der);
-    digest.as_ref().iter().map(|b| format!("{b:02X}")).collect::<Vec<_>>().join(":")
+    digest
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 /// Loads the configured certificate and key, or (when none is configured) the self-signed pair
 /// under `data_dir/tls/`, making it on first use for `names` (host names and addresses).
-pub fn identity(cert: Option<&Path>, key: Option<&Path>, data_dir: &Path, names: &[String]) -> Result<Identity, TlsError> {
+pub fn identity(
+    cert: Option<&Path>,
+    key: Option<&Path>,
+    data_dir: &Path,
+    names: &[String],
+) -> Result<Identity, TlsError> {
     let (cert_path, key_path, created) = match (cert, key) {
         (Some(c), Some(k)) => (c.to_owned(), k.to_owned(), false),
         _ => {
@@ -71,27 +84,39 @@ pub fn identity(cert: Option<&Path>, key: Option<&Path>, data_dir: &Path, names:
             let created = !(c.is_file() && k.is_file());
             if created {
                 std::fs::create_dir_all(&dir).map_err(io_error(&dir))?;
-                let made = rcgen::generate_simple_self_signed(names.to_vec()).map_err(|e| TlsError::Generate(e.to_string()))?;
+                let made = rcgen::generate_simple_self_signed(names.to_vec())
+                    .map_err(|e| TlsError::Generate(e.to_string()))?;
                 std::fs::write(&c, made.cert.pem()).map_err(io_error(&c))?;
                 std::fs::write(&k, made.key_pair.serialize_pem()).map_err(io_error(&k))?;
             }
             (c, k, created)
         }
     };
-    let pem_error = |path: &Path, message: String| TlsError::Pem { path: path.to_owned(), message };
+    let pem_error = |path: &Path, message: String| TlsError::Pem {
+        path: path.to_owned(),
+        message,
+    };
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cert_path)
         .map_err(|e| pem_error(&cert_path, e.to_string()))?
         .collect::<Result<_, _>>()
         .map_err(|e| pem_error(&cert_path, e.to_string()))?;
-    let first = certs.first().ok_or_else(|| pem_error(&cert_path, "no certificate in the file".into()))?;
+    let first = certs
+        .first()
+        .ok_or_else(|| pem_error(&cert_path, "no certificate in the file".into()))?;
     let fingerprint = fingerprint(first.as_ref());
-    let key = PrivateKeyDer::from_pem_file(&key_path).map_err(|e| pem_error(&key_path, e.to_string()))?;
+    let key =
+        PrivateKeyDer::from_pem_file(&key_path).map_err(|e| pem_error(&key_path, e.to_string()))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
         .with_no_client_auth()
         .with_single_cert(certs, key)?;
-    Ok(Identity { config: Arc::new(config), fingerprint, cert_path, created })
+    Ok(Identity {
+        config: Arc::new(config),
+        fingerprint,
+        cert_path,
+        created,
+    })
 }
 
 #[cfg(test)]
@@ -109,10 +134,22 @@ mod tests {
         assert!(!again.created);
         assert_eq!(again.fingerprint, first.fingerprint, "the same certificate");
         // Configured files are used as given; a bad one is a clear error.
-        let given = identity(Some(&first.cert_path), Some(&dir.join("tls/key.pem")), Path::new("/nonexistent"), &names).expect("given");
+        let given = identity(
+            Some(&first.cert_path),
+            Some(&dir.join("tls/key.pem")),
+            Path::new("/nonexistent"),
+            &names,
+        )
+        .expect("given");
         assert_eq!(given.fingerprint, first.fingerprint);
         std::fs::write(dir.join("bad.pem"), "not a certificate").expect("write");
-        assert!(identity(Some(&dir.join("bad.pem")), Some(&dir.join("tls/key.pem")), &dir, &names).is_err());
+        assert!(identity(
+            Some(&dir.join("bad.pem")),
+            Some(&dir.join("tls/key.pem")),
+            &dir,
+            &names
+        )
+        .is_err());
         let _ = std::fs::remove_dir_all(dir);
     }
 }

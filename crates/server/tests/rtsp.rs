@@ -19,7 +19,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 fn have_ffmpeg() -> bool {
-    std::process::Command::new("ffmpeg").arg("-version").output().is_ok_and(|o| o.status.success())
+    std::process::Command::new("ffmpeg")
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// Two seconds of a board camera at 10 frames a second: rendered frames (a stone appears
@@ -32,14 +35,42 @@ fn h264_stream(dir: &std::path::Path) -> Vec<u8> {
     let stone = render(&Position::empty().with(3, 15, Stone::BLACK), &scene).expect("render");
     for i in 0..20 {
         let frame = if i < 10 { &empty } else { &stone };
-        let small = image::imageops::resize(&frame.image, 320, 180, image::imageops::FilterType::Triangle);
-        small.save(dir.join(format!("{i:03}.png"))).expect("write frame");
+        let small = image::imageops::resize(
+            &frame.image,
+            320,
+            180,
+            image::imageops::FilterType::Triangle,
+        );
+        small
+            .save(dir.join(format!("{i:03}.png")))
+            .expect("write frame");
     }
     let out = dir.join("stream.264");
     let status = std::process::Command::new("ffmpeg")
-        .args(["-hide_banner", "-loglevel", "error", "-y", "-framerate", "10", "-i"])
+        .args([
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-y",
+            "-framerate",
+            "10",
+            "-i",
+        ])
         .arg(dir.join("%03d.png"))
-        .args(["-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "10", "-bf", "0", "-x264-params", "repeat-headers=1", "-f", "h264"])
+        .args([
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            "-g",
+            "10",
+            "-bf",
+            "0",
+            "-x264-params",
+            "repeat-headers=1",
+            "-f",
+            "h264",
+        ])
         .arg(&out)
         .status()
         .expect("run ffmpeg");
@@ -146,7 +177,12 @@ impl Camera {
         tokio::spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
                 if flag.load(Ordering::SeqCst) {
-                    tokio::spawn(session(socket, port, Arc::clone(&pictures), Arc::clone(&flag)));
+                    tokio::spawn(session(
+                        socket,
+                        port,
+                        Arc::clone(&pictures),
+                        Arc::clone(&flag),
+                    ));
                 }
             }
         });
@@ -158,22 +194,35 @@ impl Camera {
     }
 }
 
-async fn session(socket: TcpStream, port: u16, pictures: Arc<Vec<Vec<Vec<u8>>>>, up: Arc<AtomicBool>) {
+async fn session(
+    socket: TcpStream,
+    port: u16,
+    pictures: Arc<Vec<Vec<Vec<u8>>>>,
+    up: Arc<AtomicBool>,
+) {
     let (mut reader, mut writer) = socket.into_split();
     let base = format!("rtsp://127.0.0.1:{port}/live/");
     let mut buffer = Vec::new();
     // The handshake: one request at a time, until PLAY.
     loop {
         let mut chunk = [0u8; 4096];
-        let Ok(n) = reader.read(&mut chunk).await else { return };
+        let Ok(n) = reader.read(&mut chunk).await else {
+            return;
+        };
         if n == 0 {
             return;
         }
         buffer.extend_from_slice(&chunk[..n]);
-        let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") else { continue };
+        let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") else {
+            continue;
+        };
         let request = String::from_utf8_lossy(&buffer[..end]).to_string();
         buffer.drain(..end + 4);
-        let method = request.split_whitespace().next().unwrap_or_default().to_owned();
+        let method = request
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_owned();
         let cseq = request
             .lines()
             .find_map(|l| l.strip_prefix("CSeq:").or_else(|| l.strip_prefix("Cseq:")))
@@ -194,7 +243,10 @@ async fn session(socket: TcpStream, port: u16, pictures: Arc<Vec<Vec<Vec<u8>>>>,
             "PLAY" => ("200 OK", format!("Session: 7357\r\nRange: npt=0.000-\r\nRTP-Info: url={base}track1;seq=0;rtptime=0\r\n"), String::new()),
             _ => ("405 Method Not Allowed", String::new(), String::new()),
         };
-        let response = format!("RTSP/1.0 {status}\r\nCSeq: {cseq}\r\n{headers}Content-Length: {}\r\n\r\n{body}", body.len());
+        let response = format!(
+            "RTSP/1.0 {status}\r\nCSeq: {cseq}\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
         if writer.write_all(response.as_bytes()).await.is_err() {
             return;
         }
@@ -236,33 +288,58 @@ async fn an_rtsp_camera_delivers_frames_at_the_table_rate_and_comes_back_after_d
     let camera = Camera::start(h264_stream(&dir)).await;
     let mut config = test_config(dir.join("data"), &["cam"]);
     config.camera_timeout_secs = 2.0;
-    config.tables[0].camera = CameraConfig::Rtsp { url: camera.url(), fps: 4.0, transport: RtspTransport::Tcp, max_width: None };
+    config.tables[0].camera = CameraConfig::Rtsp {
+        url: camera.url(),
+        fps: 4.0,
+        transport: RtspTransport::Tcp,
+        max_width: None,
+    };
     let server = tengen_server::start(config, test_engines()).await.unwrap();
     let table = Arc::clone(&server.hub.tables["cam"]);
-    let received = |t: &tengen_server::table::TableHandle| t.metrics.frames_received.load(Ordering::Relaxed);
+    let received =
+        |t: &tengen_server::table::TableHandle| t.metrics.frames_received.load(Ordering::Relaxed);
 
     // Frames arrive, as JPEGs of the camera's picture.
     let t = Arc::clone(&table);
-    assert!(wait_until(20, || { let t = Arc::clone(&t); async move { received(&t) >= 4 } }).await, "frames arrive");
+    assert!(
+        wait_until(20, || {
+            let t = Arc::clone(&t);
+            async move { received(&t) >= 4 }
+        })
+        .await,
+        "frames arrive"
+    );
     let frame = table.live().unwrap().last_frame.expect("a frame");
-    let decoded = image::load_from_memory_with_format(&frame.bytes, image::ImageFormat::Jpeg).expect("a JPEG");
+    let decoded = image::load_from_memory_with_format(&frame.bytes, image::ImageFormat::Jpeg)
+        .expect("a JPEG");
     assert_eq!((decoded.width(), decoded.height()), (320, 180));
     // At the table's rate (4 a second), not the stream's (10).
     let before = received(&table);
     tokio::time::sleep(Duration::from_secs(3)).await;
     let in_three_seconds = received(&table) - before;
-    assert!((6..=16).contains(&in_three_seconds), "{in_three_seconds} frames in 3 s at 4 fps");
+    assert!(
+        (6..=16).contains(&in_three_seconds),
+        "{in_three_seconds} frames in 3 s at 4 fps"
+    );
 
     // The camera drops: the table reports it lost.
     camera.up.store(false, Ordering::SeqCst);
     let t = Arc::clone(&table);
     assert!(
-        wait_until(20, || { let t = Arc::clone(&t); async move { t.live().is_some_and(|l| l.camera == CameraStatus::Lost) } }).await,
+        wait_until(20, || {
+            let t = Arc::clone(&t);
+            async move { t.live().is_some_and(|l| l.camera == CameraStatus::Lost) }
+        })
+        .await,
         "the dropped camera is reported lost"
     );
     let while_down = received(&table);
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(received(&table), while_down, "nothing arrives while the camera is down");
+    assert_eq!(
+        received(&table),
+        while_down,
+        "nothing arrives while the camera is down"
+    );
 
     // It comes back: the source reconnects by itself and frames flow again.
     camera.up.store(true, Ordering::SeqCst);
@@ -270,7 +347,10 @@ async fn an_rtsp_camera_delivers_frames_at_the_table_rate_and_comes_back_after_d
     assert!(
         wait_until(30, || {
             let t = Arc::clone(&t);
-            async move { received(&t) >= while_down + 4 && t.live().is_some_and(|l| l.camera == CameraStatus::Live) }
+            async move {
+                received(&t) >= while_down + 4
+                    && t.live().is_some_and(|l| l.camera == CameraStatus::Live)
+            }
         })
         .await,
         "frames flow again after the camera is back"
@@ -280,7 +360,11 @@ async fn an_rtsp_camera_delivers_frames_at_the_table_rate_and_comes_back_after_d
     let logged = wait_until(10, || {
         let hub = Arc::clone(&hub);
         async move {
-            let events = hub.store.events_after(0, Some("cam".into()), None, 1000).await.unwrap_or_default();
+            let events = hub
+                .store
+                .events_after(0, Some("cam".into()), None, 1000)
+                .await
+                .unwrap_or_default();
             let has = |kind: &str| events.iter().any(|e| e.event.kind == kind);
             has("camera_lost") && has("camera_back")
         }
