@@ -132,7 +132,7 @@ fn chinese_number(n: u32) -> String {
         20..=99 => format!(
             "{}十{}",
             digit(n / 10),
-            if n % 10 == 0 {
+            if n.is_multiple_of(10) {
                 String::new()
             } else {
                 digit(n % 10).to_string()

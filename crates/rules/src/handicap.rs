@@ -27,7 +27,7 @@ pub fn handicap_points(stones: u8, size: u8) -> Result<Vec<Point>, HandicapError
     if !(MIN_HANDICAP..=MAX_HANDICAP).contains(&stones) {
         return Err(HandicapError::Stones(stones));
     }
-    if size < 7 || size % 2 == 0 {
+    if size < 7 || size.is_multiple_of(2) {
         return Err(HandicapError::Size(size));
     }
     // The corner star points lie on the 4th line (3rd on boards under 13×13).
