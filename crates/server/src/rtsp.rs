@@ -303,6 +303,7 @@ pub async fn run_rtsp(
 ) {
     if let Err(err) = options.validate() {
         tracing::error!(table = %table.id, %err, "camera disabled");
+        table.camera_failed(&format!("camera disabled: {err}"));
         return;
     }
     let mut backoff = Duration::from_millis(250);
@@ -313,6 +314,8 @@ pub async fn run_rtsp(
             backoff = Duration::from_millis(250);
         }
         tracing::warn!(table = %table.id, frames, reason = %end, "RTSP stream stopped; restarting");
+        // Shown on the dashboard until the next good frame.
+        table.camera_failed(&format!("RTSP stream stopped ({end}); reconnecting"));
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(MAX_BACKOFF);
     }

@@ -482,6 +482,8 @@ pub async fn read_frame_file(file: &Path, max_frame: usize) -> Result<Vec<u8>, S
         return Err(SourceError::TooLarge(max_frame));
     }
     Ok(bytes)
+}
+
 /// How a folder of frames is played.
 #[derive(Debug, Clone, Copy)]
 pub struct FolderReplay {
