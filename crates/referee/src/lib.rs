@@ -34,7 +34,7 @@ mod record;
 mod referee;
 mod stabilise;
 
-pub use event::{Event, EventKind, Evidence, Message, PointRef, ResultForms, Restore, Sighting, Status, EVENT_SCHEMA_VERSION};
+pub use event::{result_message, Event, EventKind, Evidence, Message, PointRef, ResultForms, Restore, Sighting, Status, EVENT_SCHEMA_VERSION};
 pub use observation::{confidence_in_tenths, Observation, ObservationError, PointObservation, ReadingLine};
 pub use record::{comment_line, RecordHeader};
 pub use referee::{

@@ -283,6 +283,10 @@ impl TableReferee for RefereeAdapter {
             dead: snapshot.dead.iter().map(|p| p.sgf.clone()).collect(),
             phase,
             players_swapped: snapshot.players_swapped,
+            result_text: match &self.result_override {
+                Some(re) => Some(referee::result_message(re)),
+                None => snapshot.result.as_ref().map(referee::ResultForms::message),
+            },
             result: self
                 .result_override
                 .clone()

@@ -201,6 +201,10 @@ pub struct GameView {
     pub phase: String,
     /// The result text once known, e.g. "B+3¾ (B+7.5)".
     pub result: Option<String>,
+    /// The result in words in each language (the exact form in English, the customary form in
+    /// Chinese, each with the record's form), once known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_text: Option<tengen_referee::Message>,
     /// Wrong colours found after move 10 (Art. 17.1): the game stands, and the record names the
     /// organiser's Black as White and the organiser's White as Black.
     #[serde(default)]

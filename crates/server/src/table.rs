@@ -134,6 +134,9 @@ pub struct TableSummary {
     pub phase: String,
     /// Result, when known.
     pub result: Option<String>,
+    /// The result in words in each language, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result_text: Option<tengen_referee::Message>,
     /// Camera state.
     pub camera: CameraStatus,
     /// Where frames come from (`post`, `mjpeg`, `snapshot`, `folder`).
@@ -280,6 +283,7 @@ impl TableHandle {
             warnings: live.view.warnings,
             phase: live.view.phase.clone(),
             result: live.view.result.clone(),
+            result_text: live.view.result_text.clone(),
             camera: live.camera,
             source: self.source.clone(),
             frames: self.metrics.frames_received.load(Relaxed),

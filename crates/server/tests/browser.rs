@@ -394,6 +394,10 @@ async fn each_language_shows_every_visible_string_translated() {
     show_board(&hub, addr, "2", &[]).await;
     show_board(&hub, addr, "2", &[(3, 3, 'B')]).await;
     show_board(&hub, addr, "2", &[(3, 3, 'B'), (15, 15, 'W')]).await;
+    // ... ended and counted: its result must be said in each language's own words.
+    hub.tables["2"].arbiter(tengen_server::model::ArbiterAction::EndGame { resigned: None }).await.unwrap();
+    hub.tables["2"].arbiter(tengen_server::model::ArbiterAction::Count).await.unwrap();
+    assert!(hub.tables["2"].summary().unwrap().result.is_some(), "table 2 is counted");
     let (_browser, mut tools) = open_browser(&binary).await;
     tools.call("Page.navigate", json!({ "url": format!("http://{addr}/") })).await;
     assert!(tools.wait_for("document.readyState === 'complete' && typeof I18N === 'object'", 15).await);
@@ -414,6 +418,12 @@ async fn each_language_shows_every_visible_string_translated() {
         tools.eval("location.hash = '#/table/2'; true").await;
         assert!(tools.wait_for("document.querySelector('#moves').children.length === 2", 15).await, "{lang}: table 2 with its moves");
         let table2 = tools.eval(VISIBLE_TEXT).await.as_str().unwrap_or_default().to_owned();
+        let wins = match lang {
+            "en" => "White wins by",
+            "zh-Hans" => "白胜",
+            _ => "白勝",
+        };
+        assert!(table2.contains(wins) && hall.contains(wins), "{lang}: the counted result in words:\n{hall}\n{table2}");
         for (page, text) in [("hall", &hall), ("table 1", &table1), ("table 2", &table2)] {
             let untranslated = untranslated_words(lang, text, &names);
             assert!(untranslated.is_empty(), "{lang}, {page}: untranslated {untranslated:?} in:\n{text}");

@@ -474,7 +474,7 @@ function renderTable() {
   $("#t-status").textContent = [
     t("move_n", { n: v.moves.length }), t("to_move", { side: colourName(v.to_move) }), phase,
     t("warnings", { b: w[0], w: w[1] }), cameraText(d.camera, d.camera_error),
-  ].concat(v.result ? [t("result", { r: v.result })] : []).join(" · ");
+  ].concat(v.result ? [t("result", { r: resultText(v) })] : []).join(" · ");
   const highlight = v.open_alerts.flatMap((a) => a.points || []);
   const dead = new Set(v.dead.concat([...state.deadSelection]));
   const last = v.moves.length ? v.moves[v.moves.length - 1].point : null;
@@ -500,6 +500,14 @@ function renderTable() {
   }
   $("#events").innerHTML = state.events.slice(-200).reverse().map((e) =>
     `<li class="${e.severity}">#${e.id} ${timeText(e.at_ms)} ${escapeHtml(articlePrefix(e.article))}${escapeHtml(text(e))}</li>`).join("");
+}
+
+// A game's result in the chosen language: the referee's words (exact in English, customary in
+// Chinese, each with the record's form), or the record's form alone from an older service.
+function resultText(v) {
+  const m = v.result_text;
+  if (!m) return v.result || "";
+  return state.lang === "en" ? m.en : state.lang === "zh-Hant" ? m.zh : (m.zh_hans || m.zh);
 }
 
 // The referee's own text in the chosen language (its events carry English and both Chinese

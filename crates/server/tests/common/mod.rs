@@ -195,6 +195,7 @@ impl TableReferee for SimpleReferee {
             dead: vec![],
             phase: self.phase.clone(),
             result: self.result.clone(),
+            result_text: None,
             players_swapped: false,
         }
     }
