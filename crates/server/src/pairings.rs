@@ -375,32 +375,66 @@ fn xml_escape(text: &str) -> String {
     out
 }
 
+/// OpenGotha's rank number for a rank as written (its `Player.convertKDPToInt`): 30K = -30,
+/// 1K = -1, 1D = 0, 9D = 8, professionals 6–8; `None` when it is not a rank.
+fn opengotha_rank(rank: &str) -> Option<i32> {
+    let text = rank.trim();
+    let last = text.chars().last()?;
+    let (digits, kind) = if last.is_ascii_digit() { (text, 'k') } else { (&text[..text.len() - last.len_utf8()], last.to_ascii_lowercase()) };
+    let n: i32 = digits.trim().parse().ok()?;
+    let value = match kind {
+        'd' => n - 1,
+        'p' if n <= 3 => 6,
+        'p' if n <= 6 => 7,
+        'p' => 8,
+        _ => -n,
+    };
+    Some(value.clamp(-30, 8))
+}
+
 /// A round's results as an OpenGotha tournament file holding its players and its games (with
-/// results), for OpenGotha's XML import (players and games are matched by name).
+/// results), for OpenGotha's XML import (Tournament ▸ Import ▸ XML: players and games are
+/// matched by OpenGotha's key, name and first name in capitals without spaces).
+///
+/// Written to what OpenGotha's importer (`ExternalDocument.importTournamentFromXMLFile`) reads:
+/// every player with a non-empty name and first name, a rank and a rating made from it as
+/// OpenGotha does (`ratingFromRank`, origin `INI`); every game with whole round and table
+/// numbers from 1 (it parses them as integers: tables named otherwise are numbered in order);
+/// and no `<TournamentParameterSet>`: once one is present OpenGotha reads its handicap,
+/// placement and pairing sets unconditionally, and importing it would overwrite the organiser's
+/// settings. The event and round are said in a comment.
 pub fn export_opengotha(round: &Round, outcomes: &[Outcome]) -> String {
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n");
+    let _ = writeln!(
+        out,
+        "<!-- Tengen: results of round {} of {} (import the games; the players are matched by name) -->",
+        round.number,
+        xml_escape(round.event.as_deref().unwrap_or("the tournament")).replace("--", "- -")
+    );
     out.push_str("<Tournament dataVersion=\"201\">\n<Players>\n");
     let mut listed = std::collections::HashSet::new();
     for p in round.pairings.iter().flat_map(|p| [&p.black, &p.white]) {
         if !listed.insert(p.opengotha_key()) {
             continue;
         }
-        // OpenGotha refuses an empty first name.
-        let first = if p.first_name.is_empty() {
-            "x"
-        } else {
-            p.first_name.as_str()
+        // OpenGotha refuses an empty first name (its own plain-file import uses "x").
+        let first = if p.first_name.is_empty() { "x" } else { p.first_name.as_str() };
+        let (rank, number) = match p.rank.as_deref().and_then(|r| opengotha_rank(r).map(|n| (r, n))) {
+            Some((rank, number)) => (rank, number),
+            None => ("30K", -30),
         };
-        let rank = p.rank.as_deref().unwrap_or("30K");
         let _ = writeln!(
             out,
-            "<Player firstName=\"{}\" name=\"{}\" rank=\"{}\" registeringStatus=\"FIN\"/>",
+            "<Player firstName=\"{}\" name=\"{}\" rank=\"{}\" rating=\"{}\" ratingOrigin=\"INI\" registeringStatus=\"FIN\"/>",
             xml_escape(first),
             xml_escape(&p.surname),
-            xml_escape(rank)
+            xml_escape(rank.trim()),
+            (number + 30) * 100 - 900
         );
     }
     out.push_str("</Players>\n<Games>\n");
+    // OpenGotha's table numbers are whole numbers from 1: Tengen's own when they all are.
+    let numeric = round.pairings.iter().all(|p| p.table.parse::<u32>().is_ok_and(|n| n >= 1));
     for (k, p) in round.pairings.iter().enumerate() {
         let outcome = outcomes.get(k).copied().unwrap_or(Outcome::Unknown);
         let key = |pl: &Player| {
@@ -410,6 +444,7 @@ pub fn export_opengotha(round: &Round, outcomes: &[Outcome]) -> String {
                 pl.opengotha_key()
             }
         };
+        let table = if numeric { p.table.trim().to_owned() } else { (k + 1).to_string() };
         let _ = writeln!(
             out,
             "<Game blackPlayer=\"{}\" handicap=\"{}\" knownColor=\"true\" result=\"{}\" roundNumber=\"{}\" tableNumber=\"{}\" whitePlayer=\"{}\"/>",
@@ -417,23 +452,11 @@ pub fn export_opengotha(round: &Round, outcomes: &[Outcome]) -> String {
             p.handicap,
             outcome.opengotha(),
             round.number,
-            xml_escape(&p.table),
+            table,
             xml_escape(&key(&p.white))
         );
     }
-    out.push_str("</Games>\n<TournamentParameterSet>\n");
-    let komi = round
-        .pairings
-        .iter()
-        .find(|p| p.handicap == 0)
-        .map_or(7.5, |p| p.komi);
-    let _ = writeln!(
-        out,
-        "<GeneralParameterSet komi=\"{komi}\" name=\"{}\" numberOfRounds=\"{}\" size=\"19\"/>",
-        xml_escape(round.event.as_deref().unwrap_or("Tengen")),
-        round.number
-    );
-    out.push_str("</TournamentParameterSet>\n</Tournament>\n");
+    out.push_str("</Games>\n</Tournament>\n");
     out
 }
 
@@ -549,6 +572,73 @@ mod tests {
                 ("1".to_owned(), Outcome::BlackWins)
             ]
         );
+    }
+
+    /// What OpenGotha's XML importer (`ExternalDocument.importPlayersFromXMLFile`,
+    /// `importGamesFromXMLFile`, `importTournamentParameterSetFromXMLFile`, `Player`) would
+    /// refuse or misread in a file: a player without name or first name (PlayerException), a
+    /// rank it cannot read, a round or table number that is not a whole number from 1
+    /// (`Integer.parseInt`), a game whose players are not listed under OpenGotha's key, a result
+    /// it does not know, a parameter set without its handicap, placement and pairing sets
+    /// (read unconditionally).
+    fn opengotha_import_problems(xml: &str) -> Vec<String> {
+        let doc = roxmltree::Document::parse(xml).expect("XML");
+        let mut problems = Vec::new();
+        let mut keys = std::collections::HashSet::new();
+        for p in doc.descendants().filter(|n| n.has_tag_name("Player")) {
+            let (name, first) = (p.attribute("name").unwrap_or(""), p.attribute("firstName").unwrap_or(""));
+            if name.is_empty() || first.is_empty() {
+                problems.push(format!("player {name:?} {first:?}: empty name or first name"));
+            }
+            if opengotha_rank(p.attribute("rank").unwrap_or("30K")).is_none() {
+                problems.push(format!("player {name}: rank {:?}", p.attribute("rank")));
+            }
+            keys.insert(format!("{name}{first}").replace(' ', "").to_uppercase());
+        }
+        for g in doc.descendants().filter(|n| n.has_tag_name("Game")) {
+            for number in ["roundNumber", "tableNumber"] {
+                if !g.attribute(number).unwrap_or("1").parse::<i32>().is_ok_and(|n| n >= 1) {
+                    problems.push(format!("game {number} {:?}", g.attribute(number)));
+                }
+            }
+            for side in ["blackPlayer", "whitePlayer"] {
+                if !keys.contains(g.attribute(side).unwrap_or("")) {
+                    problems.push(format!("game {side} {:?} is not a listed player", g.attribute(side)));
+                }
+            }
+            let known = ["RESULT_UNKNOWN", "RESULT_WHITEWINS", "RESULT_BLACKWINS", "RESULT_EQUAL", "RESULT_BOTHLOSE", "RESULT_BOTHWIN"];
+            let result = g.attribute("result").unwrap_or("RESULT_UNKNOWN");
+            if !known.contains(&result.trim_end_matches("_BYDEF")) {
+                problems.push(format!("game result {result:?}"));
+            }
+        }
+        if doc.descendants().any(|n| n.has_tag_name("TournamentParameterSet")) {
+            for set in ["GeneralParameterSet", "HandicapParameterSet", "PlacementParameterSet", "PairingParameterSet"] {
+                if !doc.descendants().any(|n| n.has_tag_name(set)) {
+                    problems.push(format!("a TournamentParameterSet without {set}"));
+                }
+            }
+        }
+        problems
+    }
+
+    #[test]
+    fn the_export_is_what_opengothas_importer_reads() {
+        // The checker finds what OpenGotha would refuse...
+        assert!(!opengotha_import_problems(OPENGOTHA).is_empty(), "the sample's parameters lack the handicap, placement and pairing sets");
+        // ...and finds nothing in an export, even of a CSV round with named tables, a name in
+        // one piece, an unreadable rank and a professional.
+        let csv = "A,Berg Bo,Plato,8K,?,,\nB,Du Pont Jean,Ke Jie,3d,9p,2,\n";
+        let round = parse_csv(csv, 4, Some("Club -- night".into())).expect("CSV");
+        let exported = export_opengotha(&round, &[Outcome::BlackWins, Outcome::Draw]);
+        assert_eq!(opengotha_import_problems(&exported), Vec::<String>::new(), "{exported}");
+        assert!(exported.contains("tableNumber=\"1\"") && exported.contains("tableNumber=\"2\""), "{exported}");
+        assert!(exported.contains("firstName=\"x\" name=\"Plato\" rank=\"30K\" rating=\"-900\""), "{exported}");
+        assert!(exported.contains("name=\"Ke\" rank=\"9p\" rating=\"2900\""), "{exported}");
+        assert!(exported.contains("rank=\"3d\" rating=\"2300\""), "{exported}");
+        assert_eq!(opengotha_rank("1K"), Some(-1));
+        assert_eq!(opengotha_rank("12"), Some(-12));
+        assert_eq!(opengotha_rank("dan"), None);
     }
 
     #[test]

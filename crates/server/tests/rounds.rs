@@ -141,7 +141,10 @@ async fn an_opengotha_round_starts_every_table_and_its_results_and_records_go_ba
         v
     };
     assert_eq!(key(&again), key(&original));
-    assert_eq!(again.event.as_deref(), Some("Paris Open 2026"));
+    // No tournament parameters: OpenGotha would need all of them and would overwrite the
+    // organiser's; the event is named in a comment.
+    assert_eq!(again.event, None);
+    assert!(exported.contains("Paris Open 2026"), "{exported}");
     let mut results = opengotha_results(&exported, 2).unwrap();
     results.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(
