@@ -192,7 +192,7 @@ fn main() {
         let (corrupt, what) = corrupt_frames();
         let dir = std::env::temp_dir().join(format!("tengen-bench-hostile-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let table = |id: &str| TableConfig { id: id.into(), name: None, komi: 7.5, camera_token: None, camera: CameraConfig::Post, calibration: None };
+        let table = |id: &str| TableConfig { id: id.into(), name: None, komi: 7.5, camera_token: None, camera: CameraConfig::Post, calibration: None, start: tengen_server::model::StartPosition::Even };
         let config = Config {
             listen: "127.0.0.1:0".into(),
             data_dir: dir.clone(),
