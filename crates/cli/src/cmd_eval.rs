@@ -41,6 +41,8 @@ enum EvalTarget {
         /// Write `eval-rendered.md` and `eval-rendered.json` into this folder.
         #[arg(long)]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        stress: crate::eval_stress::StressArgs,
     },
 }
 
@@ -130,7 +132,8 @@ impl FolderScore {
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     match args.target {
         EvalTarget::Photos { dir, out } => eval_photos(&dir, out.as_deref()),
-        EvalTarget::Rendered { per_preset, out } => eval_rendered(per_preset, out.as_deref()),
+        EvalTarget::Rendered { stress, out, .. } if stress.stress => crate::eval_stress::run(&stress, out.as_deref()),
+        EvalTarget::Rendered { per_preset, out, .. } => eval_rendered(per_preset, out.as_deref()),
     }
 }
 

@@ -12,6 +12,7 @@ mod cmd_replay;
 mod cmd_score;
 mod cmd_serve;
 mod cmd_sgf;
+mod eval_stress;
 
 /// Tengen: a board-camera referee for Go under the Chinese rules.
 #[derive(Parser)]

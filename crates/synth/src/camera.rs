@@ -13,20 +13,23 @@ pub mod board_mm {
     /// Distance between rows (boards are slightly longer than wide so the grid looks square
     /// from a seated player's oblique view).
     pub const SPACING_Y: f64 = 23.7;
-    /// Wooden margin beyond the outer line, left/right.
+    /// Usual wooden margin beyond the outer line, left/right (a scene may set another).
     pub const MARGIN_X: f64 = 15.0;
-    /// Wooden margin beyond the outer line, top/bottom.
+    /// Usual wooden margin beyond the outer line, top/bottom.
     pub const MARGIN_Y: f64 = 15.0;
-    /// Half width of the wooden board.
+    /// Half width of a board with the usual margin.
     pub const HALF_W: f64 = 9.0 * SPACING_X + MARGIN_X;
-    /// Half length of the wooden board.
+    /// Half length of a board with the usual margin.
     pub const HALF_L: f64 = 9.0 * SPACING_Y + MARGIN_Y;
 }
 
 /// The lens of a camera rendering an image of the given size with coefficient `k1`: centred,
 /// normalised by half the image diagonal.
 pub(crate) fn centred_lens(width: u32, height: u32, k1: f64) -> LensDistortion {
-    LensDistortion { k1, ..LensDistortion::none(width, height) }
+    LensDistortion {
+        k1,
+        ..LensDistortion::none(width, height)
+    }
 }
 
 /// Most barrel distortion rendered (stronger values are clamped): beyond this the division model
@@ -145,7 +148,8 @@ impl Camera {
         let mut distance = 1000.0;
         for _ in 0..6 {
             camera.position = scale(view_back, distance);
-            let corners = board_outline().map(|p| camera.project_undistorted(p));
+            let corners =
+                board_outline(scene.board.half_extent()).map(|p| camera.project_undistorted(p));
             let (min_x, max_x) = extent(corners.iter().map(|p| p[0]));
             let (min_y, max_y) = extent(corners.iter().map(|p| p[1]));
             let current = ((max_x - min_x) / w).max((max_y - min_y) / h);
@@ -227,14 +231,13 @@ pub fn board_to_world(col: f64, row: f64) -> V3 {
     ]
 }
 
-/// The four corners of the wooden board (top surface).
-fn board_outline() -> [V3; 4] {
-    use board_mm::{HALF_L, HALF_W};
+/// The four corners of the board's top surface, given its half width and half length.
+fn board_outline([half_w, half_l]: [f64; 2]) -> [V3; 4] {
     [
-        [-HALF_W, -HALF_L, 0.0],
-        [HALF_W, -HALF_L, 0.0],
-        [HALF_W, HALF_L, 0.0],
-        [-HALF_W, HALF_L, 0.0],
+        [-half_w, -half_l, 0.0],
+        [half_w, -half_l, 0.0],
+        [half_w, half_l, 0.0],
+        [-half_w, half_l, 0.0],
     ]
 }
 

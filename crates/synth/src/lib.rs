@@ -17,23 +17,28 @@
 //! then apply exposure, colour cast, gradient, vignetting, blur and noise. Ground truth comes from
 //! the same camera, so it is exact.
 
+mod board;
 mod camera;
 mod hand;
 pub mod noise;
+mod playout;
 mod position;
 mod post;
+mod props;
 mod render;
 mod scene;
 pub mod sequence;
+mod texture;
 mod truth;
 mod truthcalc;
 
 pub use camera::{apply_homography, board_mm, Camera};
+pub use playout::MAX_GAME_STONES;
 pub use position::Position;
 pub use render::{render, Rendered, MAX_SIDE};
 pub use scene::{
-    BoardStyle, Bowl, CameraPose, ColourCast, Hand, Lighting, Scene, Side, StoneStyle, PRESETS,
-    SKIN_TONES,
+    BoardMaterial, BoardStyle, Bowl, CameraPose, ColourCast, Hand, Hue, Lighting, NeighbourBoard,
+    PersonShadow, Prop, Scene, Side, StoneColours, StoneStyle, TableTexture, PRESETS, SKIN_TONES,
 };
 pub use sequence::{Action, SequenceFrame, Timing};
 pub use truth::GroundTruth;

@@ -23,7 +23,8 @@ impl Position {
     /// `tengen_rules::board_text`). Whitespace between characters is ignored, so `". . X"` and
     /// `"..X"` both work.
     pub fn from_rows<S: AsRef<str>>(rows: &[S]) -> Result<Self, SynthError> {
-        let cells: Vec<Stone> = parse_rows(rows, BOARD_LINES, BOARD_LINES).map_err(|e| SynthError::BadPosition(e.to_string()))?;
+        let cells: Vec<Stone> = parse_rows(rows, BOARD_LINES, BOARD_LINES)
+            .map_err(|e| SynthError::BadPosition(e.to_string()))?;
         let mut position = Position::empty();
         for (i, stone) in cells.into_iter().enumerate() {
             position.points[i / BOARD_LINES][i % BOARD_LINES] = stone;
@@ -71,7 +72,8 @@ impl Position {
     /// Places a stone at a human coordinate such as `"Q16"` (letters without I, row 1 at the
     /// bottom).
     pub fn with_at(self, coordinate: &str, stone: Stone) -> Result<Self, SynthError> {
-        let p = Point::from_human(coordinate, BOARD_LINES as u8, BOARD_LINES as u8).map_err(|e| SynthError::BadPosition(e.to_string()))?;
+        let p = Point::from_human(coordinate, BOARD_LINES as u8, BOARD_LINES as u8)
+            .map_err(|e| SynthError::BadPosition(e.to_string()))?;
         Ok(self.with(usize::from(p.col), usize::from(p.row), stone))
     }
 

@@ -1,5 +1,5 @@
 //! Camera effects after the scene is shaded: exposure, colour cast, light gradient, vignetting,
-//! blur and sensor noise, then quantisation to 8-bit.
+//! blur, camera shake and sensor noise, then quantisation to 8-bit.
 
 use image::RgbImage;
 
@@ -40,6 +40,49 @@ pub(crate) fn camera_effects(colour: &mut [[f32; 3]], w: usize, h: usize, scene:
     }
     if scene.blur_sigma > 0.05 {
         gaussian_blur(colour, w, h, scene.blur_sigma);
+    }
+    let [sx, sy] = scene.shake_px;
+    if sx.hypot(sy) > 0.5 {
+        shake_blur(colour, w, h, [sx, sy]);
+    }
+}
+
+/// Camera shake: every pixel averaged along the shake vector (centred), bilinear taps about
+/// half a pixel apart so the smear has no gaps.
+fn shake_blur(colour: &mut [[f32; 3]], w: usize, h: usize, shake: [f32; 2]) {
+    let length = shake[0].hypot(shake[1]).min(200.0);
+    let taps = (length * 2.0).ceil() as usize + 1;
+    let offsets: Vec<[f32; 2]> = (0..taps)
+        .map(|k| {
+            let t = k as f32 / (taps - 1) as f32 - 0.5;
+            [shake[0] * t, shake[1] * t]
+        })
+        .collect();
+    let source = colour.to_vec();
+    let sample = |x: f32, y: f32| -> [f32; 3] {
+        let x = x.clamp(0.0, (w - 1) as f32);
+        let y = y.clamp(0.0, (h - 1) as f32);
+        let (x0, y0) = (x.floor() as usize, y.floor() as usize);
+        let (x1, y1) = ((x0 + 1).min(w - 1), (y0 + 1).min(h - 1));
+        let (fx, fy) = (x - x0 as f32, y - y0 as f32);
+        let at = |xx: usize, yy: usize| source[yy * w + xx];
+        let (a, b, c, d) = (at(x0, y0), at(x1, y0), at(x0, y1), at(x1, y1));
+        std::array::from_fn(|ch| {
+            let top = a[ch] + (b[ch] - a[ch]) * fx;
+            let bottom = c[ch] + (d[ch] - c[ch]) * fx;
+            top + (bottom - top) * fy
+        })
+    };
+    let weight = 1.0 / taps as f32;
+    for y in 0..h {
+        for x in 0..w {
+            let mut acc = [0f32; 3];
+            for o in &offsets {
+                let s = sample(x as f32 + o[0], y as f32 + o[1]);
+                acc = [acc[0] + s[0], acc[1] + s[1], acc[2] + s[2]];
+            }
+            colour[y * w + x] = acc.map(|v| v * weight);
+        }
     }
 }
 

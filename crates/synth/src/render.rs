@@ -3,17 +3,19 @@
 
 use image::RgbImage;
 
-use crate::camera::{add, board_mm, board_to_world, dot, norm, scale, sub, Camera, V3};
+use crate::board::{ray_stone, BoardBody, BoxHit};
+use crate::camera::{add, dot, norm, scale, sub, Camera, V3};
 use crate::hand::{
     capsule_normal, capsule_param, ray_capsule, ray_segment_distance, srgb, HandGeometry,
 };
-use crate::noise::{Noise1, Noise2, Rng};
-use tengen_rules::{Stone, BOARD_LINES};
-
+use crate::noise::Noise2;
 use crate::position::Position;
-use crate::scene::Scene;
+use crate::props::{clock_albedo, hit_clock, sheet_albedo, PropBody};
+use crate::scene::{Scene, StoneColours};
+use crate::texture::Table;
 use crate::truth::GroundTruth;
 use crate::SynthError;
+use tengen_rules::{Stone, BOARD_LINES};
 
 /// Largest accepted image side, to refuse absurd requests before allocating.
 pub const MAX_SIDE: u32 = 8192;
@@ -171,33 +173,26 @@ const SKY_SOFTNESS: f64 = 0.8;
 const SKY_STRENGTH: f64 = 0.6;
 const SKY_MAX_HEIGHT_MM: f64 = 120.0;
 
-/// A stone placed in the world.
-#[derive(Debug, Clone)]
-struct StoneBody {
-    /// Centre of the ellipsoid (z = half thickness: it rests on its lowest point).
-    centre: V3,
-    black: bool,
-    /// Brightness variation of this stone.
-    tint: f32,
-    /// Shell stripes: direction in the board plane, spatial frequency (rad/mm), phase.
-    stripes: Option<([f64; 2], f64, f64, f32)>,
-}
-
 /// The nearest surface a ray meets.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Hit {
     /// Nothing below the horizon: the room's wall.
     Nothing,
-    /// Stone `i` on the board.
-    Stone(usize),
+    /// Stone `index` on board `board` (0 = ours, then the neighbours).
+    Stone { board: usize, index: usize },
     /// A part of hand `hand`.
     Hand { hand: usize, part: HandPart },
-    /// The playing surface.
-    BoardTop,
-    /// One of the board's vertical sides, with its outward normal.
-    BoardSide { normal: V3 },
-    /// The table under the board.
+    /// The playing surface of board `board`.
+    BoardTop { board: usize },
+    /// One of a board's vertical sides, with its outward normal in the board's frame.
+    BoardSide { board: usize, normal: V3 },
+    /// The table under the boards (and the sheets lying on it).
     Table,
+    /// A clock standing on the table: prop `index`, the face's normal and the point in the
+    /// clock's frame.
+    Clock { index: usize, normal: V3, local: V3 },
+    /// A stone lying on the table (prop `index`).
+    LooseStone { index: usize },
     /// Bowl `index`, the part met and the surface normal there.
     Bowl {
         index: usize,
@@ -243,16 +238,21 @@ const ID_TABLE: ObjectId = 1;
 const ID_BOARD: ObjectId = 2;
 const ID_SIDE: ObjectId = 3;
 const ID_BOWL: ObjectId = 10;
+const ID_PROP: ObjectId = 500;
+/// Neighbouring boards' tops and sides: `ID_NEIGHBOUR + 2 × board (+ 1 for the side)`.
+const ID_NEIGHBOUR: ObjectId = 50;
 const ID_STONE: ObjectId = 1000;
+/// Stone ids of one board: `ID_STONE + STONE_IDS × board + stone`.
+const STONE_IDS: ObjectId = 400;
 const ID_HAND: ObjectId = 100_000;
 const ID_HELD: ObjectId = 200_000;
 
 struct World<'a> {
     scene: &'a Scene,
     camera: Camera,
-    stones: Vec<StoneBody>,
-    /// Stone index per physical intersection (row-major), for fast ray candidate lookup.
-    grid: Vec<Option<usize>>,
+    /// Our board first, then the neighbours' boards.
+    boards: Vec<BoardBody>,
+    props: Vec<PropBody>,
     hands: Vec<HandGeometry>,
     /// Per hand, per capsule (then the held stone): image-space box of the part and board-plane
     /// box of its shadow, so most pixels skip the hand tests.
@@ -262,67 +262,25 @@ struct World<'a> {
     stone_radius: f64,
     stone_half: f64,
     lamp: V3,
-    wood: Wood,
-    table: [f32; 3],
+    table: Table,
+    /// Height of the table top (the boards stand on it, their tops at z = 0).
+    table_z: f64,
     /// Texture noise for the table and sleeves.
     cloth: Noise2,
 }
 
-struct Wood {
-    base: [f32; 3],
-    grain: f32,
-    warp: Noise1,
-    rings: Noise1,
-    streak: Noise1,
-    blotch: Noise2,
-}
-
-impl Wood {
-    fn new(rgb: [u8; 3], grain: f32, seed: u64) -> Self {
-        let mut rng = Rng::derive(seed, 11);
-        // Each board a slightly different piece of wood.
-        let shade = rng.range(0.94, 1.04) as f32;
-        let base = srgb(rgb).map(|c| (c * shade).min(1.0));
-        Self {
-            base,
-            grain,
-            warp: Noise1::new(rng.next_u64()),
-            rings: Noise1::new(rng.next_u64()),
-            streak: Noise1::new(rng.next_u64()),
-            blotch: Noise2::new(rng.next_u64()),
-        }
-    }
-
-    /// Albedo of the board top at world (x, y) mm. Straight grain along y with slow waviness.
-    fn albedo(&self, x: f64, y: f64) -> [f32; 3] {
-        let (x, y) = (x as f32, y as f32);
-        let u = x + 9.0 * self.warp.at(y * 0.004) + 3.0 * self.warp.at(y * 0.013 + 300.0);
-        let ring = (u * 0.33 + 4.0 * self.rings.at(u * 0.02)).rem_euclid(1.0);
-        // Late-wood lines: thin, darker, sharp on one side.
-        let line = (1.0 - (ring * 6.0).min(1.0)).powi(2);
-        let streak = self.streak.at(u * 0.05);
-        let blotch = self.blotch.at(x * 0.012 + 128.0, y * 0.004 + 128.0);
-        let darken = self.grain * (0.10 * line + 0.08 * streak + 0.06 * blotch);
-        [
-            self.base[0] * (1.0 - darken),
-            self.base[1] * (1.0 - darken * 1.15),
-            self.base[2] * (1.0 - darken * 1.4),
-        ]
-    }
-}
-
 /// Length of (x, y); libm's overflow-safe `hypot` is needlessly slow for millimetres.
 #[inline(always)]
-fn len2(x: f64, y: f64) -> f64 {
+pub(crate) fn len2(x: f64, y: f64) -> f64 {
     (x * x + y * y).sqrt()
 }
 
-fn smoothstep(e0: f64, e1: f64, x: f64) -> f64 {
+pub(crate) fn smoothstep(e0: f64, e1: f64, x: f64) -> f64 {
     let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
     t * t * (3.0 - 2.0 * t)
 }
 
-fn mix3(a: [f32; 3], b: [f32; 3], t: f32) -> [f32; 3] {
+pub(crate) fn mix3(a: [f32; 3], b: [f32; 3], t: f32) -> [f32; 3] {
     [
         a[0] + (b[0] - a[0]) * t,
         a[1] + (b[1] - a[1]) * t,
@@ -438,72 +396,35 @@ fn hit_bowl(
     None
 }
 
-/// Ray–ellipsoid (semi-axes r, r, h) intersection: nearest t > 0.
-fn ray_stone(origin: V3, dir: V3, centre: V3, r: f64, h: f64) -> Option<f64> {
-    let o = [
-        (origin[0] - centre[0]) / r,
-        (origin[1] - centre[1]) / r,
-        (origin[2] - centre[2]) / h,
-    ];
-    let d = [dir[0] / r, dir[1] / r, dir[2] / h];
-    let a = dot(d, d);
-    let b = dot(o, d);
-    let c = dot(o, o) - 1.0;
-    let disc = b * b - a * c;
-    if disc < 0.0 {
-        return None;
-    }
-    let t = (-b - disc.sqrt()) / a;
-    (t > 0.0).then_some(t)
-}
-
 impl<'a> World<'a> {
     fn new(position: &Position, scene: &'a Scene) -> Self {
         let camera = Camera::from_scene(scene);
-        let style = &scene.stones;
-        let stone_radius = (style.diameter_mm / 2.0).clamp(5.0, 14.0);
-        let stone_half = (style.thickness_mm / 2.0).clamp(1.0, 8.0);
-        let mut rng = Rng::derive(scene.seed, 1);
-        let mut stones = Vec::new();
-        let mut grid = vec![None; BOARD_LINES * BOARD_LINES];
-        let limit = 0.4 * board_mm::SPACING_X;
-        for row in 0..BOARD_LINES {
-            for col in 0..BOARD_LINES {
-                let stone = position.get(col, row);
-                // Draw per point regardless of content so jitter does not depend on neighbours.
-                let (jx, jy) = (
-                    rng.normal() * style.jitter_mm,
-                    rng.normal() * style.jitter_mm,
-                );
-                let tint = rng.range(-1.0, 1.0) as f32;
-                let angle = rng.range(0.0, std::f64::consts::PI);
-                let freq = rng.range(2.5, 5.0);
-                let phase = rng.range(0.0, 100.0);
-                let striped = rng.unit() < style.shell_stripes;
-                let strength = rng.range(0.015, 0.04) as f32;
-                if stone == Stone::Empty {
-                    continue;
-                }
-                let base = board_to_world(col as f64, row as f64);
-                let centre = [
-                    base[0] + jx.clamp(-limit, limit),
-                    base[1] + jy.clamp(-limit, limit),
-                    stone_half,
-                ];
-                grid[row * BOARD_LINES + col] = Some(stones.len());
-                stones.push(StoneBody {
-                    centre,
-                    black: stone == Stone::BLACK,
-                    tint,
-                    stripes: (stone == Stone::WHITE && striped).then_some((
-                        [angle.cos(), angle.sin()],
-                        freq,
-                        phase,
-                        strength,
-                    )),
-                });
-            }
+        let mut boards = vec![BoardBody::new(
+            position,
+            &scene.stones,
+            &scene.board,
+            scene.seed,
+            [0.0, 0.0],
+            0.0,
+        )];
+        for neighbour in &scene.neighbours {
+            let seed = crate::noise::hash2(neighbour.seed, 0x4E16);
+            boards.push(BoardBody::new(
+                &Position::game_like(seed, neighbour.stones),
+                &scene.stones,
+                &scene.board,
+                seed,
+                neighbour.centre_mm,
+                neighbour.angle_deg,
+            ));
         }
+        let (stone_radius, stone_half) = (boards[0].stone_radius, boards[0].stone_half);
+        let table_z = -boards[0].thickness;
+        let props = scene
+            .props
+            .iter()
+            .filter_map(|p| PropBody::new(p, table_z, stone_half))
+            .collect();
         let hands: Vec<HandGeometry> = scene.hands.iter().map(HandGeometry::build).collect();
         let thickness = scene.board.thickness_mm.max(1.0);
         let hand_boxes: Vec<Vec<PartBoxes>> = hands
@@ -558,66 +479,16 @@ impl<'a> World<'a> {
             motion_region,
             scene,
             camera,
-            stones,
-            grid,
+            boards,
+            props,
             hands,
             stone_radius,
             stone_half,
             lamp: scene.light.lamp_mm,
-            wood: Wood::new(scene.board.wood_rgb, scene.board.grain, scene.seed),
-            table: srgb(scene.board.table_rgb),
+            table: Table::new(scene.board.table_rgb, scene.board.table_texture, scene.seed),
+            table_z,
             cloth: Noise2::new(scene.seed ^ 0x5EED),
         }
-    }
-
-    /// Nearest stone on the board hit by the ray: (t, stone index).
-    fn hit_stones(&self, origin: V3, dir: V3) -> Option<(f64, usize)> {
-        if dir[2] >= 0.0 || self.stones.is_empty() {
-            return None;
-        }
-        // Rays that meet the stone layer nowhere near the grid cannot hit a stone.
-        let t_mid = (self.stone_half - origin[2]) / dir[2];
-        let mid = add(origin, scale(dir, t_mid));
-        let reach = 2.0 * board_mm::SPACING_X;
-        if mid[0].abs() > 9.0 * board_mm::SPACING_X + reach
-            || mid[1].abs() > 9.0 * board_mm::SPACING_Y + reach
-        {
-            return None;
-        }
-        let top = 2.0 * self.stone_half;
-        let t_top = (top - origin[2]) / dir[2];
-        let t_base = -origin[2] / dir[2];
-        let a = add(origin, scale(dir, t_top));
-        let b = add(origin, scale(dir, t_base));
-        let pad = self.stone_radius + 0.4 * board_mm::SPACING_X;
-        let to_col = |x: f64| x / board_mm::SPACING_X + 9.0;
-        let to_row = |y: f64| y / board_mm::SPACING_Y + 9.0;
-        let c0 = to_col(a[0].min(b[0]) - pad).ceil().max(0.0) as usize;
-        let c1 = to_col(a[0].max(b[0]) + pad).floor().min(18.0);
-        let r0 = to_row(a[1].min(b[1]) - pad).ceil().max(0.0) as usize;
-        let r1 = to_row(a[1].max(b[1]) + pad).floor().min(18.0);
-        if c1 < 0.0 || r1 < 0.0 {
-            return None;
-        }
-        let mut best: Option<(f64, usize)> = None;
-        for row in r0..=(r1 as usize) {
-            for col in c0..=(c1 as usize) {
-                if let Some(i) = self.grid[row * BOARD_LINES + col] {
-                    if let Some(t) = ray_stone(
-                        origin,
-                        dir,
-                        self.stones[i].centre,
-                        self.stone_radius,
-                        self.stone_half,
-                    ) {
-                        if best.is_none_or(|(bt, _)| t < bt) {
-                            best = Some((t, i));
-                        }
-                    }
-                }
-            }
-        }
-        best
     }
 
     /// Nearest hand part: (t, hand index, which part).
@@ -708,139 +579,39 @@ impl<'a> World<'a> {
         light
     }
 
-    /// Darkening of the board around the stones: contact shadow and cast shadow.
-    fn stone_shadow(&self, p: V3, to_lamp: V3) -> (f64, f64) {
-        let col = (p[0] / board_mm::SPACING_X + 9.0).round() as i64;
-        let row = (p[1] / board_mm::SPACING_Y + 9.0).round() as i64;
-        let (mut direct, mut ambient) = (1.0, 1.0);
-        let r = self.stone_radius;
-        let shift = [
-            -to_lamp[0] / to_lamp[2] * self.stone_half,
-            -to_lamp[1] / to_lamp[2] * self.stone_half,
-        ];
-        for rr in (row - 1).max(0)..=(row + 1).min(18) {
-            for cc in (col - 1).max(0)..=(col + 1).min(18) {
-                if let Some(i) = self.grid[rr as usize * BOARD_LINES + cc as usize] {
-                    let c = self.stones[i].centre;
-                    let d = ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2)).sqrt();
-                    ambient *= 1.0 - 0.55 * smoothstep(r * 1.35, r * 0.85, d);
-                    let ds = ((p[0] - c[0] - shift[0]).powi(2) + (p[1] - c[1] - shift[1]).powi(2))
-                        .sqrt();
-                    direct *= 1.0 - 0.9 * smoothstep(r * 1.05, r * 0.8, ds);
-                }
-            }
-        }
-        (direct, ambient)
-    }
-
-    /// Colour of the board top at world point p (grid, hoshi, wood), given the sample footprint
-    /// in millimetres for analytic line anti-aliasing.
-    fn board_albedo(&self, p: V3, footprint: f64) -> [f32; 3] {
-        let wood = self.wood.albedo(p[0], p[1]);
-        let lw = self.scene.board.line_width_mm.max(0.1);
-        let cf = p[0] / board_mm::SPACING_X + 9.0;
-        let rf = p[1] / board_mm::SPACING_Y + 9.0;
-        let coverage = |dist_mm: f64, half: f64| {
-            ((half + footprint / 2.0 - dist_mm) / footprint).clamp(0.0, 1.0)
-        };
-        let mut ink: f64 = 0.0;
-        let lc = cf.round().clamp(0.0, 18.0);
-        let lr = rf.round().clamp(0.0, 18.0);
-        // Outer lines are a little bolder, as on most boards.
-        let half_c = if lc == 0.0 || lc == 18.0 {
-            lw * 0.7
-        } else {
-            lw * 0.5
-        };
-        let half_r = if lr == 0.0 || lr == 18.0 {
-            lw * 0.7
-        } else {
-            lw * 0.5
-        };
-        let ext_r = half_c / board_mm::SPACING_Y;
-        let ext_c = half_r / board_mm::SPACING_X;
-        if rf >= -ext_r - 0.05 && rf <= 18.0 + ext_r + 0.05 {
-            // Lines end at the outer line's outer edge.
-            let end = ((rf.clamp(-ext_r, 18.0 + ext_r) - rf).abs() * board_mm::SPACING_Y).max(0.0);
-            ink = ink.max(coverage(
-                len2((cf - lc).abs() * board_mm::SPACING_X, end),
-                half_c,
-            ));
-        }
-        if cf >= -ext_c - 0.05 && cf <= 18.0 + ext_c + 0.05 {
-            let end = ((cf.clamp(-ext_c, 18.0 + ext_c) - cf).abs() * board_mm::SPACING_X).max(0.0);
-            ink = ink.max(coverage(
-                len2((rf - lr).abs() * board_mm::SPACING_Y, end),
-                half_r,
-            ));
-        }
-        // Hoshi at the 4-4, 4-10, 4-16 ... points.
-        let star = |v: f64| {
-            [3.0, 9.0, 15.0]
-                .into_iter()
-                .min_by(|a, b| (v - a).abs().total_cmp(&(v - b).abs()))
-                .unwrap_or(9.0)
-        };
-        let (sc, sr) = (star(cf), star(rf));
-        let d = len2(
-            (cf - sc) * board_mm::SPACING_X,
-            (rf - sr) * board_mm::SPACING_Y,
-        );
-        ink = ink.max(coverage(d, 2.0));
-        let ink_colour = [0.07, 0.06, 0.05];
-        mix3(wood, ink_colour, (ink * 0.93) as f32)
-    }
-
     /// The nearest surface along a ray, and how far along the ray it lies.
     /// `pixel` lets hand parts whose image box misses it be skipped; `tau` is the moment within
     /// the exposure, for moving hands.
     fn nearest_hit(&self, origin: V3, dir: V3, pixel: [f64; 2], tau: f64) -> (f64, Hit) {
         let mut nearest = (f64::INFINITY, Hit::Nothing);
-        if let Some((t, i)) = self.hit_stones(origin, dir) {
-            nearest = (t, Hit::Stone(i));
+        for (board, b) in self.boards.iter().enumerate() {
+            if let Some((t, index)) = b.hit_stones(b.to_local(origin), b.dir_to_local(dir)) {
+                if t < nearest.0 {
+                    nearest = (t, Hit::Stone { board, index });
+                }
+            }
         }
         if let Some((t, hand, part)) = self.hit_hands(origin, dir, Some(pixel), tau) {
             if t < nearest.0 {
                 nearest = (t, Hit::Hand { hand, part });
             }
         }
-        let thickness = self.scene.board.thickness_mm.max(1.0);
-        let (hw, hl) = (board_mm::HALF_W, board_mm::HALF_L);
         if dir[2] < 0.0 {
-            let t_top = -origin[2] / dir[2];
-            let p = add(origin, scale(dir, t_top));
-            if t_top < nearest.0 && p[0].abs() <= hw && p[1].abs() <= hl {
-                nearest = (t_top, Hit::BoardTop);
-            } else if t_top < nearest.0 {
-                // Board sides: vertical faces between z = -thickness and 0.
-                let mut side_hit = false;
-                for (axis, sign) in [(0usize, 1.0f64), (0, -1.0), (1, 1.0), (1, -1.0)] {
-                    let half = if axis == 0 { hw } else { hl };
-                    if dir[axis] * sign >= 0.0 {
-                        continue;
+            for (board, b) in self.boards.iter().enumerate() {
+                match b.hit_box(b.to_local(origin), b.dir_to_local(dir), nearest.0) {
+                    Some((t, BoxHit::Top)) => nearest = (t, Hit::BoardTop { board }),
+                    Some((t, BoxHit::Side(normal))) => {
+                        nearest = (t, Hit::BoardSide { board, normal })
                     }
-                    let t = (sign * half - origin[axis]) / dir[axis];
-                    if t <= 0.0 || t >= nearest.0 {
-                        continue;
-                    }
-                    let q = add(origin, scale(dir, t));
-                    let other = 1 - axis;
-                    let other_half = if other == 0 { hw } else { hl };
-                    if q[2] <= 0.0 && q[2] >= -thickness && q[other].abs() <= other_half {
-                        let mut normal = [0.0; 3];
-                        normal[axis] = sign;
-                        nearest = (t, Hit::BoardSide { normal });
-                        side_hit = true;
-                    }
-                }
-                if !side_hit {
-                    let t_table = (-thickness - origin[2]) / dir[2];
-                    if t_table < nearest.0 {
-                        nearest = (t_table, Hit::Table);
-                    }
+                    None => {}
                 }
             }
+            let t_table = (self.table_z - origin[2]) / dir[2];
+            if t_table < nearest.0 {
+                nearest = (t_table, Hit::Table);
+            }
         }
+        let thickness = -self.table_z;
         for (index, bowl) in self.scene.bowls.iter().enumerate() {
             if let Some((t, part, normal)) = hit_bowl(origin, dir, bowl, thickness) {
                 if t < nearest.0 {
@@ -855,6 +626,35 @@ impl<'a> World<'a> {
                 }
             }
         }
+        for (index, prop) in self.props.iter().enumerate() {
+            match *prop {
+                PropBody::Clock { .. } => {
+                    if let Some((t, hit)) = hit_clock(prop, origin, dir, self.table_z) {
+                        if t < nearest.0 {
+                            let (normal, local) = (hit.normal, hit.local);
+                            nearest = (
+                                t,
+                                Hit::Clock {
+                                    index,
+                                    normal,
+                                    local,
+                                },
+                            );
+                        }
+                    }
+                }
+                PropBody::Stone { centre, .. } => {
+                    if let Some(t) =
+                        ray_stone(origin, dir, centre, self.stone_radius, self.stone_half)
+                    {
+                        if t < nearest.0 {
+                            nearest = (t, Hit::LooseStone { index });
+                        }
+                    }
+                }
+                PropBody::Sheet { .. } => {}
+            }
+        }
         nearest
     }
 
@@ -864,11 +664,9 @@ impl<'a> World<'a> {
         let origin = self.camera.position;
         let dir = self.camera.ray(pixel);
         let (t, hit) = self.nearest_hit(origin, dir, pixel, tau);
-        let (hw, hl) = (board_mm::HALF_W, board_mm::HALF_L);
         let over_board = dir[2] < 0.0 && {
             let t0 = -origin[2] / dir[2];
-            let p = add(origin, scale(dir, t0));
-            p[0].abs() <= hw && p[1].abs() <= hl
+            self.boards[0].covers(add(origin, scale(dir, t0)))
         };
         if hit == Hit::Nothing {
             // Looking at the horizon: dim wall.
@@ -885,10 +683,13 @@ impl<'a> World<'a> {
         };
         match hit {
             Hit::Nothing => ([0.3, 0.3, 0.32], 0, false),
-            Hit::Stone(i) => {
-                let s = &self.stones[i];
-                let colour = self.shade_stone(p, s.centre, s.black, s.tint, s.stripes, &ray);
-                (colour, ID_STONE + i as u32, false)
+            Hit::Stone { board, index } => {
+                let b = &self.boards[board];
+                let s = &b.stones[index];
+                let local = sub(b.to_local(p), s.centre);
+                let colour = self.shade_stone(p, local, Some(b), s.black, s.tint, s.stripes, &ray);
+                let id = ID_STONE + STONE_IDS * board as u32 + index as u32;
+                (colour, id, false)
             }
             Hit::Hand {
                 hand,
@@ -898,7 +699,7 @@ impl<'a> World<'a> {
                     return ([0.0; 3], 0, true);
                 };
                 let centre = add(centre, scale(self.hands[hand].motion, tau));
-                let colour = self.shade_stone(p, centre, black, 0.0, None, &ray);
+                let colour = self.shade_stone(p, sub(p, centre), None, black, 0.0, None, &ray);
                 (colour, ID_HELD + hand as u32, over_board)
             }
             Hit::Hand {
@@ -909,16 +710,29 @@ impl<'a> World<'a> {
                 ID_HAND + hand as u32,
                 over_board,
             ),
-            Hit::BoardTop => {
+            Hit::BoardTop { board } => {
                 // Footprint of this sample on the board, for line anti-aliasing.
                 let footprint = footprint_scale * t / self.camera.focal / (-dir[2]).max(0.2).sqrt();
-                (self.shade_board_top(p, footprint, &ray), ID_BOARD, false)
+                let id = if board == 0 {
+                    ID_BOARD
+                } else {
+                    ID_NEIGHBOUR + 2 * board as u32
+                };
+                (self.shade_board_top(board, p, footprint, &ray), id, false)
             }
-            Hit::BoardSide { normal } => {
+            Hit::BoardSide { board, normal } => {
                 // Board edge: end grain, darker and less saturated.
-                let wood = self.wood.albedo(p[0] + p[1], p[2] * 3.0).map(|a| a * 0.78);
-                let diffuse = ray.ambient * 0.8 + ray.direct_gain * ray.lamp_light(normal);
-                (wood.map(|a| (a as f64 * diffuse) as f32), ID_SIDE, false)
+                let b = &self.boards[board];
+                let q = b.to_local(p);
+                let albedo = b.surface.side_albedo(q[0] + q[1], q[2]);
+                let diffuse =
+                    ray.ambient * 0.8 + ray.direct_gain * ray.lamp_light(b.dir_to_world(normal));
+                let id = if board == 0 {
+                    ID_SIDE
+                } else {
+                    ID_NEIGHBOUR + 2 * board as u32 + 1
+                };
+                (albedo.map(|a| (a as f64 * diffuse) as f32), id, false)
             }
             Hit::Bowl {
                 index,
@@ -930,6 +744,30 @@ impl<'a> World<'a> {
                 false,
             ),
             Hit::Table => (self.shade_table(p, &ray), ID_TABLE, false),
+            Hit::Clock {
+                index,
+                normal,
+                local,
+            } => {
+                let albedo = clock_albedo(
+                    &self.props[index],
+                    &crate::props::ClockHit { normal, local },
+                );
+                let (direct, sky) = self.shadows_at(p, &ray, false);
+                let diffuse = ray.ambient * sky * (0.6 + 0.4 * normal[2].max(0.0))
+                    + ray.direct_gain * ray.lamp_light(normal) * direct;
+                let half = norm(add(ray.to_lamp, ray.view));
+                let spec = 0.08 * dot(normal, half).max(0.0).powi(40) * direct;
+                let colour = albedo.map(|a| (a as f64 * diffuse + spec) as f32);
+                (colour, ID_PROP + index as u32, false)
+            }
+            Hit::LooseStone { index } => {
+                let PropBody::Stone { centre, black } = self.props[index] else {
+                    return ([0.0; 3], 0, false);
+                };
+                let colour = self.shade_stone(p, sub(p, centre), None, black, 0.0, None, &ray);
+                (colour, ID_PROP + index as u32, false)
+            }
         }
     }
 
@@ -996,11 +834,14 @@ impl<'a> World<'a> {
         albedo.map(|a| (a as f64 * diffuse + spec) as f32)
     }
 
-    /// The playing surface at `p`: wood and ink under stone and hand shadows, with the glare spot.
-    fn shade_board_top(&self, p: V3, footprint: f64, ray: &RayLight) -> [f32; 3] {
-        let albedo = self.board_albedo(p, footprint.max(0.05));
-        let (direct, ao) = self.stone_shadow(p, ray.to_lamp);
-        let (hands, sky) = self.hand_light(p, ray, true);
+    /// The playing surface of `board` at world point `p`: wood and ink under stone and hand
+    /// shadows, with the glare spot.
+    fn shade_board_top(&self, board: usize, p: V3, footprint: f64, ray: &RayLight) -> [f32; 3] {
+        let b = &self.boards[board];
+        let q = b.to_local(p);
+        let albedo = b.albedo(q, footprint.max(0.05));
+        let (direct, ao) = b.stone_shadow(q, b.dir_to_local(ray.to_lamp));
+        let (hands, sky) = self.shadows_at(p, ray, true);
         let diffuse = ray.ambient * ao * sky
             + ray.direct_gain * ray.lamp_light([0.0, 0.0, 1.0]) * direct * hands;
         // Varnish reflection of the lamp: the glare spot.
@@ -1017,7 +858,7 @@ impl<'a> World<'a> {
     fn shade_bowl(&self, p: V3, i: usize, part: BowlPart, normal: V3, ray: &RayLight) -> [f32; 3] {
         let bowl = &self.scene.bowls[i];
         let c = bowl.centre_mm;
-        let (hands, sky) = self.hand_light(p, ray, false);
+        let (hands, sky) = self.shadows_at(p, ray, false);
         let (albedo, spec) = match part {
             BowlPart::Pile => {
                 // A heap of stones: nearest jittered stone centre (cellular pattern)
@@ -1069,27 +910,15 @@ impl<'a> World<'a> {
 
     /// The table at `p`: cloth-like texture, the soft shadows of the board and the bowls.
     fn shade_table(&self, p: V3, ray: &RayLight) -> [f32; 3] {
-        let thickness = self.scene.board.thickness_mm.max(1.0);
-        let (hw, hl) = (board_mm::HALF_W, board_mm::HALF_L);
         let to_lamp = ray.to_lamp;
-        let n1 = self
-            .cloth
-            .at((p[0] * 0.02) as f32 + 30.0, (p[1] * 0.02) as f32);
-        let n2 = self
-            .cloth
-            .at((p[0] * 0.6) as f32, (p[1] * 0.6) as f32 + 90.0);
-        let albedo = self.table.map(|a| a * (0.9 + 0.12 * n1 + 0.06 * n2));
-        let shift = [
-            -to_lamp[0] / to_lamp[2] * thickness,
-            -to_lamp[1] / to_lamp[2] * thickness,
-        ];
-        let dx = ((p[0] - shift[0]).abs() - hw).max(0.0);
-        let dy = ((p[1] - shift[1]).abs() - hl).max(0.0);
-        let out = len2(dx, dy);
-        let shadow = 0.35 + 0.65 * smoothstep(0.0, 12.0, out);
-        let near = len2((p[0].abs() - hw).max(0.0), (p[1].abs() - hl).max(0.0));
-        let mut ao = 0.7 + 0.3 * smoothstep(0.0, 40.0, near);
-        let mut shadow = shadow;
+        let albedo = sheet_albedo(&self.props, p)
+            .unwrap_or_else(|| self.table.albedo(p[0], p[1], &self.cloth));
+        let (mut shadow, mut ao) = self.boards[0].shadow_on_table(p, to_lamp);
+        for b in &self.boards[1..] {
+            let (s, a) = b.shadow_on_table(p, to_lamp);
+            shadow *= s;
+            ao *= a;
+        }
         for bowl in &self.scene.bowls {
             let (c, r) = (bowl.centre_mm, bowl.radius_mm);
             ao *= 1.0 - 0.5 * smoothstep(r + 30.0, r, len2(p[0] - c[0], p[1] - c[1]));
@@ -1100,29 +929,38 @@ impl<'a> World<'a> {
             );
             shadow *= 1.0 - 0.75 * smoothstep(r + 8.0, r - 8.0, len2(p[0] - sx, p[1] - sy));
         }
-        let (hands, sky) = self.hand_light(p, ray, true);
+        let (hands, sky) = self.shadows_at(p, ray, true);
         let diffuse = ray.ambient * ao * sky
             + ray.direct_gain * ray.lamp_light([0.0, 0.0, 1.0]) * shadow * hands;
         albedo.map(|a| (a as f64 * diffuse) as f32)
     }
 
-    /// Lamp light and sky light left at `p` by the hands' shadows (1, 1 without hands).
-    fn hand_light(&self, p: V3, ray: &RayLight, on_surface: bool) -> (f64, f64) {
-        if self.hands.is_empty() {
+    /// Lamp light and sky light left at `p` by the hands' and a standing person's shadows
+    /// (1, 1 when nothing is in the way).
+    fn shadows_at(&self, p: V3, ray: &RayLight, on_surface: bool) -> (f64, f64) {
+        let (mut direct, sky) = if self.hands.is_empty() {
             (1.0, 1.0)
         } else {
             (
                 self.hand_shadow(p, ray.to_lamp, on_surface, ray.tau),
                 self.hand_sky(p, ray.tau),
             )
+        };
+        if let Some(person) = &self.scene.light.person_shadow {
+            direct *= person_light(person, p);
         }
+        (direct, sky)
     }
 
     /// A stone (on the board or held) centred at `centre`, at its surface point `p`.
+    /// `p` is the world point, `local` the same point relative to the stone's centre in the
+    /// frame of the board it lies on (`board`; `None` = the world frame).
+    #[allow(clippy::too_many_arguments)]
     fn shade_stone(
         &self,
         p: V3,
-        centre: V3,
+        local: V3,
+        board: Option<&BoardBody>,
         black: bool,
         tint: f32,
         stripes: Option<([f64; 2], f64, f64, f32)>,
@@ -1130,25 +968,33 @@ impl<'a> World<'a> {
     ) -> [f32; 3] {
         let (to_lamp, view) = (ray.to_lamp, ray.view);
         let (r, h) = (self.stone_radius, self.stone_half);
-        let local = sub(p, centre);
         let n = norm([local[0] / (r * r), local[1] / (r * r), local[2] / (h * h)]);
+        let n = board.map_or(n, |b| b.dir_to_world(n));
         let lift = add(p, scale(n, 0.5));
-        let (hands, sky_hands) = self.hand_light(lift, ray, true);
+        let (hands, sky_hands) = self.shadows_at(lift, ray, true);
         let diffuse_dir = dot(n, to_lamp).max(0.0) * hands;
         // Underside faces the board: less sky, less light.
         let sky = 0.55 + 0.45 * n[2].max(0.0);
         let half = norm(add(to_lamp, view));
         let nh = dot(n, half).max(0.0);
-        let (albedo, spec) = if black {
+        let colours = self.scene.stones.colours;
+        let (albedo, spec) = if black && colours == StoneColours::BlackWhite {
             // Slate: very dark with a broad faint sheen and a small soft highlight.
             let a = 0.045 + 0.008 * tint;
             ([a, a, a * 1.08], 0.05 * nh.powi(8) + 0.15 * nh.powi(90))
+        } else if black {
+            // Dark glass or plastic: coloured, with a sharper highlight than slate.
+            let a = dark_albedo(colours).map(|c| c * (1.0 + 0.08 * tint));
+            (a, 0.25 * nh.powi(60) + 0.05 * nh.powi(6))
         } else {
-            let mut a = [
-                0.90 + 0.015 * tint,
-                0.885 + 0.015 * tint,
-                0.84 + 0.015 * tint,
-            ];
+            let mut a = match colours {
+                StoneColours::BlackWhite => [
+                    0.90 + 0.015 * tint,
+                    0.885 + 0.015 * tint,
+                    0.84 + 0.015 * tint,
+                ],
+                other => light_albedo(other).map(|c| c * (1.0 + 0.02 * tint)),
+            };
             if let Some((d, freq, phase, strength)) = stripes {
                 // Clam shell: faint slightly curved parallel bands.
                 let along = local[0] * d[0] + local[1] * d[1];
@@ -1159,9 +1005,43 @@ impl<'a> World<'a> {
             (a, 0.4 * nh.powi(60) + 0.06 * nh.powi(6))
         };
         let diffuse = ray.ambient * sky * sky_hands + ray.direct_gain * diffuse_dir;
-        let spec = spec * hands;
+        let spec = spec * self.scene.stones.gloss.max(0.0) * hands;
         albedo.map(|a| (a as f64 * diffuse + spec) as f32)
     }
+}
+
+/// Albedo of the dark stones of a coloured set.
+fn dark_albedo(colours: StoneColours) -> [f32; 3] {
+    match colours {
+        StoneColours::BlackWhite => [0.045, 0.045, 0.049],
+        StoneColours::Greens => [0.09, 0.28, 0.13],
+        StoneColours::Blues => [0.05, 0.09, 0.28],
+    }
+}
+
+/// Albedo of the light stones of a coloured set.
+fn light_albedo(colours: StoneColours) -> [f32; 3] {
+    match colours {
+        StoneColours::BlackWhite => [0.90, 0.885, 0.84],
+        StoneColours::Greens => [0.68, 0.82, 0.48],
+        StoneColours::Blues => [0.58, 0.74, 0.92],
+    }
+}
+
+/// Share of the lamp's light reaching world point `p` past a standing person: a soft ellipse
+/// for the shoulders, a soft disc for the head beside it.
+fn person_light(person: &crate::scene::PersonShadow, p: V3) -> f64 {
+    let size = person.size_mm.max(20.0);
+    let soft = person.softness_mm.max(1.0);
+    let (s, c) = person.angle_deg.to_radians().sin_cos();
+    let (x, y) = (p[0] - person.centre_mm[0], p[1] - person.centre_mm[1]);
+    let (u, v) = (c * x + s * y, -s * x + c * y);
+    let (a, b) = (size, 0.45 * size);
+    // Distance outside the ellipse, roughly in millimetres (exact on the axes).
+    let shoulders = (((u / a).powi(2) + (v / b).powi(2)).sqrt() - 1.0) * b;
+    let head = len2(u, v + 0.6 * size) - 0.4 * size;
+    let occ = smoothstep(soft, -soft, shoulders.min(head));
+    1.0 - person.strength.clamp(0.0, 1.0) * occ
 }
 
 /// Renders `position` as the camera of `scene` would see it. Errors only on a bad image size.
@@ -1284,7 +1164,10 @@ pub fn render(position: &Position, scene: &Scene) -> Result<Rendered, SynthError
         &world.camera,
         scene,
         &|origin, dir| world.hit_hands(origin, dir, None, 0.0).map(|(t, _, _)| t),
-        &|col, row| world.grid[row * BOARD_LINES + col].map(|i| world.stones[i].centre),
+        &|col, row| {
+            let board = &world.boards[0];
+            board.grid[row * BOARD_LINES + col].map(|i| board.stones[i].centre)
+        },
         world.stone_half,
         hand_pixels,
         hand_over_board,

@@ -47,6 +47,13 @@ pub struct Scene {
     /// Frame-to-frame auto-exposure wobble: standard deviation of the relative brightness change
     /// drawn from `frame_seed` (0 = steady; webcams 0.01–0.03).
     pub exposure_jitter: f32,
+    /// Camera shake during the exposure: the whole frame smeared along this vector, in pixels
+    /// (zero = still).
+    pub shake_px: [f32; 2],
+    /// Things on the table besides the board and the bowls.
+    pub props: Vec<Prop>,
+    /// Other boards on the same table: neighbouring games partly in view.
+    pub neighbours: Vec<NeighbourBoard>,
 }
 
 impl Default for Scene {
@@ -68,6 +75,9 @@ impl Default for Scene {
             seed: 1,
             frame_seed: 0,
             exposure_jitter: 0.0,
+            shake_px: [0.0, 0.0],
+            props: Vec::new(),
+            neighbours: Vec::new(),
         }
     }
 }
@@ -258,12 +268,14 @@ impl Scene {
                 gradient_angle_deg: rng.range(0.0, 360.0) as f32,
                 vignette: rng.range(0.0, 0.35) as f32,
                 ambient: rng.range(0.3, 0.6) as f32,
+                person_shadow: None,
             },
             stones: StoneStyle {
                 jitter_mm: rng.range(0.3, 2.8),
                 diameter_mm: rng.range(21.5, 22.4),
                 thickness_mm: rng.range(7.5, 10.0),
                 shell_stripes: rng.range(0.0, 1.0),
+                ..StoneStyle::default()
             },
             board: BoardStyle {
                 wood_rgb: woods[pick(&mut rng, woods.len())],
@@ -271,6 +283,7 @@ impl Scene {
                 line_width_mm: rng.range(0.8, 1.3),
                 thickness_mm: rng.range(15.0, 60.0),
                 table_rgb: tables[pick(&mut rng, tables.len())],
+                ..BoardStyle::default()
             },
             hands: Vec::new(),
             blur_sigma: rng.range(0.0, 1.3) as f32,
@@ -386,6 +399,88 @@ pub enum ColourCast {
     Green,
     /// Tungsten bulbs.
     Yellow,
+    /// White balance set for daylight under warm bulbs: strongly orange-yellow.
+    Warm,
+    /// White balance set for bulbs under daylight or cold LEDs: strongly blue.
+    Cool,
+    /// A coloured stage or decorative light flooding the whole scene: every surface lit by one
+    /// saturated hue, the camera's auto exposure pushing its channel near clipping.
+    Stage(Hue),
+}
+
+/// The hue of a coloured light.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Hue {
+    /// Red.
+    Red,
+    /// Orange.
+    Orange,
+    /// Yellow.
+    Yellow,
+    /// Green.
+    Green,
+    /// Cyan.
+    Cyan,
+    /// Blue.
+    Blue,
+    /// Violet.
+    Violet,
+    /// Pink (magenta).
+    Pink,
+}
+
+impl Hue {
+    /// Every hue, around the colour wheel.
+    pub const ALL: [Hue; 8] = [
+        Hue::Red,
+        Hue::Orange,
+        Hue::Yellow,
+        Hue::Green,
+        Hue::Cyan,
+        Hue::Blue,
+        Hue::Violet,
+        Hue::Pink,
+    ];
+
+    /// Lower-case name (`red`, `orange`...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Hue::Red => "red",
+            Hue::Orange => "orange",
+            Hue::Yellow => "yellow",
+            Hue::Green => "green",
+            Hue::Cyan => "cyan",
+            Hue::Blue => "blue",
+            Hue::Violet => "violet",
+            Hue::Pink => "pink",
+        }
+    }
+
+    /// Parses a name as [`Hue::name`] gives it.
+    pub fn parse(text: &str) -> Option<Hue> {
+        Hue::ALL
+            .into_iter()
+            .find(|h| h.name().eq_ignore_ascii_case(text))
+    }
+
+    /// Per-channel gain of the scene under this light relative to white light, after the
+    /// camera's auto exposure. Measured on a real board under coloured LED lights (mean RGB
+    /// over the board under each light divided by the mean under white light, the same
+    /// position and camera; the goban-watcher development photos), except red, which those
+    /// photos lack: it follows pink's red and orange's near-zero blue.
+    fn gains(self) -> [f32; 3] {
+        match self {
+            Hue::Red => [1.3, 0.06, 0.05],
+            Hue::Orange => [0.94, 0.56, 0.41],
+            Hue::Yellow => [0.89, 0.76, 0.63],
+            Hue::Green => [0.58, 0.93, 0.10],
+            Hue::Cyan => [0.04, 0.91, 1.17],
+            Hue::Blue => [0.09, 0.52, 1.49],
+            Hue::Violet => [0.49, 0.21, 1.50],
+            Hue::Pink => [1.09, 0.03, 1.06],
+        }
+    }
 }
 
 impl ColourCast {
@@ -396,16 +491,26 @@ impl ColourCast {
             ColourCast::Blue => [0.82, 0.95, 1.22],
             ColourCast::Green => [0.88, 1.12, 0.86],
             ColourCast::Yellow => [1.15, 1.0, 0.68],
+            ColourCast::Warm => [1.25, 1.0, 0.6],
+            ColourCast::Cool => [0.76, 0.95, 1.35],
+            ColourCast::Stage(hue) => hue.gains(),
         }
     }
 
-    /// Parses `neutral`, `blue`, `green` or `yellow`.
+    /// Parses `neutral`, `blue`, `green`, `yellow`, `warm`, `cool` or `stage-HUE` (a hue of
+    /// [`Hue::name`], e.g. `stage-cyan`).
     pub fn parse(text: &str) -> Option<Self> {
-        match text.to_ascii_lowercase().as_str() {
+        let text = text.to_ascii_lowercase();
+        if let Some(hue) = text.strip_prefix("stage-") {
+            return Hue::parse(hue).map(ColourCast::Stage);
+        }
+        match text.as_str() {
             "neutral" | "none" => Some(ColourCast::Neutral),
             "blue" => Some(ColourCast::Blue),
             "green" => Some(ColourCast::Green),
             "yellow" => Some(ColourCast::Yellow),
+            "warm" => Some(ColourCast::Warm),
+            "cool" => Some(ColourCast::Cool),
             _ => None,
         }
     }
@@ -434,6 +539,38 @@ pub struct Lighting {
     pub vignette: f32,
     /// Share of light that is ambient (no direction, no hard shadows).
     pub ambient: f32,
+    /// Someone standing between the lamp and the board: the soft shadow of their head and
+    /// shoulders (`None` = nobody).
+    pub person_shadow: Option<PersonShadow>,
+}
+
+/// The shadow a standing person casts from the lamp onto the board and table: a soft ellipse
+/// (shoulders) with a disc (head) beside it, blocking part of the lamp's light.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PersonShadow {
+    /// Centre of the shoulders' shadow on the board plane, world millimetres.
+    pub centre_mm: [f64; 2],
+    /// Direction of the shoulders' long axis, degrees from +x.
+    pub angle_deg: f64,
+    /// Half the shoulders' width in millimetres (the head is scaled with it).
+    pub size_mm: f64,
+    /// Half-width of the soft edge in millimetres (a far, broad lamp gives soft shadows).
+    pub softness_mm: f64,
+    /// Share of the lamp's light blocked inside the shadow (0–1).
+    pub strength: f64,
+}
+
+impl Default for PersonShadow {
+    fn default() -> Self {
+        Self {
+            centre_mm: [0.0, 260.0],
+            angle_deg: 0.0,
+            size_mm: 230.0,
+            softness_mm: 30.0,
+            strength: 0.8,
+        }
+    }
 }
 
 impl Default for Lighting {
@@ -448,6 +585,7 @@ impl Default for Lighting {
             gradient_angle_deg: 200.0,
             vignette: 0.15,
             ambient: 0.45,
+            person_shadow: None,
         }
     }
 }
@@ -465,6 +603,13 @@ pub struct StoneStyle {
     pub thickness_mm: f64,
     /// Chance that a white stone shows the faint stripes of clam shell.
     pub shell_stripes: f64,
+    /// Stones that overlap after their jitter are pushed apart until they only touch, as real
+    /// stones on a crowded board are (off by default so older scenes render unchanged).
+    pub push_apart: bool,
+    /// The colours of the two sets.
+    pub colours: StoneColours,
+    /// Strength of the stones' specular highlights: 1 = polished (default), 0 = matte.
+    pub gloss: f64,
 }
 
 impl Default for StoneStyle {
@@ -474,6 +619,41 @@ impl Default for StoneStyle {
             diameter_mm: 22.0,
             thickness_mm: 9.0,
             shell_stripes: 0.6,
+            push_apart: false,
+            colours: StoneColours::BlackWhite,
+            gloss: 1.0,
+        }
+    }
+}
+
+/// The colours of a stone set: the "black" stones are the dark ones, the "white" the light ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum StoneColours {
+    /// Slate black and shell white.
+    #[default]
+    BlackWhite,
+    /// Dark and light green glass or plastic.
+    Greens,
+    /// Navy and sky-blue plastic.
+    Blues,
+}
+
+impl StoneColours {
+    /// Every set.
+    pub const ALL: [StoneColours; 3] = [
+        StoneColours::BlackWhite,
+        StoneColours::Greens,
+        StoneColours::Blues,
+    ];
+
+    /// Parses `blackwhite`, `greens` or `blues`.
+    pub fn parse(text: &str) -> Option<StoneColours> {
+        match text.to_ascii_lowercase().as_str() {
+            "blackwhite" | "black-white" => Some(StoneColours::BlackWhite),
+            "greens" | "green" => Some(StoneColours::Greens),
+            "blues" | "blue" => Some(StoneColours::Blues),
+            _ => None,
         }
     }
 }
@@ -492,6 +672,17 @@ pub struct BoardStyle {
     pub thickness_mm: f64,
     /// Table surface colour (sRGB 0–255).
     pub table_rgb: [u8; 3],
+    /// What the playing surface is made of (`wood_rgb` is its base colour whatever it is).
+    pub material: BoardMaterial,
+    /// Colour of the printed lines and star points (sRGB 0–255); `None` = black ink.
+    pub line_rgb: Option<[u8; 3]>,
+    /// Radius of the star points (hoshi) in millimetres.
+    pub star_radius_mm: f64,
+    /// Width of the margin beyond the outer lines, left/right and top/bottom, in millimetres
+    /// (clamped to 3–60).
+    pub margin_mm: [f64; 2],
+    /// The table top's texture.
+    pub table_texture: TableTexture,
 }
 
 impl Default for BoardStyle {
@@ -502,8 +693,55 @@ impl Default for BoardStyle {
             line_width_mm: 1.0,
             thickness_mm: 30.0,
             table_rgb: [96, 88, 80],
+            material: BoardMaterial::Wood,
+            line_rgb: None,
+            star_radius_mm: 2.0,
+            margin_mm: [
+                crate::camera::board_mm::MARGIN_X,
+                crate::camera::board_mm::MARGIN_Y,
+            ],
+            table_texture: TableTexture::Cloth,
         }
     }
+}
+
+impl BoardStyle {
+    /// Half the width and half the length of the board's top, in millimetres.
+    pub fn half_extent(&self) -> [f64; 2] {
+        use crate::camera::board_mm::{SPACING_X, SPACING_Y};
+        [
+            9.0 * SPACING_X + self.margin_mm[0].clamp(3.0, 60.0),
+            9.0 * SPACING_Y + self.margin_mm[1].clamp(3.0, 60.0),
+        ]
+    }
+}
+
+/// What a board's playing surface is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum BoardMaterial {
+    /// Solid wood with grain (kaya, shin-kaya, spruce).
+    #[default]
+    Wood,
+    /// Laminated bamboo strips with nodes.
+    Bamboo,
+    /// A flat vinyl or plastic sheet.
+    Vinyl,
+    /// Printed paper or card, with fold lines.
+    Paper,
+}
+
+/// The table's surface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum TableTexture {
+    /// A tablecloth (woven, soft folds).
+    #[default]
+    Cloth,
+    /// A wooden table top.
+    Wood,
+    /// A plain laminate top.
+    Laminate,
 }
 
 /// A round stone bowl (go-ke) on the table, open, full of stones.
@@ -550,6 +788,62 @@ impl Bowl {
                 ..Bowl::default()
             },
         ]
+    }
+}
+
+/// Something lying or standing on the table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Prop {
+    /// A score sheet or game record: paper printed with a ruled table.
+    Sheet {
+        /// Centre on the table, world millimetres.
+        centre_mm: [f64; 2],
+        /// Width and length in millimetres (A4: 210 × 297).
+        size_mm: [f64; 2],
+        /// Rotation about the vertical, degrees.
+        angle_deg: f64,
+    },
+    /// A game clock: a box with two displays on its slanted front.
+    Clock {
+        /// Centre on the table, world millimetres.
+        centre_mm: [f64; 2],
+        /// Rotation about the vertical, degrees (0 = displays facing +y).
+        angle_deg: f64,
+        /// Colour of the case (sRGB 0–255).
+        rgb: [u8; 3],
+    },
+    /// A single stone lying on the table (captured, dropped).
+    Stone {
+        /// Centre on the table, world millimetres.
+        centre_mm: [f64; 2],
+        /// Its colour (`Empty` draws nothing).
+        stone: Stone,
+    },
+}
+
+/// Another board on the same table, as in a tournament hall's rows of games.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NeighbourBoard {
+    /// Centre relative to our board's centre, world millimetres (a board is about 430 × 460).
+    pub centre_mm: [f64; 2],
+    /// Rotation about the vertical, degrees.
+    pub angle_deg: f64,
+    /// Stones on it: a game-like position of this many stones.
+    pub stones: usize,
+    /// Seed of its position and wood.
+    pub seed: u64,
+}
+
+impl Default for NeighbourBoard {
+    fn default() -> Self {
+        Self {
+            centre_mm: [520.0, 0.0],
+            angle_deg: 0.0,
+            stones: 120,
+            seed: 1,
+        }
     }
 }
 

@@ -172,7 +172,10 @@ pub fn frames(
                         timing.hand_step_s,
                         &board,
                         vec![hand(*side, c as f64, r as f64, 1.0, 22.0, None, 0.0)],
-                        format!("lifting {}", tengen_rules::Point::new(c as u8, r as u8).human()),
+                        format!(
+                            "lifting {}",
+                            tengen_rules::Point::new(c as u8, r as u8).human()
+                        ),
                     );
                     for &(c, r) in chunk {
                         board.set(c, r, Stone::Empty);

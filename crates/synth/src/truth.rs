@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use tengen_vision::LensDistortion;
 use tengen_rules::BOARD_LINES;
+use tengen_vision::LensDistortion;
 
 /// Everything a test needs to score vision on a rendered frame. All per-point arrays have 361
 /// entries in row-major order *as seen*: index = row × 19 + col, row 0 the top row of the image.
