@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use tengen_referee::{ArbiterAction, Input, ReadingLine, Referee, RefereeConfig, StabiliserConfig, StartPosition};
+use tengen_referee::{Input, Referee, RefereeConfig, StabiliserConfig, StartPosition};
 
 /// Arguments of `tengen referee`.
 #[derive(clap::Args)]
@@ -47,22 +47,6 @@ pub struct RefereeArgs {
     state: Option<PathBuf>,
 }
 
-/// One input line: an arbiter action or a reading.
-fn parse_line(line: &str) -> anyhow::Result<Input> {
-    let value: serde_json::Value = serde_json::from_str(line).context("not JSON")?;
-    if value.get("action").is_some() {
-        let t = value.get("t").and_then(serde_json::Value::as_f64).context("an arbiter action needs a numeric `t`")?;
-        let mut action = value.clone();
-        if let Some(map) = action.as_object_mut() {
-            map.remove("t");
-        }
-        let action: ArbiterAction = serde_json::from_value(action).context("not an arbiter action")?;
-        return Ok(Input::Arbiter { t, action });
-    }
-    let reading: ReadingLine = serde_json::from_value(value).context("not a reading")?;
-    Ok(Input::Observe(reading.into_observation()?))
-}
-
 /// Runs `tengen referee`.
 pub fn run(args: RefereeArgs) -> anyhow::Result<ExitCode> {
     let reader: Box<dyn Read> = if args.obs.as_os_str() == "-" {
@@ -92,7 +76,9 @@ pub fn run(args: RefereeArgs) -> anyhow::Result<ExitCode> {
             continue;
         }
         lines += 1;
-        let parsed = std::str::from_utf8(&line).context("not UTF-8 text").and_then(parse_line);
+        let parsed = std::str::from_utf8(&line)
+            .context("not UTF-8 text")
+            .and_then(|text| Input::from_line(text).map_err(anyhow::Error::from));
         let input = match parsed {
             Ok(input) => input,
             Err(err) if args.strict => bail!("{}:{number}: {err:#}", args.obs.display()),

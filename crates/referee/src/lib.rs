@@ -38,7 +38,7 @@ pub use event::{result_message, Event, EventKind, Evidence, Message, PointRef, R
 pub use observation::{confidence_in_tenths, Observation, ObservationError, PointObservation, ReadingLine};
 pub use record::{comment_line, RecordHeader};
 pub use referee::{
-    ArbiterAction, ArbiterError, Difference, DifferenceCause, Input, InfractionView, Phase, RecordAction, RecordEntry,
-    Referee, RefereeConfig, Snapshot, StartPosition, StartPositionError,
+    ArbiterAction, ArbiterError, Difference, DifferenceCause, Input, InfractionView, InputLineError, Phase, RecordAction,
+    RecordEntry, Referee, RefereeConfig, Snapshot, StartPosition, StartPositionError,
 };
 pub use stabilise::{StableBoard, Stabiliser, StabiliserConfig};

@@ -163,4 +163,20 @@ mod tests {
         let short = serde_json::json!({"t": 1.0, "grid": &rows[..18]}).to_string();
         assert_eq!(ReadingLine::parse(&short).and_then(ReadingLine::into_observation), Err(ObservationError::Grid(BoardTextError::Rows { found: 18, expected: 19 })));
     }
+
+    #[test]
+    fn input_lines_are_readings_or_arbiter_actions_and_bad_ones_say_why() {
+        use crate::{Input, InputLineError};
+        let rows: Vec<String> = (0..BOARD_LINES).map(|_| ".".repeat(BOARD_LINES)).collect();
+        let reading = serde_json::json!({"t": 2.5, "grid": rows}).to_string();
+        assert!(matches!(Input::from_line(&reading), Ok(Input::Observe(o)) if o.t == 2.5));
+        let pass = r#"{"t": 90, "action": "pass", "side": "black"}"#;
+        assert!(matches!(Input::from_line(pass), Ok(Input::Arbiter { t, .. }) if t == 90.0), "{:?}", Input::from_line(pass));
+        assert!(matches!(Input::from_line("not json"), Err(InputLineError::NotJson(_))));
+        assert_eq!(Input::from_line(r#"{"action": "pass", "side": "black"}"#), Err(InputLineError::ArbiterTime));
+        assert!(matches!(Input::from_line(r#"{"t": 1, "action": "dance"}"#), Err(InputLineError::Arbiter(_))));
+        let odd = serde_json::json!({"t": 1.0, "grid": &rows[..3]}).to_string();
+        assert!(matches!(Input::from_line(&odd), Err(InputLineError::Reading(ObservationError::Grid(_)))));
+        assert!(matches!(Input::from_line("[1, 2]"), Err(InputLineError::Reading(ObservationError::Json(_)))));
+    }
 }

@@ -222,6 +222,44 @@ pub enum Input {
     },
 }
 
+/// Why a line of `tengen referee`'s input could not be used (the line is skipped).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum InputLineError {
+    /// The line is not a JSON value.
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    /// An arbiter action without a finite numeric `t`.
+    #[error("an arbiter action needs a numeric `t`")]
+    ArbiterTime,
+    /// An `action` that is not one of the arbiter's actions.
+    #[error("not an arbiter action: {0}")]
+    Arbiter(String),
+    /// A reading that does not hold (grid, confidences, time).
+    #[error(transparent)]
+    Reading(#[from] crate::observation::ObservationError),
+}
+
+impl Input {
+    /// One line of `tengen referee`'s input: an arbiter action (`{"t": 12.5, "action": …}`) or
+    /// a reading ([`crate::ReadingLine`]). The one reader of that format (the command and the
+    /// `observations` fuzz target use it).
+    pub fn from_line(line: &str) -> Result<Self, InputLineError> {
+        let value: serde_json::Value = serde_json::from_str(line).map_err(|e| InputLineError::NotJson(e.to_string()))?;
+        if value.get("action").is_some() {
+            let t = value.get("t").and_then(serde_json::Value::as_f64).filter(|t| t.is_finite()).ok_or(InputLineError::ArbiterTime)?;
+            let mut action = value;
+            if let Some(map) = action.as_object_mut() {
+                map.remove("t");
+            }
+            let action: ArbiterAction = serde_json::from_value(action).map_err(|e| InputLineError::Arbiter(e.to_string()))?;
+            return Ok(Input::Arbiter { t, action });
+        }
+        let reading: crate::ReadingLine = serde_json::from_value(value)
+            .map_err(|e| crate::observation::ObservationError::Json(e.to_string()))?;
+        Ok(Input::Observe(reading.into_observation()?))
+    }
+}
+
 /// Where the game stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
