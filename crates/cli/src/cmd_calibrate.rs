@@ -8,6 +8,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use tengen_vision::calibration::Calibration;
 use tengen_vision::image_io::decode_rgb;
+use tengen_vision::grey::grey;
+use tengen_vision::locate::{refine_corners, Refinement};
 use tengen_vision::{locate, LensDistortion, LocateOptions};
 
 /// Arguments of `tengen calibrate`.
@@ -19,7 +21,8 @@ pub struct CalibrateArgs {
     #[arg(short, long)]
     pub output: PathBuf,
     /// The outermost intersections as `x1,y1,x2,y2,x3,y3,x4,y4` in pixels, in the order TL, TR,
-    /// BR, BL as seen; they override the search.
+    /// BR, BL as seen; they replace the search. They may be up to half a cell off: the grid
+    /// they span is refined to the board's lines, and how far each corner moved is printed.
     #[arg(long)]
     pub corners: Option<String>,
     /// Known lens distortion coefficient k1 (division model); estimated when absent.
@@ -54,8 +57,21 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let frame = decode_rgb(&bytes).with_context(|| format!("decoding {}", args.image.display()))?;
     let (width, height) = frame.rgb.dimensions();
     let lens = args.k1.map(|k1| LensDistortion { k1, ..LensDistortion::none(width, height) });
-    let options = LocateOptions { corners, lens, ..LocateOptions::default() };
-    let located = locate(&frame.rgb, &options).with_context(|| format!("locating the board in {}", args.image.display()))?;
+    let located = match corners {
+        Some(corners) => {
+            let given = refine_corners(&grey(&frame.rgb), corners, lens).context("the given corners")?;
+            match &given.refinement {
+                Refinement::Refined { moved_cells: m } => println!(
+                    "given corners refined to the lines: moved TL {:.2}, TR {:.2}, BR {:.2}, BL {:.2} cell",
+                    m[0], m[1], m[2], m[3]
+                ),
+                Refinement::Kept { reason } => println!("given corners kept as clicked (not refined: {reason})"),
+            }
+            given.located
+        }
+        None => locate(&frame.rgb, &LocateOptions { corners: None, lens, ..LocateOptions::default() })
+            .with_context(|| format!("locating the board in {}", args.image.display()))?,
+    };
     let camera_id = args
         .camera_id
         .clone()

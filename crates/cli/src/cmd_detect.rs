@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde::Serialize;
 use tengen_vision::image_io::decode_rgb;
-use tengen_vision::{locate, LocateOptions, ReaderConfig};
+use tengen_vision::{locate, FixedGrid, LocateOptions, ReaderConfig};
 
 /// Arguments of `tengen detect`.
 #[derive(clap::Args)]
@@ -39,8 +39,9 @@ pub fn run(args: DetectArgs) -> anyhow::Result<ExitCode> {
     let frame = decode_rgb(&bytes).with_context(|| format!("decoding {}", args.image.display()))?;
     let image = frame.rgb;
     let geometry = match args.calibration.as_deref().map(crate::calibration_file::load).transpose()? {
-        Some(calibration) => calibration
-            .geometry_for([image.width(), image.height()])
+        // A calibration is a starting point: its grid is refined to this image's lines.
+        Some(calibration) => FixedGrid::Calibration(Box::new(calibration))
+            .refined_for(&image)
             .with_context(|| format!("{}: the calibration does not fit this image", args.image.display()))?,
         None => match locate(&image, &LocateOptions::default()) {
             Ok(located) => located.geometry,

@@ -28,7 +28,7 @@ use tengen_rules::{PointState, BOARD_LINES, BOARD_POINTS};
 
 use crate::calibration::{Calibration, CalibrationError};
 use crate::grey::grey;
-use crate::locate::{from_corners, locate, locate_gray, refine_gray, LocateError, LocateOptions};
+use crate::locate::{from_corners, locate, locate_gray, refine_given, refine_gray, LocateError, LocateOptions};
 use crate::reading::{read_board, BoardReading, PointReading, ReaderConfig};
 use crate::tracking::{line_score, line_score_rgb, max_shift_cells, TrackerConfig};
 use crate::work::WorkLimit;
@@ -60,7 +60,8 @@ pub enum FixedGrid {
 }
 
 impl FixedGrid {
-    /// The grid in a frame of `width` × `height` pixels.
+    /// The grid in a frame of `width` × `height` pixels, as given (see
+    /// [`FixedGrid::refined_for`]).
     pub fn geometry_for(&self, width: u32, height: u32) -> Result<GridGeometry, FrameReadError> {
         match self {
             FixedGrid::Corners(corners) => from_corners(*corners, LensDistortion::none(width, height))
@@ -70,6 +71,18 @@ impl FixedGrid {
                 calibration.geometry_for([width, height]).map_err(FrameReadError::Calibration)
             }
         }
+    }
+}
+
+impl FixedGrid {
+    /// The grid in `rgb`: the given grid refined to the frame's lines (a person's clicks are
+    /// about a fifth of a cell off), or as given when the refinement fails. Clicked corners
+    /// also get their lens distortion estimated; a calibration file's lens is kept.
+    pub fn refined_for(&self, rgb: &RgbImage) -> Result<GridGeometry, FrameReadError> {
+        let (w, h) = rgb.dimensions();
+        let given = self.geometry_for(w, h)?;
+        let estimate_lens = matches!(self, FixedGrid::Corners(_));
+        Ok(refine_given(&grey(rgb), &given, estimate_lens).located.geometry)
     }
 }
 
@@ -163,6 +176,8 @@ pub struct FrameReader {
     /// freshly located view back to the first view's indexing.
     last_located: Option<(BoardReading, GridGeometry)>,
     view_turns: usize,
+    /// The fixed grid refined to the lines of the first frame of this size read with it.
+    fixed_refined: Option<([u32; 2], GridGeometry)>,
 }
 
 impl FrameReader {
@@ -178,6 +193,7 @@ impl FrameReader {
             last_read: None,
             last_located: None,
             view_turns: 0,
+            fixed_refined: None,
         }
     }
 
@@ -186,6 +202,7 @@ impl FrameReader {
         self.fixed = fixed;
         self.tracked = None;
         self.last_read = None;
+        self.fixed_refined = None;
     }
 
     /// Whether the next frame will need a full board search (nothing fixed or tracked yet).
@@ -204,11 +221,7 @@ impl FrameReader {
         if self.tracking == Tracking::LocateEveryFrame && self.fixed.is_none() {
             return self.read_located(rgb, work);
         }
-        let (w, h) = rgb.dimensions();
-        let fixed = match &self.fixed {
-            Some(f) => Some(f.geometry_for(w, h)?),
-            None => None,
-        };
+        let fixed = self.fixed_geometry(rgb)?;
         let Some(geometry) = fixed.as_ref().or(self.tracked.as_ref().map(|t| &t.geometry)).cloned() else {
             return self.search(rgb, None, None, work);
         };
@@ -231,6 +244,21 @@ impl FrameReader {
             _ => None,
         };
         reading
+    }
+
+    /// The fixed grid for this frame, if any: refined to the lines once per frame size (the
+    /// camera is fixed; a refinement per frame would cost a search's worth of time each).
+    fn fixed_geometry(&mut self, rgb: &RgbImage) -> Result<Option<GridGeometry>, FrameReadError> {
+        let Some(fixed) = &self.fixed else { return Ok(None) };
+        let (w, h) = rgb.dimensions();
+        if let Some((size, geometry)) = &self.fixed_refined {
+            if *size == [w, h] {
+                return Ok(Some(geometry.clone()));
+            }
+        }
+        let geometry = fixed.refined_for(rgb)?;
+        self.fixed_refined = Some(([w, h], geometry.clone()));
+        Ok(Some(geometry))
     }
 
     /// Reads a frame with the tracked grid (checking first that its lines still fit), or

@@ -7,7 +7,7 @@ use image::{GrayImage, Luma, RgbImage};
 use tengen_synth::noise::Rng;
 use tengen_rules::{Stone, BOARD_LINES};
 use tengen_synth::{render, Hand, Position, Scene, Side};
-use tengen_vision::locate::from_corners;
+use tengen_vision::locate::{from_corners, refine_corners, GeometrySource, Refinement};
 use tengen_vision::tracking::{TrackStatus, Tracker, TrackerConfig};
 use tengen_vision::{locate, LensDistortion, LocateError, LocateOptions};
 
@@ -106,12 +106,67 @@ fn given_corners_override_the_search() {
     let corners = frame.truth.corners;
     let options = LocateOptions { corners: Some(corners), lens: Some(LensDistortion::none(640, 480)), ..LocateOptions::default() };
     let Ok(located) = locate(&frame.image, &options) else { panic!("corners refused") };
-    for (a, b) in located.geometry.corners().iter().zip(&corners) {
-        assert!((a[0] - b[0]).abs() < 1e-6 && (a[1] - b[1]).abs() < 1e-6);
-    }
+    assert_eq!(located.quality.source, GeometrySource::GivenCorners);
+    // Exact corners stay where they are (refined to the lines they already lie on).
+    let e = tengen_vision::evaluate::worst_intersection_error_cells(&located.geometry, &frame.truth.intersections);
+    assert!(e < 0.1, "exact corners moved: worst intersection {e:.3} cell");
     // Crossed corners are refused with a clear error.
     let crossed = [corners[0], corners[2], corners[1], corners[3]];
     assert!(from_corners(crossed, LensDistortion::none(640, 480)).is_err());
+}
+
+/// The true outer corners, each moved `cells` (of the board's mean cell) in its own direction.
+fn clicked(truth: &[[f64; 2]; 4], cells: f64, turn: f64) -> [[f64; 2]; 4] {
+    let side = (0..4).map(|k| (truth[k][0] - truth[(k + 1) % 4][0]).hypot(truth[k][1] - truth[(k + 1) % 4][1])).sum::<f64>() / 4.0;
+    let cell = side / (BOARD_LINES - 1) as f64;
+    std::array::from_fn(|k| {
+        let a = turn + k as f64 * 2.4;
+        [truth[k][0] + cells * cell * a.cos(), truth[k][1] + cells * cell * a.sin()]
+    })
+}
+
+#[test]
+fn corners_clicked_up_to_half_a_cell_off_are_refined_to_the_lines() {
+    // (preset, tilt override, stone density, how far off the clicks are in cells)
+    let cases: &[(&str, Option<f64>, f64, f64)] = &[
+        ("clean", None, 0.0, 0.45),
+        ("overhead", None, 0.3, 0.25),
+        ("webcam", None, 0.15, 0.4),
+        ("oblique", Some(45.0), 0.2, 0.3),
+        ("phone", None, 0.5, 0.35),
+        ("dim", None, 0.3, 0.45),
+    ];
+    let mut failures = Vec::new();
+    for (i, &(preset, tilt, density, off)) in cases.iter().enumerate() {
+        let seed = 300 + i as u64;
+        let mut s = scene(preset, seed, 800, 600);
+        if let Some(t) = tilt {
+            s.camera.tilt_deg = t;
+        }
+        let position = random_position(&mut Rng::new(seed), density);
+        let Ok(frame) = render(&position, &s) else { panic!("render failed for {preset}") };
+        let given = clicked(&frame.truth.corners, off, i as f64);
+        let before = from_corners(given, LensDistortion::none(800, 600))
+            .map(|l| tengen_vision::evaluate::worst_intersection_error_cells(&l.geometry, &frame.truth.intersections));
+        let Ok(refined) = refine_corners(&tengen_vision::grey::grey(&frame.image), given, None) else {
+            panic!("{preset}: the clicked corners were refused")
+        };
+        let after = tengen_vision::evaluate::worst_intersection_error_cells(&refined.located.geometry, &frame.truth.intersections);
+        println!("{preset:9} clicks {off} cell off: worst intersection {before:?} -> {after:.3} cell, {:?}", refined.refinement);
+        match &refined.refinement {
+            Refinement::Refined { moved_cells } => {
+                // Each corner moved back by about as far as it was off.
+                if moved_cells.iter().any(|m| (m - off).abs() > 0.2) {
+                    failures.push(format!("{preset}: corners moved {moved_cells:?}, clicked {off} cell off"));
+                }
+            }
+            Refinement::Kept { reason } => failures.push(format!("{preset}: not refined: {reason}")),
+        }
+        if after > 0.15 {
+            failures.push(format!("{preset}: worst intersection {after:.3} cell after refinement"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:?}");
 }
 
 fn gray(img: &RgbImage) -> GrayImage {

@@ -8,6 +8,7 @@
 //! squares over all of them, extent correction, radial distortion, upright indexing ([`refine`]).
 
 pub mod crossings;
+mod given;
 mod lattice;
 pub(crate) mod refine;
 pub(crate) mod response;
@@ -22,6 +23,8 @@ use crate::homography::{self, PointPair};
 use crate::work::{WorkLimit, WorkMeter, WorkStopped};
 use crate::{GridGeometry, LensDistortion};
 use refine::Working;
+
+pub use given::{refine_corners, refine_given, GivenCorners, Refinement};
 
 /// Longest side of the working image; larger frames are box-downscaled by an integer factor.
 pub const WORKING_MAX_SIDE: u32 = 1000;
@@ -47,7 +50,8 @@ const MIN_ALTERNATION_BALANCE: f64 = 0.5;
 #[derive(Debug, Clone, Default)]
 pub struct LocateOptions {
     /// Outermost intersections TL, TR, BR, BL given by a person (flag or calibration file), in
-    /// image pixels. When present they override the search.
+    /// image pixels. When present they replace the search: the grid they span is refined to
+    /// the lines (see [`refine_corners`]).
     pub corners: Option<[[f64; 2]; 4]>,
     /// Known lens distortion (from a calibration file); when absent it is estimated.
     pub lens: Option<LensDistortion>,
@@ -128,7 +132,7 @@ pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located,
     }
     let base_lens = options.lens.unwrap_or_else(|| LensDistortion::none(width, height));
     if let Some(corners) = options.corners {
-        return from_corners(corners, base_lens);
+        return refine_corners(gray, corners, options.lens).map(|given| given.located);
     }
     let meter = WorkMeter::new(&options.work);
     match search(gray, options, base_lens, &meter) {
