@@ -148,7 +148,7 @@ fn refine_geometry(
     }
     let moved = corner_moves(initial, &fit.geometry);
     let worst = moved.iter().copied().fold(0.0, f64::max);
-    if !(worst <= MAX_MOVE_CELLS) {
+    if moved.iter().any(|m| !m.is_finite()) || worst > MAX_MOVE_CELLS {
         return Err(format!(
             "a corner would move {worst:.2} cell: onto another line"
         ));
