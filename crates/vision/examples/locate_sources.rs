@@ -94,15 +94,20 @@ fn pair(v: &serde_json::Value) -> Option<[f64; 2]> {
     Some([v.get(0)?.as_f64()?, v.get(1)?.as_f64()?])
 }
 
+/// The `corners_px` of a label file: four pixel pairs.
+fn corners_px(v: &serde_json::Value) -> Option<[[f64; 2]; 4]> {
+    let corners: Vec<[f64; 2]> = v
+        .get("corners_px")?
+        .as_array()?
+        .iter()
+        .filter_map(pair)
+        .collect();
+    corners.try_into().ok()
+}
+
 fn truth_of(path: &Path) -> Option<Truth> {
     if let Ok(text) = std::fs::read_to_string(sidecar(path, ".grid.json")) {
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-        let corners: Vec<[f64; 2]> = v
-            .get("corners_px")?
-            .as_array()?
-            .iter()
-            .filter_map(pair)
-            .collect();
         let points: Vec<[f64; 2]> = v
             .get("points_px")?
             .as_array()?
@@ -110,17 +115,11 @@ fn truth_of(path: &Path) -> Option<Truth> {
             .flat_map(|row| row.as_array().into_iter().flatten())
             .filter_map(pair)
             .collect();
-        return Some(Truth::Points(points, corners.try_into().ok()?));
+        return Some(Truth::Points(points, corners_px(&v)?));
     }
     if let Ok(text) = std::fs::read_to_string(sidecar(path, ".corners.json")) {
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-        let corners: Vec<[f64; 2]> = v
-            .get("corners_px")?
-            .as_array()?
-            .iter()
-            .filter_map(pair)
-            .collect();
-        return Some(Truth::Corners(corners.try_into().ok()?));
+        return Some(Truth::Corners(corners_px(&v)?));
     }
     sidecar(path, ".grid.txt").exists().then_some(Truth::None)
 }
