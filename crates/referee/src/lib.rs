@@ -5,7 +5,7 @@
 //! inputs always give the same events and state ([`Referee::replay`]); the server rebuilds a
 //! table after a restart by replaying its append-only log of [`Input`]s.
 //!
-//! The referee keeps two boards (DESIGN.md, "Two boards, always"): the *physical* board the
+//! The referee keeps two boards (`docs/design.md`, "Two boards, always"): the *physical* board the
 //! camera saw when it was last stable, and the *legal* game state of the rules core. Every
 //! stable change is explained as moves, captures (pending while the stones are being lifted)
 //! or a suspected infraction naming its article; the arbiter confirms or dismisses.

@@ -15,6 +15,7 @@ pub mod engine;
 pub mod evidence;
 pub mod imaging;
 pub mod listener;
+pub mod log;
 pub mod metrics;
 pub mod model;
 pub mod pairings;
@@ -263,15 +264,6 @@ pub async fn replay_referee(
     };
     let inputs = hub.store.replay_inputs(game.id).await?;
     let mut referee = table.referees().new_game(game);
-    for (at_ms, input) in inputs {
-        match input {
-            store::ReplayInput::Observation(obs) => {
-                let _ = referee.observe(at_ms, &obs);
-            }
-            store::ReplayInput::Action(action) => {
-                let _ = referee.arbiter(at_ms, &action);
-            }
-        }
-    }
+    log::replay(referee.as_mut(), inputs);
     Ok(referee)
 }

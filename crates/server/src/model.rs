@@ -142,7 +142,7 @@ pub enum Severity {
 pub struct RefereeEvent {
     /// Machine name, e.g. `move`, `capture`, `infraction_suspected`, `camera_lost`.
     pub kind: String,
-    /// The article of the rules it applies (see ARTICLES.md), e.g. "Art. 18.2".
+    /// The article of the 2002 Chinese rules it applies, e.g. "Art. 18.2" (`docs/events.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub article: Option<String>,
     /// How urgent it is.

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use crate::engine::Corners;
+use crate::log::{encode_action, encode_observation, InputDecoder, InputKind, LoggedInput};
 use crate::model::{ArbiterAction, GameSetup, Observation, RefereeEvent, StoredEvent};
 
 /// Why a store operation failed.
@@ -104,35 +105,6 @@ pub struct GameRow {
     pub setup: GameSetup,
 }
 
-/// An input to a referee, as replayed after a restart.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ReplayInput {
-    /// An observation.
-    Observation(Observation),
-    /// An arbiter action.
-    Action(ArbiterAction),
-}
-
-/// The compact logged form of an observation.
-#[derive(Serialize, Deserialize)]
-struct LoggedObservation {
-    board: String,
-    #[serde(default)]
-    corners: Option<Corners>,
-    #[serde(default)]
-    confidence: f32,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    occluded: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    moved_cells: Option<f64>,
-    /// Per-point confidence, one digit (tenths) a point; absent when the vision gave none.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    point_confidence: String,
-}
-
-/// Body of an observation row that repeats the previous one (most frames: a still board).
-const SAME_OBSERVATION: &str = r#"{"same":true}"#;
-
 type WriteJob = Box<dyn FnOnce(&mut Connection) + Send>;
 
 /// Handle to the store; cheap to clone.
@@ -182,11 +154,21 @@ CREATE TRIGGER IF NOT EXISTS log_no_delete BEFORE DELETE ON log
     BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
 ";
 
-/// The schema version this build writes (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 2;
+/// The steps that bring a file up to date, one a version: `UPGRADES[v - 1]` takes a file of
+/// version `v` to `v + 1`. A step is only ever added, never changed: files of every version
+/// in the field go through the same steps.
+const UPGRADES: &[&str] = &[
+    // 1 → 2: each game's setup (even, handicap, adopted board).
+    "ALTER TABLE games ADD COLUMN setup TEXT NOT NULL DEFAULT '{}';",
+];
 
-/// Creates the tables of a new file, or brings an older file up to [`SCHEMA_VERSION`] one step
-/// at a time; a newer file is refused, never rewritten.
+/// The schema version this build writes (`PRAGMA user_version`); [`SCHEMA`] is this version.
+#[allow(clippy::cast_possible_wrap)]
+const SCHEMA_VERSION: i64 = UPGRADES.len() as i64 + 1;
+
+/// Checks the file's schema version at start: a new file gets the tables of
+/// [`SCHEMA_VERSION`]; an older file is brought up to it one step at a time, in one transaction
+/// (a step that fails leaves the file as it was); a newer file is refused, never rewritten.
 fn upgrade_schema(conn: &mut Connection) -> Result<(), StoreError> {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version > SCHEMA_VERSION {
@@ -198,9 +180,14 @@ fn upgrade_schema(conn: &mut Connection) -> Result<(), StoreError> {
         |r| r.get(0),
     )?;
     let tx = conn.transaction()?;
-    if has_games && version < 2 {
-        // Version 2: each game's setup (even, handicap, adopted board).
-        tx.execute_batch("ALTER TABLE games ADD COLUMN setup TEXT NOT NULL DEFAULT '{}';")?;
+    if has_games {
+        // Version 1 was the first written; its files have the tables.
+        let done = usize::try_from(version.max(1) - 1).unwrap_or_default();
+        for (index, step) in UPGRADES.iter().enumerate().skip(done) {
+            tx.execute_batch(step)?;
+            // `UPGRADES[index]` leaves the file at version index + 2.
+            tx.pragma_update(None, "user_version", i64::try_from(index + 2).unwrap_or(i64::MAX))?;
+        }
     }
     tx.execute_batch(SCHEMA)?;
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
@@ -445,7 +432,7 @@ impl Store {
     }
 
     /// Everything the referee of a game was fed, in order, for replay after a restart.
-    pub async fn replay_inputs(&self, game: i64) -> Result<Vec<(i64, ReplayInput)>, StoreError> {
+    pub async fn replay_inputs(&self, game: i64) -> Result<Vec<(i64, LoggedInput)>, StoreError> {
         self.read(move |conn| {
             let mut stmt = conn.prepare(
                 "SELECT seq, at_ms, kind, body FROM log
@@ -460,37 +447,12 @@ impl Store {
                 ))
             })?;
             let mut inputs = Vec::new();
-            let mut previous: Option<Observation> = None;
+            let mut decoder = InputDecoder::default();
             for row in rows {
                 let (seq, at_ms, kind, body) = row?;
                 let corrupt = |message: String| StoreError::Corrupt { seq, message };
-                let input = if kind == "observation" && body == SAME_OBSERVATION {
-                    // A repeat is the same reading again, never a second move of the board.
-                    let mut repeat = previous.clone().ok_or_else(|| corrupt("a repeat before any observation".into()))?;
-                    repeat.moved_cells = None;
-                    ReplayInput::Observation(repeat)
-                } else if kind == "observation" {
-                    let logged: LoggedObservation =
-                        serde_json::from_str(&body).map_err(|e| corrupt(e.to_string()))?;
-                    let points = Observation::points_from_str(&logged.board)
-                        .ok_or_else(|| corrupt("bad board string".into()))?;
-                    let obs = Observation {
-                        points,
-                        corners: logged.corners,
-                        confidence: logged.confidence,
-                        occluded: logged.occluded,
-                        moved_cells: logged.moved_cells,
-                        point_confidence: Observation::point_confidence_from_code(&logged.point_confidence)
-                            .ok_or_else(|| corrupt("bad point confidences".into()))?,
-                    };
-                    previous = Some(obs.clone());
-                    ReplayInput::Observation(obs)
-                } else {
-                    ReplayInput::Action(
-                        serde_json::from_str(&body).map_err(|e| corrupt(e.to_string()))?,
-                    )
-                };
-                inputs.push((at_ms, input));
+                let kind = InputKind::from_name(&kind).ok_or_else(|| corrupt(format!("not an input: {kind}")))?;
+                inputs.push((at_ms, decoder.decode(kind, &body).map_err(corrupt)?));
             }
             Ok(inputs)
         })
@@ -555,26 +517,14 @@ fn append_in_transaction(
     let tx = conn.transaction()?;
     let LogBatch { table, game, at_ms, observation, observation_repeats, action, events } = batch;
     if let Some(obs) = observation {
-        let body = if observation_repeats {
-            SAME_OBSERVATION.to_owned()
-        } else {
-            let logged = LoggedObservation {
-                board: obs.board_string(),
-                corners: obs.corners,
-                confidence: obs.confidence,
-                occluded: obs.occluded,
-                moved_cells: obs.moved_cells,
-                point_confidence: obs.point_confidence_code(),
-            };
-            serde_json::to_string(&logged).unwrap_or_default()
-        };
+        let body = encode_observation(&obs, observation_repeats);
         tx.execute(
             "INSERT INTO log (table_id, game_id, at_ms, kind, body) VALUES (?1, ?2, ?3, 'observation', ?4)",
             params![table, game, at_ms, body],
         )?;
     }
     if let Some(action) = action {
-        let body = serde_json::to_string(&action).unwrap_or_default();
+        let body = encode_action(&action);
         tx.execute(
             "INSERT INTO log (table_id, game_id, at_ms, kind, body) VALUES (?1, ?2, ?3, 'arbiter', ?4)",
             params![table, game, at_ms, body],
@@ -682,11 +632,81 @@ mod tests {
         assert_eq!(store.evidence(events[1].id, true).await.expect("ev"), Some(vec![3]));
         let inputs = store.replay_inputs(game.id).await.expect("inputs");
         assert_eq!(inputs.len(), 3);
-        assert_eq!(inputs[0], (2000, ReplayInput::Observation(obs.clone())));
-        assert_eq!(inputs[1], (3000, ReplayInput::Observation(obs)), "a repeat row replays");
-        assert_eq!(inputs[2].1, ReplayInput::Action(ArbiterAction::Confirm { alert_id: 1 }));
+        assert_eq!(inputs[0], (2000, LoggedInput::Observation(obs.clone())));
+        assert_eq!(inputs[1], (3000, LoggedInput::Observation(obs)), "a repeat row replays");
+        assert_eq!(inputs[2].1, LoggedInput::Action(ArbiterAction::Confirm { alert_id: 1 }));
         let after_first = store.events_after(events[0].id, None, None, 100).await.expect("cursor");
         assert_eq!(after_first.len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The first schema the service wrote (version 1: games without their setup).
+    const SCHEMA_V1: &str = "
+        CREATE TABLE games (id INTEGER PRIMARY KEY, table_id TEXT NOT NULL, komi REAL NOT NULL,
+            started_ms INTEGER NOT NULL, black TEXT, white TEXT);
+        CREATE TABLE log (seq INTEGER PRIMARY KEY AUTOINCREMENT, table_id TEXT NOT NULL,
+            game_id INTEGER NOT NULL REFERENCES games(id), at_ms INTEGER NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('observation', 'arbiter', 'event')),
+            body TEXT NOT NULL, evidence INTEGER NOT NULL DEFAULT 0);
+        CREATE TABLE evidence (event_seq INTEGER PRIMARY KEY REFERENCES log(seq), before_jpeg BLOB, after_jpeg BLOB);
+        CREATE TABLE calibration (table_id TEXT PRIMARY KEY, corners TEXT NOT NULL, updated_ms INTEGER NOT NULL);
+        PRAGMA user_version = 1;";
+
+    fn user_version(dir: &Path) -> i64 {
+        let conn = Connection::open(dir.join("tengen.sqlite")).expect("open");
+        conn.query_row("PRAGMA user_version", [], |r| r.get(0)).expect("version")
+    }
+
+    #[tokio::test]
+    async fn a_version_1_file_is_upgraded_step_by_step_and_keeps_its_games_and_log() {
+        let dir = temp_dir("upgrade-v1");
+        std::fs::create_dir_all(&dir).expect("dir");
+        {
+            let conn = Connection::open(dir.join("tengen.sqlite")).expect("create");
+            conn.execute_batch(SCHEMA_V1).expect("v1 schema");
+            conn.execute_batch(
+                "INSERT INTO games VALUES (1, 't1', 6.5, 1000, 'Ann', 'Bo');
+                 INSERT INTO log (table_id, game_id, at_ms, kind, body) VALUES ('t1', 1, 2000, 'arbiter', '{\"action\":\"pass\",\"colour\":\"black\"}');
+                 INSERT INTO log (table_id, game_id, at_ms, kind, body) VALUES ('t1', 1, 2000, 'event', '{\"kind\":\"pass\",\"severity\":\"info\",\"summary\":\"Black passes\"}');",
+            )
+            .expect("v1 rows");
+        }
+        assert_eq!(user_version(&dir), 1);
+        let store = Store::open(&dir).expect("upgraded");
+        assert_eq!(user_version(&dir), SCHEMA_VERSION);
+        let game = store.game(1).await.expect("read").expect("the game is kept");
+        assert_eq!((game.komi, game.black.as_deref(), game.setup.clone()), (6.5, Some("Ann"), GameSetup::default()));
+        let inputs = store.replay_inputs(1).await.expect("inputs");
+        assert_eq!(inputs, vec![(2000, LoggedInput::Action(ArbiterAction::Pass { colour: tengen_rules::Color::Black }))]);
+        assert_eq!(store.events_after(0, None, None, 10).await.expect("events").len(), 1);
+        // The upgraded file takes new games with their setup, and opens again as it is.
+        let handicap = GameSetup { start: tengen_referee::StartPosition::Handicap(3), pairing: None };
+        let second = store.create_game("t1", 0.5, handicap.clone(), 3000).await.expect("new game");
+        drop(store);
+        let store = Store::open(&dir).expect("reopened");
+        assert_eq!(store.game(second.id).await.expect("read").map(|g| g.setup), Some(handicap));
+        assert_eq!(user_version(&dir), SCHEMA_VERSION);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_file_of_a_newer_build_is_refused_and_left_as_it_was() {
+        let dir = temp_dir("newer");
+        drop(Store::open(&dir).expect("new file"));
+        assert_eq!(user_version(&dir), SCHEMA_VERSION);
+        let newer = SCHEMA_VERSION + 1;
+        {
+            let conn = Connection::open(dir.join("tengen.sqlite")).expect("open");
+            conn.pragma_update(None, "user_version", newer).expect("set");
+        }
+        match Store::open(&dir) {
+            Err(StoreError::NewerSchema { found, supported }) => {
+                assert_eq!((found, supported), (newer, SCHEMA_VERSION));
+            }
+            Err(other) => panic!("expected NewerSchema, got {other}"),
+            Ok(_) => panic!("a newer file was opened"),
+        }
+        assert_eq!(user_version(&dir), newer, "the file is not rewritten");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

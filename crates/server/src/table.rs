@@ -19,7 +19,8 @@ use crate::metrics::{Stage, TableMetrics};
 use crate::model::{
     ArbiterAction, GameSetup, GameView, Observation, RefereeEvent, Severity, StartPosition, StoredEvent,
 };
-use crate::store::{Evidence, GameRow, LogBatch, ReplayInput, Store, StoreError};
+use crate::log::RepeatKey;
+use crate::store::{Evidence, GameRow, LogBatch, Store, StoreError};
 
 /// One encoded camera frame.
 #[derive(Debug, Clone)]
@@ -357,24 +358,12 @@ pub async fn start_table(
         None => store.create_game(&config.id, config.komi, GameSetup { start: config.start, pairing: None }, now).await?,
     };
     let mut referee = shared.engines.referees.new_game(&game);
-    let inputs = store.replay_inputs(game.id).await?;
-    let replayed = inputs.len();
-    let mut last_logged = None;
-    for (at_ms, input) in inputs {
-        match input {
-            ReplayInput::Observation(obs) => {
-                let _ = referee.observe(at_ms, &obs);
-                last_logged = Some((obs.board_string(), obs.occluded, obs.confidence, obs.point_confidence_code()));
-            }
-            ReplayInput::Action(action) => {
-                if let Err(err) = referee.arbiter(at_ms, &action) {
-                    tracing::warn!(table = %config.id, %err, "logged arbiter action refused on replay");
-                }
-            }
-        }
+    let replayed = crate::log::replay(referee.as_mut(), store.replay_inputs(game.id).await?);
+    for (at_ms, err) in &replayed.refused {
+        tracing::warn!(table = %config.id, at_ms, %err, "logged arbiter action refused on replay");
     }
-    if replayed > 0 {
-        tracing::info!(table = %config.id, game = game.id, replayed, "resumed game from the log");
+    if replayed.inputs > 0 {
+        tracing::info!(table = %config.id, game = game.id, replayed = replayed.inputs, "resumed game from the log");
     }
     let calibration = match store.calibration(&config.id).await? {
         Some(c) => Some(c),
@@ -421,7 +410,7 @@ pub async fn start_table(
         analyzer: Some(analyzer),
         referee,
         game,
-        last_logged,
+        last_logged: replayed.last_key,
         stable_frame: None,
         camera: CameraStatus::Waiting,
         last_frame_at: None,
@@ -436,9 +425,8 @@ struct TableTask {
     analyzer: Option<Box<dyn FrameAnalyzer>>,
     referee: Box<dyn TableReferee>,
     game: GameRow,
-    /// What the referee was last fed (board, occlusion, confidence, point confidences): a
-    /// repeat is logged short.
-    last_logged: Option<(String, bool, f32, String)>,
+    /// The key of what the referee was last fed: a repeat is logged short.
+    last_logged: Option<RepeatKey>,
     /// The frame and corners at the last change the referee accepted: the "before" evidence.
     stable_frame: Option<(Frame, Option<Corners>)>,
     camera: CameraStatus,
@@ -597,18 +585,15 @@ impl TableTask {
                 return;
             }
         };
-        // Confidence in hundredths: what is logged is exactly what the referee saw, so a replay
-        // after a restart feeds it the same inputs.
         let mut observation = observation;
-        observation.confidence = (observation.confidence * 100.0).round() / 100.0;
-        observation.keep_point_confidence_in_tenths();
+        crate::log::quantise(&mut observation);
         let refereeing = Instant::now();
         let events = self.referee.observe(frame.at_ms, &observation);
         metrics.stages.add(Stage::Referee, refereeing.elapsed());
         let storing = Instant::now();
         let board = observation.board_string();
-        let key = (board.clone(), observation.occluded, observation.confidence, observation.point_confidence_code());
-        let repeats = self.last_logged.as_ref() == Some(&key) && observation.moved_cells.is_none();
+        let repeats = self.last_logged.as_ref().is_some_and(|key| key.repeated_by(&observation));
+        let key = RepeatKey::of(&observation);
         if let Ok(mut live) = self.handle.live.write() {
             live.last_error = None;
             live.last_reading = Some(board.clone());
