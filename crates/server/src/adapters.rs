@@ -16,7 +16,8 @@ use crate::engine::{
     AnalyzeError, AnalyzerFactory, Corners, Engines, FrameAnalyzer, RefereeError, RefereeFactory,
     SystemClock, TableReferee,
 };
-use crate::model::{ArbiterAction, GameView, Observation, OpenAlert, RecordMove, RefereeEvent, Severity};
+use crate::json::{ArbiterAction, Detail, GameView, OpenAlert, RecordMove, RefereeEvent, Severity};
+use crate::model::Observation;
 use crate::store::GameRow;
 
 /// Reads frames with `tengen-vision`: decode, then the camera's [`FrameReader`] (the grid
@@ -116,33 +117,6 @@ fn board_of(rows: &[String]) -> String {
         .collect()
 }
 
-/// Converts a referee event for the log and the dashboard; the event itself is kept in `detail`.
-pub fn convert_event(event: &referee::Event) -> RefereeEvent {
-    use referee::{EventKind, Status};
-    let severity = match (event.status, event.kind) {
-        (Status::Suspected, _) => Severity::Alert,
-        (
-            _,
-            EventKind::Occluded | EventKind::BoardMoved | EventKind::UnclearPoint | EventKind::Resync,
-        ) => Severity::Notice,
-        _ => Severity::Info,
-    };
-    let kind = match event.status {
-        Status::Suspected | Status::Info => event.kind.name().to_owned(),
-        Status::Confirmed => format!("{}_confirmed", event.kind.name()),
-        Status::Dismissed => format!("{}_dismissed", event.kind.name()),
-    };
-    RefereeEvent {
-        kind,
-        article: event.article.as_ref().map(|a| format!("Art. {a}")),
-        severity,
-        alert_id: event.infraction,
-        move_number: event.move_number,
-        summary: event.message.en.clone(),
-        detail: serde_json::to_value(event).unwrap_or_default(),
-    }
-}
-
 impl RefereeAdapter {
     /// A referee for one game, checking its first stable board against the setup (an even
     /// game, handicap stones, or the board as found).
@@ -175,7 +149,7 @@ impl TableReferee for RefereeAdapter {
             None => Vec::new(),
         };
         events.extend(self.referee.observe(&obs));
-        let converted = events.iter().map(convert_event).collect();
+        let converted = events.iter().map(RefereeEvent::of_referee).collect();
         self.events.extend(events);
         converted
     }
@@ -198,13 +172,14 @@ impl TableReferee for RefereeAdapter {
             ArbiterAction::SetResult { result } => {
                 self.result_override = Some(result.clone());
                 return Ok(vec![RefereeEvent {
-                    kind: "result".into(),
+                    kind: crate::json::Kind::Referee(referee::EventKind::Result),
+                    status: referee::Status::Info,
                     article: Some("Art. 9".into()),
                     severity: Severity::Info,
                     alert_id: None,
                     move_number: None,
                     summary: format!("Result set by the arbiter: {result}"),
-                    detail: serde_json::json!({ "result": result, "by": "arbiter" }),
+                    detail: Some(Detail::ResultSet { result: result.clone(), by: "arbiter".into() }),
                 }]);
             }
             ArbiterAction::SetColours { swapped: false, .. } => return Ok(vec![]),
@@ -218,7 +193,7 @@ impl TableReferee for RefereeAdapter {
         };
         match self.referee.arbiter(seconds(at_ms), &mapped) {
             Ok(events) => {
-                let converted = events.iter().map(convert_event).collect();
+                let converted = events.iter().map(RefereeEvent::of_referee).collect();
                 self.events.extend(events);
                 Ok(converted)
             }
@@ -259,7 +234,7 @@ impl TableReferee for RefereeAdapter {
             .iter()
             .map(|i| OpenAlert {
                 alert_id: i.id,
-                kind: i.event.kind.name().to_owned(),
+                kind: i.event.kind,
                 article: i.event.article.as_ref().map(|a| format!("Art. {a}")),
                 summary: i.event.message.en.clone(),
                 points: i.event.points.iter().map(|p| p.sgf.clone()).collect(),
@@ -268,10 +243,6 @@ impl TableReferee for RefereeAdapter {
                 raised_ms: Some((i.event.t * 1000.0).round() as i64),
             })
             .collect();
-        let phase = serde_json::to_value(snapshot.phase)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_else(|| "playing".into());
         GameView {
             legal: board_of(&snapshot.legal),
             physical: board_of(&snapshot.physical),
@@ -281,7 +252,7 @@ impl TableReferee for RefereeAdapter {
             warnings: snapshot.warnings,
             captures: snapshot.captures,
             dead: snapshot.dead.iter().map(|p| p.sgf.clone()).collect(),
-            phase,
+            phase: snapshot.phase,
             players_swapped: snapshot.players_swapped,
             result_text: match &self.result_override {
                 Some(re) => Some(referee::result_message(re)),
@@ -406,7 +377,8 @@ mod tests {
         let shift = moved.moved_cells.expect("the bump is reported");
         assert!(shift > 0.25, "shift {shift}");
         assert_eq!(moved.board_string(), first.board_string(), "the same stones are read after the bump");
-        let kinds: Vec<String> = [first, still, moved].iter().enumerate().flat_map(|(i, o)| referee.observe(i as i64 * 500, o)).map(|e| e.kind).collect();
-        assert_eq!(kinds.iter().filter(|k| k.as_str() == "board_moved").count(), 1, "{kinds:?}");
+        let kinds: Vec<crate::json::Kind> = [first, still, moved].iter().enumerate().flat_map(|(i, o)| referee.observe(i as i64 * 500, o)).map(|e| e.kind).collect();
+        let board_moved = crate::json::Kind::Referee(referee::EventKind::BoardMoved);
+        assert_eq!(kinds.iter().filter(|&&k| k == board_moved).count(), 1, "{kinds:?}");
     }
 }

@@ -14,16 +14,17 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
-use serde_json::json;
 use tokio::sync::broadcast;
 
 use crate::auth::{bearer_token, constant_time_eq};
 use crate::engine::{Clock, Corners, RefereeError};
 use crate::imaging::{check_frame, FrameError};
-use crate::model::{ArbiterAction, GameView, StoredEvent};
+use crate::json::{
+    ArbiterAction, ArbiterReply, Calibration, CalibrationBody, ErrorBody, EventsPage, EventsQuery, FrameAccepted,
+    GameDetail, Health, Role, StoredEvent, StreamQuery, TableDetail, TableSummary,
+};
 use crate::store::{GameRow, Store, StoreError};
-use crate::table::{BusMessage, Frame, TableError, TableHandle, TableSummary};
+use crate::table::{BusMessage, Frame, TableError, TableHandle};
 
 /// Largest JSON body accepted.
 pub const MAX_JSON_BYTES: usize = 64 * 1024;
@@ -131,7 +132,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
         let mut response =
-            (status, Json(json!({ "error": code, "message": self.to_string() }))).into_response();
+            (status, Json(ErrorBody { error: code, message: self.to_string() })).into_response();
         if matches!(self, Self::MissingToken) {
             response
                 .headers_mut()
@@ -293,16 +294,15 @@ async fn read_json<T: serde::de::DeserializeOwned>(headers: &HeaderMap, body: Bo
 
 async fn healthz(State(hub): State<AppState>) -> Response {
     match hub.store.last_event_id().await {
-        Ok(last) => Json(json!({
-            "status": "ok",
-            "tables": hub.tables.len(),
-            "last_event_id": last,
-            "uptime_secs": hub.started.elapsed().as_secs(),
-        }))
+        Ok(last) => Json(Health::Ok {
+            tables: hub.tables.len(),
+            last_event_id: last,
+            uptime_secs: hub.started.elapsed().as_secs(),
+        })
         .into_response(),
         Err(err) => (
             StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({ "status": "error", "error": "store", "message": err.to_string() })),
+            Json(Health::Error { error: "store", message: err.to_string() }),
         )
             .into_response(),
     }
@@ -315,19 +315,6 @@ async fn metrics(State(hub): State<AppState>) -> Response {
 
 async fn list_tables(State(hub): State<AppState>) -> Json<Vec<TableSummary>> {
     Json(hub.tables.values().filter_map(|t| t.summary()).collect())
-}
-
-/// A table in full.
-#[derive(Serialize)]
-struct TableDetail {
-    #[serde(flatten)]
-    summary: TableSummary,
-    game_info: GameRow,
-    view: GameView,
-    calibration: Option<Corners>,
-    last_reading: Option<String>,
-    latency_p50_ms: Option<f64>,
-    latency_p99_ms: Option<f64>,
 }
 
 async fn table_detail(
@@ -408,7 +395,7 @@ async fn post_frame(
     let dropped = table.metrics.frames_dropped.load(std::sync::atomic::Ordering::Relaxed);
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({ "accepted": true, "width": width, "height": height, "dropped_total": dropped })),
+        Json(FrameAccepted { accepted: true, width, height, dropped_total: dropped }),
     )
         .into_response())
 }
@@ -428,9 +415,9 @@ async fn latest_frame(State(hub): State<AppState>, ApiPath(id): ApiPath<String>)
 
 /// `GET /api/auth`: whether the bearer token is the arbiter's (the dashboard checks a token
 /// when it is entered, before any action depends on it). Changes nothing.
-async fn check_arbiter_token(State(hub): State<AppState>, headers: HeaderMap) -> ApiResult<Json<serde_json::Value>> {
+async fn check_arbiter_token(State(hub): State<AppState>, headers: HeaderMap) -> ApiResult<Json<Role>> {
     check_token(&headers, &[hub.arbiter_token.as_str()])?;
-    Ok(Json(json!({ "role": "arbiter" })))
+    Ok(Json(Role { role: "arbiter" }))
 }
 
 async fn post_arbiter(
@@ -438,13 +425,13 @@ async fn post_arbiter(
     ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
     body: Body,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<ArbiterReply>> {
     let table = table(&hub, &id)?;
     check_token(&headers, &[hub.arbiter_token.as_str()])?;
     let action: ArbiterAction = read_json(&headers, body, hub.body_timeout).await?;
     validate_action(&action)?;
     let events = table.arbiter(action).await?;
-    Ok(Json(json!({ "events": events })))
+    Ok(Json(ArbiterReply { events }))
 }
 
 fn validate_action(action: &ArbiterAction) -> ApiResult<()> {
@@ -493,23 +480,10 @@ fn validate_action(action: &ArbiterAction) -> ApiResult<()> {
 async fn get_calibration(
     State(hub): State<AppState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<Calibration>> {
     let table = table(&hub, &id)?;
     let corners = table.live().and_then(|l| l.calibration);
-    Ok(Json(json!({ "table": id, "corners": corners })))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CalibrationBody {
-    /// Absent: a mistake (refused). `null`: clear the calibration. Four corners: set it.
-    #[serde(default, deserialize_with = "present")]
-    corners: Option<Option<Corners>>,
-}
-
-/// Tells a `null` field (`Some(None)`) from a missing one (`None`, by `default`).
-fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
-    T::deserialize(d).map(Some)
+    Ok(Json(Calibration { table: id, corners }))
 }
 
 /// Checks corners before they are stored: finite pixels inside the latest frame (either way
@@ -537,7 +511,7 @@ async fn put_calibration(
     ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
     body: Body,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<Calibration>> {
     let table = table(&hub, &id)?;
     check_token(&headers, &[hub.arbiter_token.as_str()])?;
     let body: CalibrationBody = read_json(&headers, body, hub.body_timeout).await?;
@@ -556,7 +530,7 @@ async fn put_calibration(
         validate_corners(c, frame_size)?;
     }
     table.calibrate(corners).await?;
-    Ok(Json(json!({ "table": id, "corners": corners })))
+    Ok(Json(Calibration { table: id, corners }))
 }
 
 async fn table_games(
@@ -596,10 +570,10 @@ async fn table_sgf(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) ->
 async fn game_detail(
     State(hub): State<AppState>,
     ApiPath(game): ApiPath<i64>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<GameDetail>> {
     let row = hub.store.game(game).await?.ok_or_else(|| ApiError::NotFound(format!("no game {game}")))?;
     let live = hub.tables.get(&row.table).and_then(|t| t.live()).filter(|l| l.game.id == game);
-    Ok(Json(json!({ "game": row, "live": live.is_some(), "view": live.map(|l| l.view) })))
+    Ok(Json(GameDetail { game: row, live: live.is_some(), view: live.map(|l| l.view) }))
 }
 
 async fn game_sgf(State(hub): State<AppState>, ApiPath(game): ApiPath<i64>) -> ApiResult<Response> {
@@ -609,22 +583,10 @@ async fn game_sgf(State(hub): State<AppState>, ApiPath(game): ApiPath<i64>) -> A
     Ok(sgf_response(&table.id, game, sgf))
 }
 
-#[derive(Deserialize)]
-struct EventsQuery {
-    #[serde(default)]
-    after: Option<i64>,
-    #[serde(default)]
-    table: Option<String>,
-    #[serde(default)]
-    game: Option<i64>,
-    #[serde(default)]
-    limit: Option<usize>,
-}
-
 async fn list_events(
     State(hub): State<AppState>,
     query: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<EventsPage>> {
     let Query(q) = query.map_err(|e| ApiError::BadRequest { code: "bad_query", message: e.body_text() })?;
     if let Some(t) = &q.table {
         table(&hub, t)?;
@@ -633,7 +595,8 @@ async fn list_events(
     let after = q.after.unwrap_or(0);
     let events = hub.store.events_after(after, q.table, q.game, limit).await?;
     let next = events.last().map_or(after, |e| e.id);
-    Ok(Json(json!({ "events": events, "next": next, "more": events.len() == limit })))
+    let more = events.len() == limit;
+    Ok(Json(EventsPage { events, next, more }))
 }
 
 async fn evidence_image(
@@ -741,14 +704,6 @@ fn resume_id(text: &str, last: i64, what: &str) -> ApiResult<i64> {
         return Err(bad(format!("the log ends at event {last}")));
     }
     Ok(id)
-}
-
-#[derive(Deserialize)]
-struct StreamQuery {
-    #[serde(default)]
-    table: Option<String>,
-    #[serde(default)]
-    after: Option<String>,
 }
 
 async fn stream(

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use tengen_referee::RecordHeader;
 use tengen_sgf::GameRecord;
 
-use crate::model::{ArbiterAction, GameView, Observation, RefereeEvent};
+use crate::json::{ArbiterAction, GameView, RefereeEvent};
+use crate::model::Observation;
 pub use tengen_vision::work::CancelFlag;
 use crate::store::GameRow;
 

@@ -185,19 +185,13 @@ pub fn alert_evidence(
     }
 }
 
-/// The points of a referee event (its `detail.points[].sgf`), as (column, row).
-pub fn event_points(detail: &serde_json::Value) -> Vec<(usize, usize)> {
-    detail["points"]
-        .as_array()
-        .map(|points| {
-            points
-                .iter()
-                .filter_map(|p| p["sgf"].as_str())
-                .filter_map(|p| tengen_rules::Point::parse_on_board(p).ok())
-                .map(|p| (usize::from(p.col), usize::from(p.row)))
-                .collect()
-        })
-        .unwrap_or_default()
+/// The points of a referee event, as (column, row).
+pub fn event_points(points: &[tengen_referee::PointRef]) -> Vec<(usize, usize)> {
+    points
+        .iter()
+        .filter_map(|p| tengen_rules::Point::parse_on_board(&p.sgf).ok())
+        .map(|p| (usize::from(p.col), usize::from(p.row)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -244,7 +238,7 @@ mod tests {
         let evidence = alert_evidence(None, (&jpeg, Some(&[[0.0; 2]; 4])), &[(17, 14)]);
         assert!(evidence.after.is_some());
         assert_eq!(
-            event_points(&serde_json::json!({"points": [{"sgf": "ro", "human": "S5"}]})),
+            event_points(&[tengen_referee::PointRef { sgf: "ro".into(), human: "S5".into() }]),
             vec![(17, 14)]
         );
     }

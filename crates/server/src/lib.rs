@@ -14,6 +14,7 @@ pub mod dashboard;
 pub mod engine;
 pub mod evidence;
 pub mod imaging;
+pub mod json;
 pub mod listener;
 pub mod log;
 pub mod metrics;

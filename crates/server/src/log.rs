@@ -8,7 +8,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{Corners, RefereeError, TableReferee};
-use crate::model::{ArbiterAction, Observation};
+use crate::json::ArbiterAction;
+use crate::model::Observation;
 
 /// An input to a table's referee, as logged and as replayed.
 #[derive(Debug, Clone, PartialEq)]

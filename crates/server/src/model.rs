@@ -1,10 +1,8 @@
-//! The service's own data types: what a camera frame becomes (an observation), what the referee
-//! says (events, the game view) and what the arbiter does (actions). These are the contract
-//! between the pipeline, the store, the HTTP API and the dashboard; the vision and referee crates
-//! plug in behind the traits in `analyzer` and `referee` by converting to and from these types.
+//! What a camera frame becomes (an [`Observation`], the logged input the referee is fed) and how
+//! a game is set up (its start and pairing). What the HTTP API sends and receives is in `json`.
 
 use serde::{Deserialize, Serialize};
-use tengen_rules::{ByColor, Color, PointState, BOARD_POINTS};
+use tengen_rules::{PointState, BOARD_POINTS};
 pub use tengen_referee::StartPosition;
 
 /// The character of a point in the service's board strings (`.` empty, `B` black, `W` white,
@@ -114,204 +112,6 @@ fn tenths(digit: u8) -> f32 {
     f32::from(digit) / 10.0
 }
 
-/// One move of the legal record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RecordMove {
-    /// 1-based move number.
-    pub number: u32,
-    /// Who played it.
-    pub colour: Color,
-    /// SGF coordinates ("pd"), or `None` for a pass.
-    pub point: Option<String>,
-}
-
-/// How urgent an event is for the arbiter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Part of the normal record (a move, a capture).
-    Info,
-    /// Something the arbiter should look at but need not answer (camera lost).
-    Notice,
-    /// A suspected infraction awaiting confirm or dismiss.
-    Alert,
-}
-
-/// Something the referee (or the service) reports. Stored in the log and streamed to clients.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RefereeEvent {
-    /// Machine name, e.g. `move`, `capture`, `infraction_suspected`, `camera_lost`.
-    pub kind: String,
-    /// The article of the 2002 Chinese rules it applies, e.g. "Art. 18.2" (`docs/events.md`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub article: Option<String>,
-    /// How urgent it is.
-    pub severity: Severity,
-    /// For infractions: the id the arbiter answers with confirm or dismiss.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alert_id: Option<u64>,
-    /// The move number it concerns, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub move_number: Option<u32>,
-    /// One line for people, in English.
-    pub summary: String,
-    /// The referee's own structured event (its versioned JSON), kept verbatim.
-    #[serde(default)]
-    pub detail: serde_json::Value,
-}
-
-/// An open (unanswered) suspected infraction.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OpenAlert {
-    /// Id to answer with confirm or dismiss.
-    pub alert_id: u64,
-    /// What is suspected, e.g. `missed_capture`.
-    pub kind: String,
-    /// The article that applies.
-    pub article: Option<String>,
-    /// One line for people.
-    pub summary: String,
-    /// SGF coordinates of the points involved.
-    pub points: Vec<String>,
-    /// When it was raised (ms since the epoch), when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub raised_ms: Option<i64>,
-}
-
-/// The referee's view of one game, as the dashboard draws it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GameView {
-    /// The legal position (what the rules say the board is), as a [`BoardString`].
-    pub legal: BoardString,
-    /// The last stable physical board the camera saw, as a [`BoardString`].
-    pub physical: BoardString,
-    /// The legal record.
-    pub moves: Vec<RecordMove>,
-    /// Whose turn it is.
-    pub to_move: Color,
-    /// Unanswered suspected infractions.
-    pub open_alerts: Vec<OpenAlert>,
-    /// Confirmed warnings per side (Art. 24): black, white.
-    pub warnings: ByColor<u32>,
-    /// Stones captured by black and by white.
-    pub captures: ByColor<u32>,
-    /// Points marked dead at the end (SGF coordinates).
-    pub dead: Vec<String>,
-    /// `playing`, `ended` or `scored`.
-    pub phase: String,
-    /// The result text once known, e.g. "B+3¾ (B+7.5)".
-    pub result: Option<String>,
-    /// The result in words in each language (the exact form in English, the customary form in
-    /// Chinese, each with the record's form), once known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_text: Option<tengen_referee::Message>,
-    /// Wrong colours found after move 10 (Art. 17.1): the game stands, and the record names the
-    /// organiser's Black as White and the organiser's White as Black.
-    #[serde(default)]
-    pub players_swapped: bool,
-}
-
-/// What an arbiter can do at a table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
-pub enum ArbiterAction {
-    /// Confirm a suspected infraction (it becomes a warning where the rules say so).
-    Confirm {
-        /// The alert answered.
-        alert_id: u64,
-    },
-    /// Dismiss a suspected infraction (a misreading, or the players fixed it).
-    Dismiss {
-        /// The alert answered.
-        alert_id: u64,
-    },
-    /// Record a pass for a side (a camera cannot see passes).
-    Pass {
-        /// Who passed.
-        colour: Color,
-    },
-    /// Set the players' names, and/or report that they hold the wrong colours (Art. 17.1):
-    /// `swapped` true swaps the names in the record so that it names who plays which colour;
-    /// the referee rules the colours corrected up to and including move 10, and the game
-    /// standing as played after that.
-    SetColours {
-        /// Whether the colours are swapped.
-        swapped: bool,
-        /// Black player's name.
-        #[serde(default)]
-        black: Option<String>,
-        /// White player's name.
-        #[serde(default)]
-        white: Option<String>,
-    },
-    /// End the game (both sides agreed, Art. 7/21, or resignation).
-    EndGame {
-        /// Set when a side resigned.
-        #[serde(default)]
-        resigned: Option<Color>,
-    },
-    /// Mark (or unmark, when already marked) stones as dead for counting.
-    MarkDead {
-        /// SGF ("pd") or human ("Q16") coordinates.
-        points: Vec<String>,
-    },
-    /// Set the result text directly (e.g. after a recount or a ruling).
-    SetResult {
-        /// The result, e.g. "B+R", "W+3.5", "Draw".
-        result: String,
-    },
-    /// Correct the record: replace the move with this number (the camera misread it).
-    CorrectRecord {
-        /// 1-based move number to change.
-        move_number: u32,
-        /// The right point (SGF or human), or `None` for a pass.
-        point: Option<String>,
-    },
-    /// Count the game by area with the marked dead stones and publish the result (Art. 9).
-    Count,
-    /// Take the physical board as the legal position (the camera missed moves, or a ruling
-    /// restored a position): the way to correct the record from the board.
-    AdoptPhysical,
-    /// Set whose turn it is.
-    SetToMove {
-        /// The side to move.
-        colour: Color,
-    },
-    /// Start a new game at this table (the old one stays in the store).
-    NewGame {
-        /// Komi in points; the table's default when absent.
-        #[serde(default)]
-        komi: Option<f64>,
-        /// What the game starts from (`"even"`, `{"handicap": N}`, `"adopt"`); the table's
-        /// default when absent.
-        #[serde(default)]
-        start: Option<StartPosition>,
-        /// The pairing it plays (players, ranks, event, round), when a round was imported.
-        #[serde(default)]
-        pairing: Option<GamePairing>,
-    },
-}
-
-impl ArbiterAction {
-    /// Machine name of the action (the serde tag).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::Confirm { .. } => "confirm",
-            Self::Dismiss { .. } => "dismiss",
-            Self::Pass { .. } => "pass",
-            Self::SetColours { .. } => "set_colours",
-            Self::EndGame { .. } => "end_game",
-            Self::MarkDead { .. } => "mark_dead",
-            Self::SetResult { .. } => "set_result",
-            Self::CorrectRecord { .. } => "correct_record",
-            Self::Count => "count",
-            Self::AdoptPhysical => "adopt_physical",
-            Self::SetToMove { .. } => "set_to_move",
-            Self::NewGame { .. } => "new_game",
-        }
-    }
-}
-
 /// How a game is set up: what the referee checks the first stable board against, and what the
 /// record says about it beyond the players' names.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -353,24 +153,6 @@ fn even() -> StartPosition {
     StartPosition::Even
 }
 
-/// An event as stored and served: the referee's event plus where and when.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StoredEvent {
-    /// Global, strictly increasing id (the SSE id and the cursor of `/api/events`).
-    pub id: i64,
-    /// Table id.
-    pub table: String,
-    /// Game id.
-    pub game: i64,
-    /// Milliseconds since the Unix epoch.
-    pub at_ms: i64,
-    /// Whether before/after evidence images are stored for it.
-    pub evidence: bool,
-    /// The event itself.
-    #[serde(flatten)]
-    pub event: RefereeEvent,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -409,14 +191,5 @@ mod tests {
         let json = serde_json::to_string(&plain).unwrap_or_default();
         assert!(!json.contains("point_confidence"), "{json}");
         assert_eq!(serde_json::from_str::<Observation>(&json).ok(), Some(plain));
-    }
-
-    #[test]
-    fn arbiter_actions_parse_from_tagged_json() {
-        let a: ArbiterAction =
-            serde_json::from_str(r#"{"action":"confirm","alert_id":3}"#).expect("valid json");
-        assert_eq!(a, ArbiterAction::Confirm { alert_id: 3 });
-        assert!(serde_json::from_str::<ArbiterAction>(r#"{"action":"explode"}"#).is_err());
-        assert!(serde_json::from_str::<ArbiterAction>(r#"{"action":"confirm"}"#).is_err());
     }
 }

@@ -9,10 +9,9 @@ use axum::http::{header, HeaderMap};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::Deserialize;
-use serde_json::json;
 
 use crate::api::{check_token, table, ApiError, ApiPath, ApiResult, AppState};
+use crate::json::{LinkQuery, PhoneLink};
 
 const PHONE_HTML: &str = include_str!("dashboard/phone.html");
 // Script and style in files of their own: the security policy allows no inline ones.
@@ -65,14 +64,6 @@ async fn page(
     ))
 }
 
-#[derive(Deserialize)]
-struct LinkQuery {
-    /// Where phones reach the service, e.g. `https://192.168.1.10:8443`; by default the host
-    /// the dashboard was opened with, on the service's HTTPS port.
-    #[serde(default)]
-    origin: Option<String>,
-}
-
 /// `GET /api/tables/{table}/phone?origin=…` (arbiter token): the table's camera link and its QR
 /// code (SVG).
 async fn link(
@@ -80,7 +71,7 @@ async fn link(
     ApiPath(id): ApiPath<String>,
     Query(query): Query<LinkQuery>,
     headers: HeaderMap,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<PhoneLink>> {
     check_token(&headers, &[hub.arbiter_token.as_str()])?;
     let table = table(&hub, &id)?;
     let host = headers
@@ -106,7 +97,5 @@ async fn link(
         .render::<qrcode::render::svg::Color<'_>>()
         .min_dimensions(240, 240)
         .build();
-    Ok(Json(
-        json!({ "url": url, "svg": svg, "secure": origin.starts_with("https://") }),
-    ))
+    Ok(Json(PhoneLink { secure: origin.starts_with("https://"), url, svg }))
 }

@@ -10,11 +10,10 @@ use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::Deserialize;
-use serde_json::json;
 
 use crate::api::{check_token, game_record, ApiPath, table, ApiError, ApiResult, AppState};
-use crate::model::{ArbiterAction, GamePairing, StartPosition};
+use crate::json::{ArbiterAction, ImportQuery, RoundGame, RoundImported, RoundInfo, Rounds};
+use crate::model::{GamePairing, StartPosition};
 use crate::pairings::{export_opengotha, parse_csv, parse_opengotha, Outcome, Pairing, Round};
 use crate::store::GameRow;
 
@@ -27,17 +26,6 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/api/rounds", post(import_round).get(list_rounds))
         .route("/api/rounds/{round}/opengotha.xml", get(export_round))
         .route("/api/rounds/{round}/records.zip", get(round_records))
-}
-
-#[derive(Deserialize)]
-struct ImportQuery {
-    /// The round to take from an OpenGotha file (default: its last round with games), or the
-    /// round number of a CSV (default 1).
-    #[serde(default)]
-    round: Option<u32>,
-    /// The event's name for a CSV (an OpenGotha file names its own).
-    #[serde(default)]
-    event: Option<String>,
 }
 
 /// How a paired game starts: handicap stones from 2 up, an even game otherwise.
@@ -54,7 +42,7 @@ async fn import_round(
     Query(query): Query<ImportQuery>,
     headers: HeaderMap,
     body: Body,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<RoundImported>> {
     check_token(&headers, &[hub.arbiter_token.as_str()])?;
     let bytes = axum::body::to_bytes(body, MAX_PAIRINGS_BYTES)
         .await
@@ -111,11 +99,9 @@ async fn import_round(
     for (table, outcome) in futures_util::future::join_all(starts).await {
         outcome?;
         let game = hub.tables[&table].live().map(|l| l.game.id);
-        started.push(json!({ "table": table, "game": game }));
+        started.push(RoundGame { table, game });
     }
-    Ok(Json(
-        json!({ "round": round.number, "event": round.event, "games": started }),
-    ))
+    Ok(Json(RoundImported { round: round.number, event: round.event, games: started }))
 }
 
 /// The latest game of each table paired in `round`, in table order.
@@ -143,7 +129,7 @@ fn table_order(id: &str) -> (u64, String) {
 }
 
 /// The view of a game: live when it is the table's current one, else replayed from the log.
-async fn view_of(hub: &crate::Hub, game: &GameRow) -> ApiResult<crate::model::GameView> {
+async fn view_of(hub: &crate::Hub, game: &GameRow) -> ApiResult<crate::json::GameView> {
     match hub
         .tables
         .get(&game.table)
@@ -155,7 +141,7 @@ async fn view_of(hub: &crate::Hub, game: &GameRow) -> ApiResult<crate::model::Ga
     }
 }
 
-async fn list_rounds(State(hub): State<AppState>) -> ApiResult<Json<serde_json::Value>> {
+async fn list_rounds(State(hub): State<AppState>) -> ApiResult<Json<Rounds>> {
     let mut rounds = std::collections::BTreeMap::new();
     for id in hub.tables.keys() {
         for g in hub.store.games(id).await? {
@@ -164,11 +150,8 @@ async fn list_rounds(State(hub): State<AppState>) -> ApiResult<Json<serde_json::
             }
         }
     }
-    let list: Vec<serde_json::Value> = rounds
-        .into_iter()
-        .map(|(round, event)| json!({ "round": round, "event": event }))
-        .collect();
-    Ok(Json(json!({ "rounds": list })))
+    let rounds = rounds.into_iter().map(|(round, event)| RoundInfo { round, event }).collect();
+    Ok(Json(Rounds { rounds }))
 }
 
 async fn export_round(State(hub): State<AppState>, ApiPath(round): ApiPath<u32>) -> ApiResult<Response> {

@@ -17,7 +17,7 @@ use hyper_util::rt::TokioIo;
 
 use crate::engine::Clock;
 use crate::imaging::check_frame;
-use crate::model::ArbiterAction;
+use crate::json::ArbiterAction;
 use crate::table::{Frame, TableHandle};
 
 /// Give up connecting after this long.

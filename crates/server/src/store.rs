@@ -19,7 +19,8 @@ use tokio::sync::oneshot;
 
 use crate::engine::Corners;
 use crate::log::{encode_action, encode_observation, InputDecoder, InputKind, LoggedInput};
-use crate::model::{ArbiterAction, GameSetup, Observation, RefereeEvent, StoredEvent};
+use crate::json::{ArbiterAction, RefereeEvent, StoredEvent};
+use crate::model::{GameSetup, Observation};
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -561,7 +562,8 @@ fn append_in_transaction(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Severity;
+    use crate::json::{Kind, Severity};
+    use tengen_referee::{EventKind, Status};
     use tengen_rules::{PointState, BOARD_POINTS};
 
     fn temp_dir(name: &str) -> PathBuf {
@@ -570,15 +572,16 @@ mod tests {
         dir
     }
 
-    fn event(kind: &str) -> RefereeEvent {
+    fn event(kind: EventKind, status: Status) -> RefereeEvent {
         RefereeEvent {
-            kind: kind.into(),
+            kind: Kind::Referee(kind),
+            status,
             article: None,
             severity: Severity::Info,
             alert_id: None,
             move_number: Some(1),
-            summary: kind.into(),
-            detail: serde_json::Value::Null,
+            summary: kind.name().into(),
+            detail: None,
         }
     }
 
@@ -599,9 +602,9 @@ mod tests {
                 observation_repeats: false,
                 action: None,
                 events: vec![
-                    (event("move"), None),
+                    (event(EventKind::Move, Status::Info), None),
                     (
-                        event("infraction_suspected"),
+                        event(EventKind::MovedStone, Status::Suspected),
                         Some(Evidence { before: Some(vec![1, 2]), after: Some(vec![3]) }),
                     ),
                 ],
@@ -627,7 +630,7 @@ mod tests {
         let store = Store::open(&dir).expect("reopen");
         let events = store.events_after(0, Some("t1".into()), None, 100).await.expect("events");
         assert_eq!(events.len(), 2);
-        assert_eq!(events[1].event.kind, "infraction_suspected");
+        assert_eq!((events[1].event.kind, events[1].event.status), (Kind::Referee(EventKind::MovedStone), Status::Suspected));
         assert!(events[1].evidence);
         assert_eq!(store.evidence(events[1].id, true).await.expect("ev"), Some(vec![3]));
         let inputs = store.replay_inputs(game.id).await.expect("inputs");
@@ -723,7 +726,7 @@ mod tests {
                 observation: None,
                 observation_repeats: false,
                 action: None,
-                events: vec![(event("move"), None)],
+                events: vec![(event(EventKind::Move, Status::Info), None)],
             })
             .await
             .expect("append");

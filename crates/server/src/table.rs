@@ -7,8 +7,6 @@
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-use tengen_rules::{ByColor, Color};
 use tokio::sync::{broadcast, mpsc, oneshot, Notify, Semaphore};
 
 use crate::auth::RateLimiter;
@@ -16,9 +14,8 @@ use crate::config::TableConfig;
 use crate::engine::{Corners, Engines, FrameAnalyzer, RefereeError, RefereeFactory, TableReferee};
 use crate::imaging::FrameFormat;
 use crate::metrics::{Stage, TableMetrics};
-use crate::model::{
-    ArbiterAction, GameSetup, GameView, Observation, RefereeEvent, Severity, StartPosition, StoredEvent,
-};
+use crate::json::{ArbiterAction, CameraStatus, Detail, GameView, RefereeEvent, ServiceKind, Severity, StoredEvent, TableSummary};
+use crate::model::{GameSetup, Observation, StartPosition};
 use crate::log::RepeatKey;
 use crate::store::{Evidence, GameRow, LogBatch, Store, StoreError};
 
@@ -70,18 +67,6 @@ impl FrameSlot {
     }
 }
 
-/// The camera's state as the dashboard shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CameraStatus {
-    /// No frame yet.
-    Waiting,
-    /// Frames are arriving.
-    Live,
-    /// No frame for longer than the timeout.
-    Lost,
-}
-
 /// What a table shows right now (read by the API without touching the pipeline).
 #[derive(Debug, Clone)]
 pub struct LiveState {
@@ -102,54 +87,6 @@ pub struct LiveState {
     pub camera_error: Option<String>,
     /// The latest observation's board string (physical board, this frame).
     pub last_reading: Option<String>,
-}
-
-/// A table at a glance (the hall view and the SSE `table` messages).
-#[derive(Debug, Clone, Serialize)]
-pub struct TableSummary {
-    /// Table id.
-    pub id: String,
-    /// Display name.
-    pub name: String,
-    /// Current game id.
-    pub game: i64,
-    /// Moves in the record.
-    pub move_number: usize,
-    /// Whose turn.
-    pub to_move: Color,
-    /// Legal board string.
-    pub legal: String,
-    /// Physical board string (last stable).
-    pub physical: String,
-    /// Unanswered alerts.
-    pub open_alerts: usize,
-    /// The newest unanswered alert: what, under which article, since when.
-    pub newest_alert: Option<crate::model::OpenAlert>,
-    /// Black player's name (and rank), when known.
-    pub black: Option<String>,
-    /// White player's name (and rank), when known.
-    pub white: Option<String>,
-    /// Warnings black, white.
-    pub warnings: ByColor<u32>,
-    /// Game phase.
-    pub phase: String,
-    /// Result, when known.
-    pub result: Option<String>,
-    /// The result in words in each language, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub result_text: Option<tengen_referee::Message>,
-    /// Camera state.
-    pub camera: CameraStatus,
-    /// Where frames come from (`post`, `mjpeg`, `snapshot`, `folder`).
-    pub source: String,
-    /// Frames received so far.
-    pub frames: u64,
-    /// Frames dropped under overload.
-    pub dropped: u64,
-    /// Latest vision error.
-    pub last_error: Option<String>,
-    /// The camera's latest failure, until it delivers a good frame.
-    pub camera_error: Option<String>,
 }
 
 /// A message on the in-process bus.
@@ -282,7 +219,7 @@ impl TableHandle {
             black: player_label(live.game.black.as_deref(), live.game.setup.pairing.as_ref().and_then(|p| p.black.rank.as_deref())),
             white: player_label(live.game.white.as_deref(), live.game.setup.pairing.as_ref().and_then(|p| p.white.rank.as_deref())),
             warnings: live.view.warnings,
-            phase: live.view.phase.clone(),
+            phase: live.view.phase,
             result: live.view.result.clone(),
             result_text: live.view.result_text.clone(),
             camera: live.camera,
@@ -470,27 +407,18 @@ impl TableTask {
             live.camera = status;
         }
         let event = match (previous, status) {
-            (CameraStatus::Live, CameraStatus::Lost) => RefereeEvent {
-                kind: "camera_lost".into(),
-                article: None,
-                severity: Severity::Notice,
-                alert_id: None,
-                move_number: None,
-                summary: format!(
-                    "No frame from the camera for {} s",
-                    self.shared.camera_timeout.as_secs()
-                ),
-                detail: serde_json::Value::Null,
-            },
-            (CameraStatus::Lost, CameraStatus::Live) => RefereeEvent {
-                kind: "camera_back".into(),
-                article: None,
-                severity: Severity::Notice,
-                alert_id: None,
-                move_number: None,
-                summary: "The camera is sending frames again".into(),
-                detail: serde_json::Value::Null,
-            },
+            (CameraStatus::Live, CameraStatus::Lost) => RefereeEvent::service(
+                ServiceKind::CameraLost,
+                Severity::Notice,
+                format!("No frame from the camera for {} s", self.shared.camera_timeout.as_secs()),
+                None,
+            ),
+            (CameraStatus::Lost, CameraStatus::Live) => RefereeEvent::service(
+                ServiceKind::CameraBack,
+                Severity::Notice,
+                "The camera is sending frames again".into(),
+                None,
+            ),
             _ => {
                 self.publish_table();
                 return;
@@ -604,7 +532,7 @@ impl TableTask {
             // Each alert's evidence is zoomed on its own points.
             let alert_points: Vec<Option<Vec<(usize, usize)>>> = events
                 .iter()
-                .map(|e| (e.severity == Severity::Alert).then(|| crate::evidence::event_points(&e.detail)))
+                .map(|e| (e.severity == Severity::Alert).then(|| crate::evidence::event_points(e.points())))
                 .collect();
             let mut evidence: Vec<Option<Evidence>> = vec![None; events.len()];
             if alert_points.iter().any(Option::is_some) {
@@ -664,15 +592,12 @@ impl TableTask {
             if let Ok(mut live) = self.handle.live.write() {
                 live.game = game;
             }
-            let event = RefereeEvent {
-                kind: "game_started".into(),
-                article: None,
-                severity: Severity::Info,
-                alert_id: None,
-                move_number: None,
-                summary: format!("New game ({}), komi {komi}", setup.start),
-                detail: serde_json::json!({ "komi": komi, "start": setup.start }),
-            };
+            let event = RefereeEvent::service(
+                ServiceKind::GameStarted,
+                Severity::Info,
+                format!("New game ({}), komi {komi}", setup.start),
+                Some(Detail::GameStarted { komi, start: setup.start }),
+            );
             // The new game's log starts with this event; the action is not a referee input.
             return Ok(self.log_and_publish(None, None, vec![(event, None)]).await?);
         }
@@ -691,23 +616,16 @@ impl TableTask {
                 }
             }
         }
-        events.insert(
-            0,
-            RefereeEvent {
-                kind: "arbiter".into(),
-                article: None,
-                severity: Severity::Info,
-                alert_id: match &action {
-                    ArbiterAction::Confirm { alert_id } | ArbiterAction::Dismiss { alert_id } => {
-                        Some(*alert_id)
-                    }
-                    _ => None,
-                },
-                move_number: None,
-                summary: format!("Arbiter: {}", action.name().replace('_', " ")),
-                detail: serde_json::to_value(&action).unwrap_or_default(),
-            },
+        let mut acted = RefereeEvent::service(
+            ServiceKind::Arbiter,
+            Severity::Info,
+            format!("Arbiter: {}", action.name().replace('_', " ")),
+            Some(Detail::Action(action.clone())),
         );
+        if let ArbiterAction::Confirm { alert_id } | ArbiterAction::Dismiss { alert_id } = &action {
+            acted.alert_id = Some(*alert_id);
+        }
+        events.insert(0, acted);
         let events = events.into_iter().map(|e| (e, None)).collect();
         // Logged at the time the referee applied it, so a replay after a restart applies it at
         // the same time.

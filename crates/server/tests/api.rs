@@ -139,8 +139,8 @@ async fn frames_become_moves_alerts_with_evidence_and_arbiter_decisions() {
     let (_, page) = call(&hub, get("/api/events?table=1")).await;
     let events = page["events"].as_array().unwrap().clone();
     let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    assert!(kinds.contains(&"move") && kinds.contains(&"infraction_suspected"), "{kinds:?}");
-    let alert = events.iter().find(|e| e["kind"] == "infraction_suspected").unwrap();
+    assert!(kinds.contains(&"move") && kinds.contains(&"moved_stone"), "{kinds:?}");
+    let alert = events.iter().find(|e| e["kind"] == "moved_stone" && e["status"] == "suspected").unwrap();
     assert_eq!(alert["evidence"], true);
     assert_eq!(alert["article"], "Art. 17.5");
     let id = alert["id"].as_i64().unwrap();
@@ -164,7 +164,7 @@ async fn frames_become_moves_alerts_with_evidence_and_arbiter_decisions() {
     // The arbiter confirms: the alert closes and a warning is recorded.
     let (status, body) = call(&hub, post_json("/api/tables/1/arbiter", Some(ARBITER), &json!({"action":"confirm","alert_id":alert_id}).to_string())).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert!(body["events"].as_array().unwrap().iter().any(|e| e["kind"] == "infraction_confirmed"));
+    assert!(body["events"].as_array().unwrap().iter().any(|e| e["kind"] == "moved_stone" && e["status"] == "confirmed"));
     let t = table_json(&hub, "1").await;
     assert_eq!(t["open_alerts"], 0);
     assert_eq!(t["warnings"], json!([1, 0]));
@@ -372,11 +372,11 @@ async fn pulled_cameras_mjpeg_and_snapshot_feed_their_tables_and_report_loss() {
     let s = Arc::clone(&hub.tables["s"]);
     assert!(wait_until(5, || { let s = Arc::clone(&s); async move { s.summary().unwrap().move_number == 1 } }).await, "snapshots were pulled");
     // The stream went silent: the camera is reported lost, with an event.
-    assert!(wait_until(5, || { let m = Arc::clone(&m); async move { m.summary().unwrap().camera == tengen_server::table::CameraStatus::Lost } }).await);
+    assert!(wait_until(5, || { let m = Arc::clone(&m); async move { m.summary().unwrap().camera == tengen_server::json::CameraStatus::Lost } }).await);
     let events = hub.store.events_after(0, Some("m".into()), None, 100).await.unwrap();
-    assert!(events.iter().any(|e| e.event.kind == "camera_lost"), "{events:?}");
+    assert!(events.iter().any(|e| e.event.kind.name() == "camera_lost"), "{events:?}");
     // The snapshot camera keeps going meanwhile: one dead camera stalls nobody else.
-    assert_eq!(s.summary().unwrap().camera, tengen_server::table::CameraStatus::Live);
+    assert_eq!(s.summary().unwrap().camera, tengen_server::json::CameraStatus::Live);
     server.shutdown_now();
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -444,7 +444,7 @@ async fn the_arbiter_corrects_the_record_and_the_colours_and_both_survive_a_rest
     // played which colour; a second finding is a conflict.
     let (status, body) = call(&hub, arbiter(json!({"action":"set_colours","swapped":true}))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert!(body["events"].as_array().unwrap().iter().any(|e| e["kind"] == "wrong_colours_confirmed"), "{body}");
+    assert!(body["events"].as_array().unwrap().iter().any(|e| e["kind"] == "wrong_colours" && e["status"] == "confirmed"), "{body}");
     let (status, _) = call(&hub, arbiter(json!({"action":"set_colours","swapped":true}))).await;
     assert_eq!(status, StatusCode::CONFLICT);
     let sgf = sgf_of(&hub, "1").await;

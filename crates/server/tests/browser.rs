@@ -267,7 +267,7 @@ async fn dashboard_shows_a_new_alert_and_the_arbiter_confirms_it() {
     assert_eq!(table.open_alerts, 0);
     assert_eq!(table.warnings.black + table.warnings.white, 1, "one warning recorded");
     let events = hub.store.events_after(0, Some("1".into()), None, 100).await.unwrap();
-    assert!(events.iter().any(|e| e.event.kind == "infraction_confirmed"));
+    assert!(events.iter().any(|e| e.event.kind.name() == "moved_stone" && e.event.status == tengen_referee::Status::Confirmed));
 
     // The language menu switches the page to Chinese.
     tools.eval("const l = document.querySelector('#lang'); l.value = 'zh-Hans'; l.dispatchEvent(new Event('change')); true").await;
@@ -395,8 +395,8 @@ async fn each_language_shows_every_visible_string_translated() {
     show_board(&hub, addr, "2", &[(3, 3, 'B')]).await;
     show_board(&hub, addr, "2", &[(3, 3, 'B'), (15, 15, 'W')]).await;
     // ... ended and counted: its result must be said in each language's own words.
-    hub.tables["2"].arbiter(tengen_server::model::ArbiterAction::EndGame { resigned: None }).await.unwrap();
-    hub.tables["2"].arbiter(tengen_server::model::ArbiterAction::Count).await.unwrap();
+    hub.tables["2"].arbiter(tengen_server::json::ArbiterAction::EndGame { resigned: None }).await.unwrap();
+    hub.tables["2"].arbiter(tengen_server::json::ArbiterAction::Count).await.unwrap();
     assert!(hub.tables["2"].summary().unwrap().result.is_some(), "table 2 is counted");
     let (_browser, mut tools) = open_browser(&binary).await;
     tools.call("Page.navigate", json!({ "url": format!("http://{addr}/") })).await;

@@ -14,7 +14,7 @@ use std::time::Duration;
 use common::*;
 use tengen_server::config::CameraConfig;
 use tengen_server::rtsp::RtspTransport;
-use tengen_server::table::CameraStatus;
+use tengen_server::json::CameraStatus;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -365,7 +365,7 @@ async fn an_rtsp_camera_delivers_frames_at_the_table_rate_and_comes_back_after_d
                 .events_after(0, Some("cam".into()), None, 1000)
                 .await
                 .unwrap_or_default();
-            let has = |kind: &str| events.iter().any(|e| e.event.kind == kind);
+            let has = |kind: &str| events.iter().any(|e| e.event.kind.name() == kind);
             has("camera_lost") && has("camera_back")
         }
     })

@@ -11,7 +11,8 @@ use std::time::Instant;
 
 use common::*;
 use tengen_server::imaging::FrameFormat;
-use tengen_server::model::{ArbiterAction, StartPosition};
+use tengen_server::json::ArbiterAction;
+use tengen_server::model::StartPosition;
 use tengen_server::table::{Frame, TableHandle};
 
 /// The four corner star points and the centre: five black stones.
@@ -69,7 +70,7 @@ async fn kinds(hub: &tengen_server::Hub, table: &str) -> Vec<String> {
         .events_after(0, Some(table.into()), None, 1000)
         .await
         .unwrap();
-    events.into_iter().map(|e| e.event.kind).collect()
+    events.into_iter().map(|e| e.event.kind.name().to_owned()).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -95,7 +96,7 @@ async fn each_table_checks_the_first_board_against_its_setup_and_keeps_it_across
         "{:?}",
         even.view.open_alerts
     );
-    assert_eq!(even.view.open_alerts[0].kind, "setup_mismatch");
+    assert_eq!(even.view.open_alerts[0].kind, tengen_referee::EventKind::SetupMismatch);
     assert_eq!(even.view.open_alerts[0].points.len(), 5);
     let even_kinds = kinds(&hub, "even").await;
     assert!(

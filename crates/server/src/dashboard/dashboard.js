@@ -388,8 +388,7 @@ function cameraText(cam, error) {
 }
 
 function kindText(kind) {
-  const base = String(kind || "").replace(/_(confirmed|dismissed)$/, "");
-  return t("k_" + base);
+  return t("k_" + String(kind || ""));
 }
 
 // How much a table needs the arbiter: open alerts first (the longest waiting first), then a

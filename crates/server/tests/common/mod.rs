@@ -19,7 +19,9 @@ use tengen_server::engine::{
 use tengen_referee::RecordHeader;
 use tengen_rules::{ByColor, Color, Move, Point, PointState, BOARD_POINTS};
 use tengen_sgf::{GameRecord, RecordedMove};
-use tengen_server::model::{ArbiterAction, GameView, Observation, OpenAlert, RecordMove, RefereeEvent, Severity};
+use tengen_referee::{EventKind, Phase, Status};
+use tengen_server::json::{ArbiterAction, GameView, Kind, OpenAlert, RecordMove, RefereeEvent, Severity};
+use tengen_server::model::Observation;
 
 pub struct PixelBoardAnalyzer;
 
@@ -61,7 +63,7 @@ pub struct SimpleReferee {
     alerts: Vec<OpenAlert>,
     next_alert: u64,
     warnings: ByColor<u32>,
-    phase: String,
+    phase: Phase,
     result: Option<String>,
     /// What its alerts said, with their articles.
     comments: Vec<String>,
@@ -76,7 +78,7 @@ impl SimpleReferee {
             alerts: vec![],
             next_alert: 1,
             warnings: ByColor::default(),
-            phase: "playing".into(),
+            phase: Phase::Playing,
             result: None,
             comments: vec![],
         }
@@ -84,15 +86,16 @@ impl SimpleReferee {
     fn to_move(&self) -> Color {
         if self.moves.len() & 1 == 0 { Color::Black } else { Color::White }
     }
-    fn event(kind: &str, severity: Severity, summary: String) -> RefereeEvent {
+    fn event(kind: EventKind, status: Status, severity: Severity, summary: String) -> RefereeEvent {
         RefereeEvent {
-            kind: kind.into(),
+            kind: Kind::Referee(kind),
+            status,
             article: None,
             severity,
             alert_id: None,
             move_number: None,
             summary,
-            detail: serde_json::Value::Null,
+            detail: None,
         }
     }
 }
@@ -112,13 +115,13 @@ impl TableReferee for SimpleReferee {
         let mine = if colour == Color::Black { 'B' } else { 'W' };
         let added: Vec<usize> = (0..BOARD_POINTS).filter(|&i| self.legal[i] == '.' && seen[i] != '.').collect();
         let vanished: Vec<usize> = (0..BOARD_POINTS).filter(|&i| self.legal[i] != '.' && seen[i] == '.').collect();
-        if added.len() == 1 && seen[added[0]] == mine && self.phase == "playing" {
+        if added.len() == 1 && seen[added[0]] == mine && self.phase == Phase::Playing {
             let i = added[0];
             self.legal[i] = mine;
             let number = u32::try_from(self.moves.len() + 1).unwrap();
             let point = Point::from_index(i).to_sgf();
             self.moves.push(RecordMove { number, colour, point: Some(point.clone()) });
-            let mut e = Self::event("move", Severity::Info, format!("{colour:?} {point}"));
+            let mut e = Self::event(EventKind::Move, Status::Info, Severity::Info, format!("{colour:?} {point}"));
             e.move_number = Some(number);
             events.push(e);
         }
@@ -128,13 +131,13 @@ impl TableReferee for SimpleReferee {
             let points: Vec<String> = vanished.iter().map(|&i| Point::from_index(i).to_sgf()).collect();
             self.alerts.push(OpenAlert {
                 alert_id: id,
-                kind: "moved_stone".into(),
+                kind: EventKind::MovedStone,
                 article: Some("Art. 17.5".into()),
                 summary: format!("stones gone from the board: {}", points.join(" ")),
                 points: points.clone(),
                 raised_ms: Some(at_ms),
             });
-            let mut e = Self::event("infraction_suspected", Severity::Alert, format!("stones gone: {}", points.join(" ")));
+            let mut e = Self::event(EventKind::MovedStone, Status::Suspected, Severity::Alert, format!("stones gone: {}", points.join(" ")));
             e.alert_id = Some(id);
             e.article = Some("Art. 17.5".into());
             e.move_number = u32::try_from(self.moves.len()).ok();
@@ -158,8 +161,8 @@ impl TableReferee for SimpleReferee {
                     let side = self.to_move();
                     self.warnings[side] += 1;
                 }
-                let kind = if confirmed { "infraction_confirmed" } else { "infraction_dismissed" };
-                let mut e = Self::event(kind, Severity::Info, alert.summary);
+                let status = if confirmed { Status::Confirmed } else { Status::Dismissed };
+                let mut e = Self::event(EventKind::MovedStone, status, Severity::Info, alert.summary);
                 e.alert_id = Some(alert.alert_id);
                 Ok(vec![e])
             }
@@ -169,15 +172,15 @@ impl TableReferee for SimpleReferee {
                 }
                 let number = u32::try_from(self.moves.len() + 1).unwrap();
                 self.moves.push(RecordMove { number, colour: *colour, point: None });
-                Ok(vec![Self::event("pass", Severity::Info, format!("{colour:?} passes"))])
+                Ok(vec![Self::event(EventKind::Pass, Status::Info, Severity::Info, format!("{colour:?} passes"))])
             }
             ArbiterAction::EndGame { .. } => {
-                self.phase = "ended".into();
-                Ok(vec![Self::event("game_end", Severity::Info, "game ended".into())])
+                self.phase = Phase::Ended;
+                Ok(vec![Self::event(EventKind::GameEnd, Status::Info, Severity::Info, "game ended".into())])
             }
             ArbiterAction::SetResult { result } => {
                 self.result = Some(result.clone());
-                Ok(vec![Self::event("result", Severity::Info, result.clone())])
+                Ok(vec![Self::event(EventKind::Result, Status::Info, Severity::Info, result.clone())])
             }
             _ => Err(RefereeError::Invalid("not supported by the test referee".into())),
         }
@@ -193,7 +196,7 @@ impl TableReferee for SimpleReferee {
             warnings: self.warnings,
             captures: ByColor::default(),
             dead: vec![],
-            phase: self.phase.clone(),
+            phase: self.phase,
             result: self.result.clone(),
             result_text: None,
             players_swapped: false,
