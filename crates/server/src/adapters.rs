@@ -13,9 +13,10 @@ use tengen_referee::RecordHeader;
 use tengen_sgf::GameRecord;
 
 use crate::engine::{
-    AnalyzeError, AnalyzerFactory, Corners, Engines, FrameAnalyzer, RefereeError, RefereeFactory,
+    AnalyzeError, AnalyzerFactory, Corners, Engines, FrameAnalyzer, RefereeFactory,
     SystemClock, TableReferee,
 };
+use crate::error::Error;
 use crate::json::{ArbiterAction, Detail, GameView, OpenAlert, RecordMove, RefereeEvent, Severity};
 use crate::model::Observation;
 use crate::store::GameRow;
@@ -158,7 +159,7 @@ impl TableReferee for RefereeAdapter {
         &mut self,
         at_ms: i64,
         action: &ArbiterAction,
-    ) -> Result<Vec<RefereeEvent>, RefereeError> {
+    ) -> Result<Vec<RefereeEvent>, Error> {
         use referee::ArbiterAction as A;
         let mapped = match action {
             ArbiterAction::Confirm { alert_id } => A::Confirm { infraction: *alert_id },
@@ -188,30 +189,13 @@ impl TableReferee for RefereeAdapter {
                 A::CorrectMove { number: *move_number, point: point.clone() }
             }
             ArbiterAction::NewGame { .. } => {
-                return Err(RefereeError::Invalid("new games are started by the service".into()))
+                return Err(Error::invalid_action("new games are started by the service"))
             }
         };
-        match self.referee.arbiter(seconds(at_ms), &mapped) {
-            Ok(events) => {
-                let converted = events.iter().map(RefereeEvent::of_referee).collect();
-                self.events.extend(events);
-                Ok(converted)
-            }
-            Err(err @ referee::ArbiterError::UnknownInfraction(_)) => {
-                Err(RefereeError::NotFound(err.to_string()))
-            }
-            Err(
-                err @ (referee::ArbiterError::AlreadyDecided(_)
-                | referee::ArbiterError::WrongPhase(_)
-                | referee::ArbiterError::ColoursAlreadyRuled),
-            ) => {
-                Err(RefereeError::Conflict(err.to_string()))
-            }
-            Err(err @ referee::ArbiterError::UnknownMove(_)) => Err(RefereeError::NotFound(err.to_string())),
-            Err(
-                err @ (referee::ArbiterError::BadPoint(_) | referee::ArbiterError::BadCorrection(_)),
-            ) => Err(RefereeError::Invalid(err.to_string())),
-        }
+        let events = self.referee.arbiter(seconds(at_ms), &mapped).map_err(refusal)?;
+        let converted = events.iter().map(RefereeEvent::of_referee).collect();
+        self.events.extend(events);
+        Ok(converted)
     }
 
     fn view(&self) -> GameView {
@@ -268,6 +252,16 @@ impl TableReferee for RefereeAdapter {
     fn record(&self, header: &RecordHeader) -> GameRecord {
         let header = RecordHeader { result: self.result_override.clone().or(header.result.clone()), ..header.clone() };
         self.referee.game_record(&self.events, &header)
+    }
+}
+
+/// The kind of a refusal by the referee: the one place its errors meet the service's.
+fn refusal(err: referee::ArbiterError) -> Error {
+    use referee::ArbiterError as E;
+    match err {
+        E::UnknownInfraction(_) | E::UnknownMove(_) => Error::not_found(err.to_string()),
+        E::AlreadyDecided(_) | E::WrongPhase(_) | E::ColoursAlreadyRuled => Error::conflict(err.to_string()),
+        E::BadPoint(_) | E::BadCorrection(_) => Error::invalid_action(err.to_string()),
     }
 }
 

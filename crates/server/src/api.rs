@@ -17,14 +17,15 @@ use axum::{Json, Router};
 use tokio::sync::broadcast;
 
 use crate::auth::{bearer_token, constant_time_eq};
-use crate::engine::{Clock, Corners, RefereeError};
+use crate::engine::{Clock, Corners};
+use crate::error::{Error, ErrorKind};
 use crate::imaging::{check_frame, FrameError};
 use crate::json::{
-    ArbiterAction, ArbiterReply, Calibration, CalibrationBody, ErrorBody, EventsPage, EventsQuery, FrameAccepted,
+    ArbiterAction, ArbiterReply, Calibration, CalibrationBody, EventsPage, EventsQuery, FrameAccepted,
     GameDetail, Health, Role, StoredEvent, StreamQuery, TableDetail, TableSummary,
 };
-use crate::store::{GameRow, Store, StoreError};
-use crate::table::{BusMessage, Frame, TableError, TableHandle};
+use crate::store::{GameRow, Store};
+use crate::table::{BusMessage, Frame, TableHandle};
 
 /// Largest JSON body accepted.
 pub const MAX_JSON_BYTES: usize = 64 * 1024;
@@ -58,111 +59,7 @@ pub struct Hub {
     pub https_port: Option<u16>,
 }
 
-/// An API error: an HTTP status with a JSON body `{"error": code, "message": text}`.
-#[derive(Debug, thiserror::Error)]
-pub enum ApiError {
-    /// 400: the request is malformed.
-    #[error("{message}")]
-    BadRequest {
-        /// Machine code.
-        code: &'static str,
-        /// What is wrong.
-        message: String,
-    },
-    /// 401: no token where one is needed.
-    #[error("missing token: send Authorization: Bearer <token>")]
-    MissingToken,
-    /// 403: the token is wrong for this action.
-    #[error("wrong token for this action")]
-    WrongToken,
-    /// 404: no such table, game, event or image.
-    #[error("{0}")]
-    NotFound(String),
-    /// 409: the action does not fit the game's state.
-    #[error("{0}")]
-    Conflict(String),
-    /// 413: the body is too large.
-    #[error("body larger than {0} bytes")]
-    TooLarge(usize),
-    /// 405: the route exists, the method does not.
-    #[error("method not allowed here")]
-    MethodNotAllowed,
-    /// 408: the body did not arrive in time.
-    #[error("the request body did not arrive within {0} s")]
-    RequestTimeout(u64),
-    /// 415: wrong content type.
-    #[error("{0}")]
-    UnsupportedMediaType(String),
-    /// 422: well-formed but unusable (a corrupt image, an invalid action).
-    #[error("{message}")]
-    Unprocessable {
-        /// Machine code.
-        code: &'static str,
-        /// What is wrong.
-        message: String,
-    },
-    /// 429: the camera posts faster than allowed.
-    #[error("too many frames: slow down")]
-    RateLimited,
-    /// 500/503: the service failed.
-    #[error("internal error: {0}")]
-    Internal(String),
-}
-
-impl ApiError {
-    fn status_and_code(&self) -> (StatusCode, &'static str) {
-        match self {
-            Self::BadRequest { code, .. } => (StatusCode::BAD_REQUEST, code),
-            Self::MissingToken => (StatusCode::UNAUTHORIZED, "missing_token"),
-            Self::WrongToken => (StatusCode::FORBIDDEN, "wrong_token"),
-            Self::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
-            Self::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
-            Self::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
-            Self::RequestTimeout(_) => (StatusCode::REQUEST_TIMEOUT, "request_timeout"),
-            Self::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
-            Self::UnsupportedMediaType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
-            Self::Unprocessable { code, .. } => (StatusCode::UNPROCESSABLE_ENTITY, code),
-            Self::RateLimited => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
-            Self::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
-        }
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let (status, code) = self.status_and_code();
-        let mut response =
-            (status, Json(ErrorBody { error: code, message: self.to_string() })).into_response();
-        if matches!(self, Self::MissingToken) {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        response
-    }
-}
-
-impl From<StoreError> for ApiError {
-    fn from(err: StoreError) -> Self {
-        Self::Internal(err.to_string())
-    }
-}
-
-impl From<TableError> for ApiError {
-    fn from(err: TableError) -> Self {
-        match err {
-            TableError::Referee(RefereeError::NotFound(m)) => Self::NotFound(m),
-            TableError::Referee(RefereeError::Conflict(m)) => Self::Conflict(m),
-            TableError::Referee(RefereeError::Invalid(m)) => {
-                Self::Unprocessable { code: "invalid_action", message: m }
-            }
-            TableError::Store(e) => Self::Internal(e.to_string()),
-            TableError::Stopped => Self::Internal("the table's pipeline has stopped".into()),
-        }
-    }
-}
-
-pub(crate) type ApiResult<T> = Result<T, ApiError>;
+pub(crate) type ApiResult<T> = Result<T, Error>;
 pub(crate) type AppState = Arc<Hub>;
 
 /// The whole HTTP application.
@@ -189,8 +86,8 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/api/auth", get(check_arbiter_token))
         .merge(crate::rounds::routes())
         .merge(crate::phone::routes())
-        .fallback(|| async { ApiError::NotFound("no such route".into()) })
-        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .fallback(|| async { Error::not_found("no such route") })
+        .method_not_allowed_fallback(|| async { Error::new(ErrorKind::MethodNotAllowed, "method_not_allowed", "method not allowed here") })
         .layer(axum::middleware::map_response(security_headers))
         .with_state(hub)
 }
@@ -214,23 +111,23 @@ async fn security_headers(mut response: Response) -> Response {
 pub(crate) struct ApiPath<T>(pub(crate) T);
 
 impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
-    type Rejection = ApiError;
+    type Rejection = Error;
 
     async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> ApiResult<Self> {
         match Path::<T>::from_request_parts(parts, state).await {
             Ok(Path(value)) => Ok(Self(value)),
-            Err(rejection) => Err(ApiError::BadRequest { code: "bad_path", message: rejection.body_text() }),
+            Err(rejection) => Err(Error::bad_request("bad_path", rejection.body_text())),
         }
     }
 }
 
 pub(crate) fn table<'a>(hub: &'a Hub, id: &str) -> ApiResult<&'a Arc<TableHandle>> {
-    hub.tables.get(id).ok_or_else(|| ApiError::NotFound(format!("unknown table {id:?}")))
+    hub.tables.get(id).ok_or_else(|| Error::not_found(format!("unknown table {id:?}")))
 }
 
 pub(crate) fn check_token(headers: &HeaderMap, expected: &[&str]) -> ApiResult<()> {
     let value = headers.get(header::AUTHORIZATION).map(|v| v.to_str().unwrap_or(""));
-    let token = bearer_token(value).ok_or(ApiError::MissingToken)?;
+    let token = bearer_token(value).ok_or(Error::missing_token())?;
     // Compare against every accepted token so the time does not reveal which one matched.
     let matched = expected
         .iter()
@@ -238,7 +135,7 @@ pub(crate) fn check_token(headers: &HeaderMap, expected: &[&str]) -> ApiResult<(
     if matched {
         Ok(())
     } else {
-        Err(ApiError::WrongToken)
+        Err(Error::wrong_token())
     }
 }
 
@@ -260,20 +157,20 @@ async fn read_body(headers: &HeaderMap, body: Body, limit: usize, timeout: Durat
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|n| n > limit) {
-        return Err(ApiError::TooLarge(limit));
+        return Err(Error::too_large(limit));
     }
     let read = tokio::time::timeout(timeout, axum::body::to_bytes(body, limit))
         .await
-        .map_err(|_| ApiError::RequestTimeout(timeout.as_secs()))?;
+        .map_err(|_| Error::new(ErrorKind::Timeout, "request_timeout", format!("the request body did not arrive within {} s", timeout.as_secs())))?;
     match read {
         Ok(bytes) => Ok(bytes.to_vec()),
         Err(err) => {
             // to_bytes fails on the limit or on a broken connection; the message tells which.
             let text = err.to_string();
             if text.contains("length limit") {
-                Err(ApiError::TooLarge(limit))
+                Err(Error::too_large(limit))
             } else {
-                Err(ApiError::BadRequest { code: "bad_body", message: text })
+                Err(Error::bad_request("bad_body", text))
             }
         }
     }
@@ -282,14 +179,14 @@ async fn read_body(headers: &HeaderMap, body: Body, limit: usize, timeout: Durat
 async fn read_json<T: serde::de::DeserializeOwned>(headers: &HeaderMap, body: Body, timeout: Duration) -> ApiResult<T> {
     let kind = content_type(headers);
     if kind != "application/json" {
-        return Err(ApiError::UnsupportedMediaType(format!(
+        return Err(Error::unsupported_media_type(format!(
             "expected Content-Type: application/json, got {:?}",
             kind
         )));
     }
     let bytes = read_body(headers, body, MAX_JSON_BYTES, timeout).await?;
     serde_json::from_slice(&bytes)
-        .map_err(|e| ApiError::BadRequest { code: "bad_json", message: format!("bad JSON: {e}") })
+        .map_err(|e| Error::bad_request("bad_json", format!("bad JSON: {e}")))
 }
 
 async fn healthz(State(hub): State<AppState>) -> Response {
@@ -322,8 +219,8 @@ async fn table_detail(
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<TableDetail>> {
     let table = table(&hub, &id)?;
-    let live = table.live().ok_or_else(|| ApiError::Internal("table state poisoned".into()))?;
-    let summary = table.summary().ok_or_else(|| ApiError::Internal("table state poisoned".into()))?;
+    let live = table.live().ok_or_else(|| Error::internal("table state poisoned"))?;
+    let summary = table.summary().ok_or_else(|| Error::internal("table state poisoned"))?;
     Ok(Json(TableDetail {
         summary,
         game_info: live.game,
@@ -351,16 +248,16 @@ async fn post_frame(
     check_token(&headers, &accepted)?;
     let kind = content_type(&headers);
     if !matches!(kind.as_str(), "image/jpeg" | "image/png") {
-        return Err(ApiError::UnsupportedMediaType(format!(
+        return Err(Error::unsupported_media_type(format!(
             "expected Content-Type image/jpeg or image/png, got {kind:?}"
         )));
     }
-    let reject = |e: ApiError| {
+    let reject = |e: Error| {
         table.metrics.frames_rejected.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         e
     };
     if !table.allow_post() {
-        return Err(reject(ApiError::RateLimited));
+        return Err(reject(Error::new(ErrorKind::RateLimited, "rate_limited", "too many frames: slow down")));
     }
     let bytes = read_body(&headers, body, hub.max_frame_bytes, hub.body_timeout).await.map_err(reject)?;
     // The structural check walks every block of a JPEG: off the async workers.
@@ -369,7 +266,7 @@ async fn post_frame(
         (bytes, checked)
     })
     .await
-    .map_err(|e| ApiError::Internal(e.to_string()))?;
+    .map_err(|e| Error::internal(e.to_string()))?;
     let (format, width, height) = checked.map_err(|e| {
         let code = match e {
             FrameError::UnknownFormat | FrameError::Empty => "not_an_image",
@@ -378,10 +275,10 @@ async fn post_frame(
         };
         // The hall sees a camera sending frames the service cannot use.
         table.camera_failed(&format!("frame refused: {e}"));
-        reject(ApiError::Unprocessable { code, message: e.to_string() })
+        reject(Error::unprocessable(code, e.to_string()))
     })?;
     if format.mime() != kind {
-        return Err(reject(ApiError::UnsupportedMediaType(format!(
+        return Err(reject(Error::unsupported_media_type(format!(
             "the body is {} but Content-Type says {kind}",
             format.mime()
         ))));
@@ -405,7 +302,7 @@ async fn latest_frame(State(hub): State<AppState>, ApiPath(id): ApiPath<String>)
     let frame = table
         .live()
         .and_then(|l| l.last_frame)
-        .ok_or_else(|| ApiError::NotFound("no frame received yet".into()))?;
+        .ok_or_else(|| Error::not_found("no frame received yet"))?;
     Ok((
         [(header::CONTENT_TYPE, frame.format.mime()), (header::CACHE_CONTROL, "no-store")],
         frame.bytes.as_ref().clone(),
@@ -435,7 +332,7 @@ async fn post_arbiter(
 }
 
 fn validate_action(action: &ArbiterAction) -> ApiResult<()> {
-    let invalid = |m: String| ApiError::Unprocessable { code: "invalid_action", message: m };
+    let invalid = |m: String| Error::unprocessable("invalid_action", m);
     match action {
         ArbiterAction::MarkDead { points } => {
             if points.len() > tengen_rules::BOARD_POINTS {
@@ -491,7 +388,7 @@ async fn get_calibration(
 /// accepted; and a quadrilateral the vision can read a board in (convex, TL TR BR BL in order,
 /// not degenerate, cells of a few pixels at least).
 fn validate_corners(corners: &Corners, frame_size: Option<(u32, u32)>) -> ApiResult<()> {
-    let invalid = |message: String| ApiError::Unprocessable { code: "invalid_calibration", message };
+    let invalid = |message: String| Error::unprocessable("invalid_calibration", message);
     if corners.iter().flatten().any(|v| !v.is_finite()) {
         return Err(invalid("corners are four [x, y] pixel pairs".into()));
     }
@@ -516,10 +413,7 @@ async fn put_calibration(
     check_token(&headers, &[hub.arbiter_token.as_str()])?;
     let body: CalibrationBody = read_json(&headers, body, hub.body_timeout).await?;
     let Some(corners) = body.corners else {
-        return Err(ApiError::Unprocessable {
-            code: "invalid_calibration",
-            message: "\"corners\" is required: four [x, y] pixel pairs, or null to clear the calibration".into(),
-        });
+        return Err(Error::unprocessable("invalid_calibration", "\"corners\" is required: four [x, y] pixel pairs, or null to clear the calibration"));
     };
     if let Some(c) = &corners {
         let frame_size = table
@@ -562,7 +456,7 @@ pub(crate) async fn game_record(hub: &crate::Hub, table_name: &str, game: &GameR
 
 async fn table_sgf(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Response> {
     let table = table(&hub, &id)?;
-    let live = table.live().ok_or_else(|| ApiError::Internal("table state poisoned".into()))?;
+    let live = table.live().ok_or_else(|| Error::internal("table state poisoned"))?;
     let sgf = game_record(&hub, &table.name, &live.game).await?;
     Ok(sgf_response(&table.id, live.game.id, sgf))
 }
@@ -571,13 +465,13 @@ async fn game_detail(
     State(hub): State<AppState>,
     ApiPath(game): ApiPath<i64>,
 ) -> ApiResult<Json<GameDetail>> {
-    let row = hub.store.game(game).await?.ok_or_else(|| ApiError::NotFound(format!("no game {game}")))?;
+    let row = hub.store.game(game).await?.ok_or_else(|| Error::not_found(format!("no game {game}")))?;
     let live = hub.tables.get(&row.table).and_then(|t| t.live()).filter(|l| l.game.id == game);
     Ok(Json(GameDetail { game: row, live: live.is_some(), view: live.map(|l| l.view) }))
 }
 
 async fn game_sgf(State(hub): State<AppState>, ApiPath(game): ApiPath<i64>) -> ApiResult<Response> {
-    let row = hub.store.game(game).await?.ok_or_else(|| ApiError::NotFound(format!("no game {game}")))?;
+    let row = hub.store.game(game).await?.ok_or_else(|| Error::not_found(format!("no game {game}")))?;
     let table = table(&hub, &row.table)?;
     let sgf = game_record(&hub, &table.name, &row).await?;
     Ok(sgf_response(&table.id, game, sgf))
@@ -587,7 +481,7 @@ async fn list_events(
     State(hub): State<AppState>,
     query: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<EventsPage>> {
-    let Query(q) = query.map_err(|e| ApiError::BadRequest { code: "bad_query", message: e.body_text() })?;
+    let Query(q) = query.map_err(|e| Error::bad_request("bad_query", e.body_text()))?;
     if let Some(t) = &q.table {
         table(&hub, t)?;
     }
@@ -606,13 +500,13 @@ async fn evidence_image(
     let after = match image.as_str() {
         "before.jpg" => false,
         "after.jpg" => true,
-        _ => return Err(ApiError::NotFound("use before.jpg or after.jpg".into())),
+        _ => return Err(Error::not_found("use before.jpg or after.jpg")),
     };
     let bytes = hub
         .store
         .evidence(id, after)
         .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no {image} for event {id}")))?;
+        .ok_or_else(|| Error::not_found(format!("no {image} for event {id}")))?;
     Ok((
         [(header::CONTENT_TYPE, "image/jpeg"), (header::CACHE_CONTROL, "public, max-age=86400")],
         bytes,
@@ -694,7 +588,7 @@ impl StreamState {
 /// id the log has reached (0 = from the start). Anything else is refused rather than guessed
 /// at: a garbage id used to give a stream with no backfill, `-1` the whole log.
 fn resume_id(text: &str, last: i64, what: &str) -> ApiResult<i64> {
-    let bad = |why: String| ApiError::BadRequest { code: "bad_last_event_id", message: format!("{what} {text:?}: {why}") };
+    let bad = |why: String| Error::bad_request("bad_last_event_id", format!("{what} {text:?}: {why}"));
     let text = text.trim();
     if text.is_empty() || text.len() > 18 || !text.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad("not an event id (decimal digits)".into()));
@@ -711,7 +605,7 @@ async fn stream(
     headers: HeaderMap,
     query: Result<Query<StreamQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
-    let Query(q) = query.map_err(|e| ApiError::BadRequest { code: "bad_query", message: e.body_text() })?;
+    let Query(q) = query.map_err(|e| Error::bad_request("bad_query", e.body_text()))?;
     if let Some(t) = &q.table {
         table(&hub, t)?;
     }
@@ -720,10 +614,7 @@ async fn stream(
     let last = hub.store.last_event_id().await?;
     let header_id = match headers.get("last-event-id") {
         Some(value) => {
-            let text = value.to_str().map_err(|_| ApiError::BadRequest {
-                code: "bad_last_event_id",
-                message: "Last-Event-ID is not text".into(),
-            })?;
+            let text = value.to_str().map_err(|_| Error::bad_request("bad_last_event_id", "Last-Event-ID is not text"))?;
             Some(resume_id(text, last, "Last-Event-ID")?)
         }
         None => None,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tengen_referee::RecordHeader;
 use tengen_sgf::GameRecord;
 
+use crate::error::Error;
 use crate::json::{ArbiterAction, GameView, RefereeEvent};
 use crate::model::Observation;
 pub use tengen_vision::work::CancelFlag;
@@ -28,21 +29,6 @@ pub enum AnalyzeError {
     /// Anything else the vision reports.
     #[error("vision failed: {0}")]
     Other(String),
-}
-
-/// Why the referee refused an arbiter action.
-#[derive(Debug, thiserror::Error)]
-pub enum RefereeError {
-    /// The action names something that does not exist (an unknown alert, a move number past the
-    /// end of the record, a point off the board).
-    #[error("{0}")]
-    NotFound(String),
-    /// The action is not allowed in the current state (e.g. a move after the end of the game).
-    #[error("{0}")]
-    Conflict(String),
-    /// The action is malformed.
-    #[error("{0}")]
-    Invalid(String),
 }
 
 /// Reads boards from camera frames, for one table (it may keep tracking state between frames).
@@ -78,12 +64,13 @@ pub trait AnalyzerFactory: Send + Sync {
 pub trait TableReferee: Send {
     /// Feeds one observation seen at `at_ms` (milliseconds since the Unix epoch).
     fn observe(&mut self, at_ms: i64, observation: &Observation) -> Vec<RefereeEvent>;
-    /// Applies an arbiter action; on error nothing changed.
+    /// Applies an arbiter action; on error nothing changed (a referee refusing an action says
+    /// which kind of refusal it is: not found, conflict, invalid action).
     fn arbiter(
         &mut self,
         at_ms: i64,
         action: &ArbiterAction,
-    ) -> Result<Vec<RefereeEvent>, RefereeError>;
+    ) -> Result<Vec<RefereeEvent>, Error>;
     /// The current view of the game.
     fn view(&self) -> GameView;
     /// The game record so far, with `header`'s players, date and name.

@@ -12,6 +12,7 @@ pub mod config;
 pub mod data_lock;
 pub mod dashboard;
 pub mod engine;
+pub mod error;
 pub mod evidence;
 pub mod imaging;
 pub mod json;

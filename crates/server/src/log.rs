@@ -7,7 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Corners, RefereeError, TableReferee};
+use crate::engine::{Corners, TableReferee};
+use crate::error::Error;
 use crate::json::ArbiterAction;
 use crate::model::Observation;
 
@@ -179,7 +180,7 @@ pub struct Replayed {
     pub last_key: Option<RepeatKey>,
     /// Logged arbiter actions the referee refused again (a log written by a referee that took
     /// them): when, and why.
-    pub refused: Vec<(i64, RefereeError)>,
+    pub refused: Vec<(i64, Error)>,
 }
 
 /// The one replay: feeds a game's logged inputs, in order and at their times, to `referee` (a

@@ -10,7 +10,8 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::{Json, Router};
 
-use crate::api::{check_token, table, ApiError, ApiPath, ApiResult, AppState};
+use crate::error::Error;
+use crate::api::{check_token, table, ApiPath, ApiResult, AppState};
 use crate::json::{LinkQuery, PhoneLink};
 
 const PHONE_HTML: &str = include_str!("dashboard/phone.html");
@@ -85,15 +86,12 @@ async fn link(
     let origin = match query.origin.or(default) {
         Some(origin) if origin.starts_with("https://") || origin.starts_with("http://") => origin.trim_end_matches('/').to_owned(),
         _ => {
-            return Err(ApiError::Unprocessable {
-                code: "no_https",
-                message: "the service serves no HTTPS (set https_listen) and no ?origin= was given: phones need HTTPS for the camera".into(),
-            })
+            return Err(Error::unprocessable("no_https", "the service serves no HTTPS (set https_listen) and no ?origin= was given: phones need HTTPS for the camera"))
         }
     };
     let url = format!("{origin}/phone/{}#token={}", table.id, table.phone_token);
     let svg = qrcode::QrCode::new(url.as_bytes())
-        .map_err(|e| ApiError::Internal(format!("QR code: {e}")))?
+        .map_err(|e| Error::internal(format!("QR code: {e}")))?
         .render::<qrcode::render::svg::Color<'_>>()
         .min_dimensions(240, 240)
         .build();

@@ -11,7 +11,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 
-use crate::api::{check_token, game_record, ApiPath, table, ApiError, ApiResult, AppState};
+use crate::error::Error;
+use crate::api::{check_token, game_record, ApiPath, table, ApiResult, AppState};
 use crate::json::{ArbiterAction, ImportQuery, RoundGame, RoundImported, RoundInfo, Rounds};
 use crate::model::{GamePairing, StartPosition};
 use crate::pairings::{export_opengotha, parse_csv, parse_opengotha, Outcome, Pairing, Round};
@@ -46,15 +47,9 @@ async fn import_round(
     check_token(&headers, &[hub.arbiter_token.as_str()])?;
     let bytes = axum::body::to_bytes(body, MAX_PAIRINGS_BYTES)
         .await
-        .map_err(|_| ApiError::TooLarge(MAX_PAIRINGS_BYTES))?;
-    let text = String::from_utf8(bytes.to_vec()).map_err(|_| ApiError::Unprocessable {
-        code: "bad_pairings",
-        message: "the pairings are not UTF-8 text".into(),
-    })?;
-    let bad = |e: crate::pairings::PairingsError| ApiError::Unprocessable {
-        code: "bad_pairings",
-        message: e.to_string(),
-    };
+        .map_err(|_| Error::too_large(MAX_PAIRINGS_BYTES))?;
+    let text = String::from_utf8(bytes.to_vec()).map_err(|_| Error::unprocessable("bad_pairings", "the pairings are not UTF-8 text"))?;
+    let bad = |e: crate::pairings::PairingsError| Error::unprocessable("bad_pairings", e.to_string());
     let round = if text
         .trim_start()
         .trim_start_matches('\u{feff}')
@@ -72,13 +67,10 @@ async fn import_round(
         .filter(|t| !hub.tables.contains_key(*t))
         .collect();
     if !unknown.is_empty() {
-        return Err(ApiError::Unprocessable {
-            code: "unknown_tables",
-            message: format!(
+        return Err(Error::unprocessable("unknown_tables", format!(
                 "no table {} in this service: nothing was started",
                 unknown.join(", ")
-            ),
-        });
+            )));
     }
     let starts = round.pairings.iter().map(|p| {
         let table = Arc::clone(&hub.tables[&p.table]);
@@ -117,7 +109,7 @@ async fn games_of_round(hub: &crate::Hub, round: u32) -> ApiResult<Vec<GameRow>>
         games.extend(of_round);
     }
     if games.is_empty() {
-        return Err(ApiError::NotFound(format!("no games of round {round}")));
+        return Err(Error::not_found(format!("no games of round {round}")));
     }
     games.sort_by_key(|g| table_order(&g.table));
     Ok(games)
@@ -227,7 +219,7 @@ async fn round_records(State(hub): State<AppState>, ApiPath(round): ApiPath<u32>
             sgf.into_bytes(),
         ));
     }
-    let zip = crate::archive::zip_stored(&files).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let zip = crate::archive::zip_stored(&files).map_err(|e| Error::internal(e.to_string()))?;
     let disposition = format!("attachment; filename=\"round-{round}-records.zip\"");
     Ok((
         [

@@ -11,7 +11,8 @@ use tokio::sync::{broadcast, mpsc, oneshot, Notify, Semaphore};
 
 use crate::auth::RateLimiter;
 use crate::config::TableConfig;
-use crate::engine::{Corners, Engines, FrameAnalyzer, RefereeError, RefereeFactory, TableReferee};
+use crate::engine::{Corners, Engines, FrameAnalyzer, RefereeFactory, TableReferee};
+use crate::error::Error;
 use crate::imaging::FrameFormat;
 use crate::metrics::{Stage, TableMetrics};
 use crate::json::{ArbiterAction, CameraStatus, Detail, GameView, RefereeEvent, ServiceKind, Severity, StoredEvent, TableSummary};
@@ -98,23 +99,9 @@ pub enum BusMessage {
     Table(Box<TableSummary>),
 }
 
-/// Why a command to a table failed.
-#[derive(Debug, thiserror::Error)]
-pub enum TableError {
-    /// The referee refused.
-    #[error(transparent)]
-    Referee(#[from] RefereeError),
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The table's task has stopped.
-    #[error("the table's pipeline has stopped")]
-    Stopped,
-}
-
 enum Command {
-    Arbiter(ArbiterAction, oneshot::Sender<Result<Vec<StoredEvent>, TableError>>),
-    Calibrate(Option<Corners>, oneshot::Sender<Result<(), TableError>>),
+    Arbiter(ArbiterAction, oneshot::Sender<Result<Vec<StoredEvent>, Error>>),
+    Calibrate(Option<Corners>, oneshot::Sender<Result<(), Error>>),
 }
 
 /// The shared handle of a table.
@@ -232,20 +219,20 @@ impl TableHandle {
     }
 
     /// Applies an arbiter action through the table's task (serialised with frames).
-    pub async fn arbiter(&self, action: ArbiterAction) -> Result<Vec<StoredEvent>, TableError> {
+    pub async fn arbiter(&self, action: ArbiterAction) -> Result<Vec<StoredEvent>, Error> {
         let (reply, answer) = oneshot::channel();
-        self.commands.send(Command::Arbiter(action, reply)).await.map_err(|_| TableError::Stopped)?;
-        answer.await.map_err(|_| TableError::Stopped)?
+        self.commands.send(Command::Arbiter(action, reply)).await.map_err(|_| Error::internal("the table's pipeline has stopped"))?;
+        answer.await.map_err(|_| Error::internal("the table's pipeline has stopped"))?
     }
 
     /// Sets or clears the calibration.
-    pub async fn calibrate(&self, corners: Option<Corners>) -> Result<(), TableError> {
+    pub async fn calibrate(&self, corners: Option<Corners>) -> Result<(), Error> {
         let (reply, answer) = oneshot::channel();
         self.commands
             .send(Command::Calibrate(corners, reply))
             .await
-            .map_err(|_| TableError::Stopped)?;
-        answer.await.map_err(|_| TableError::Stopped)?
+            .map_err(|_| Error::internal("the table's pipeline has stopped"))?;
+        answer.await.map_err(|_| Error::internal("the table's pipeline has stopped"))?
     }
 }
 
@@ -574,7 +561,7 @@ impl TableTask {
         metrics.record_latency(frame.received.elapsed().as_secs_f64());
     }
 
-    async fn apply_action(&mut self, action: ArbiterAction) -> Result<Vec<StoredEvent>, TableError> {
+    async fn apply_action(&mut self, action: ArbiterAction) -> Result<Vec<StoredEvent>, Error> {
         let now = self.shared.engines.clock.now_ms();
         if let ArbiterAction::NewGame { komi, start, pairing } = &action {
             let komi = komi.unwrap_or(self.handle.komi);
@@ -632,7 +619,7 @@ impl TableTask {
         Ok(self.log_and_publish_at(now, None, false, Some(action), events).await?)
     }
 
-    async fn calibrate(&mut self, corners: Option<Corners>) -> Result<(), TableError> {
+    async fn calibrate(&mut self, corners: Option<Corners>) -> Result<(), Error> {
         let now = self.shared.engines.clock.now_ms();
         self.shared.store.set_calibration(&self.handle.id, corners, now).await?;
         if let Some(analyzer) = self.analyzer.as_mut() {

@@ -13,13 +13,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tengen_server::engine::{
-    AnalyzeError, AnalyzerFactory, Clock, Corners, Engines, FrameAnalyzer, RefereeError, RefereeFactory,
+    AnalyzeError, AnalyzerFactory, Clock, Corners, Engines, FrameAnalyzer, RefereeFactory,
     SystemClock, TableReferee,
 };
 use tengen_referee::RecordHeader;
 use tengen_rules::{ByColor, Color, Move, Point, PointState, BOARD_POINTS};
 use tengen_sgf::{GameRecord, RecordedMove};
 use tengen_referee::{EventKind, Phase, Status};
+use tengen_server::error::Error;
 use tengen_server::json::{ArbiterAction, GameView, Kind, OpenAlert, RecordMove, RefereeEvent, Severity};
 use tengen_server::model::Observation;
 
@@ -147,14 +148,14 @@ impl TableReferee for SimpleReferee {
         events
     }
 
-    fn arbiter(&mut self, _at_ms: i64, action: &ArbiterAction) -> Result<Vec<RefereeEvent>, RefereeError> {
+    fn arbiter(&mut self, _at_ms: i64, action: &ArbiterAction) -> Result<Vec<RefereeEvent>, Error> {
         match action {
             ArbiterAction::Confirm { alert_id } | ArbiterAction::Dismiss { alert_id } => {
                 let pos = self
                     .alerts
                     .iter()
                     .position(|a| a.alert_id == *alert_id)
-                    .ok_or_else(|| RefereeError::NotFound(format!("no open alert {alert_id}")))?;
+                    .ok_or_else(|| Error::not_found(format!("no open alert {alert_id}")))?;
                 let alert = self.alerts.remove(pos);
                 let confirmed = matches!(action, ArbiterAction::Confirm { .. });
                 if confirmed {
@@ -168,7 +169,7 @@ impl TableReferee for SimpleReferee {
             }
             ArbiterAction::Pass { colour } => {
                 if *colour != self.to_move() {
-                    return Err(RefereeError::Conflict("not that side's turn".into()));
+                    return Err(Error::conflict("not that side's turn"));
                 }
                 let number = u32::try_from(self.moves.len() + 1).unwrap();
                 self.moves.push(RecordMove { number, colour: *colour, point: None });
@@ -182,7 +183,7 @@ impl TableReferee for SimpleReferee {
                 self.result = Some(result.clone());
                 Ok(vec![Self::event(EventKind::Result, Status::Info, Severity::Info, result.clone())])
             }
-            _ => Err(RefereeError::Invalid("not supported by the test referee".into())),
+            _ => Err(Error::invalid_action("not supported by the test referee")),
         }
     }
 
