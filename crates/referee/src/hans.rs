@@ -212,7 +212,13 @@ mod tests {
     #[test]
     fn every_character_the_referee_writes_is_known_in_both_scripts() {
         let sources = [
-            include_str!("referee.rs"),
+            include_str!("referee/mod.rs"),
+            include_str!("referee/arbiter.rs"),
+            include_str!("referee/infractions.rs"),
+            include_str!("referee/inputs.rs"),
+            include_str!("referee/record.rs"),
+            include_str!("referee/snapshot.rs"),
+            include_str!("referee/start.rs"),
             include_str!("event.rs"),
             include_str!("explain.rs"),
             include_str!("stabilise.rs"),

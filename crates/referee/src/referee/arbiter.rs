@@ -1,0 +1,193 @@
+//! The arbiter's actions: passes, the end of play, dead stones and the count, wrong colours
+//! (Art. 17.1), corrections and the turn, and the result published.
+
+use super::*;
+
+impl Referee {
+    /// Applies an arbiter action at time `t`.
+    pub fn arbiter(&mut self, t: f64, action: &ArbiterAction) -> Result<Vec<Event>, ArbiterError> {
+        let t = self.time(t);
+        match action {
+            ArbiterAction::Confirm { infraction } => self.decide(t, *infraction, true),
+            ArbiterAction::Dismiss { infraction } => self.decide(t, *infraction, false),
+            ArbiterAction::Pass { side } => {
+                if self.phase != Phase::Playing {
+                    return Err(ArbiterError::WrongPhase(self.phase_name()));
+                }
+                let o = self.game.pass(*side);
+                let number = self.number_offset + o.move_number;
+                self.to_move_uncertain = false;
+                self.record.push(RecordEntry { number, side: *side, action: RecordAction::Pass, t, captured: Vec::new(), struck: false });
+                let e = self
+                    .event(t, EventKind::Pass, Message::new(format!("{} passes (move {number}).", side.title()), format!("第{number}手：{}虛著。", side.chinese())))
+                    .with_side(Some(*side))
+                    .with_move(Some(number));
+                let mut events = vec![e];
+                if self.game.consecutive_passes() >= 2 {
+                    events.extend(self.end_play(t, "Both sides passed in succession (Art. 7.3).", "雙方連續使用虛著（第7條3款）。"));
+                }
+                Ok(events)
+            }
+            ArbiterAction::EndGame { resigned } => {
+                if !matches!(self.phase, Phase::Playing | Phase::Waiting) {
+                    return Err(ArbiterError::WrongPhase(self.phase_name()));
+                }
+                match resigned {
+                    Some(loser) => {
+                        let winner = loser.opponent();
+                        let forms = ResultForms {
+                            exact: format!("{} wins by resignation", winner.title()),
+                            points: format!("{}+R", winner.sgf_letter()),
+                            customary: format!("{}中盤勝", winner.chinese()),
+                            winner: Some(winner),
+                            black_count: None,
+                            komi_points: self.config.komi_points,
+                            warnings: self.penalties.warnings,
+                        };
+                        let mut events = self.end_play(t, &format!("{} resigns (Art. 7.2).", loser.title()), &format!("{}方認輸（第7條2款）。", loser.chinese()));
+                        events.push(self.publish_result(t, forms));
+                        Ok(events)
+                    }
+                    None => Ok(self.end_play(t, "Both sides agree that play is finished (Art. 7.1, 13).", "雙方確認著子完畢（第7條1款、第13條）。")),
+                }
+            }
+            ArbiterAction::MarkDead { points } => {
+                if self.phase != Phase::Ended {
+                    return Err(ArbiterError::WrongPhase(self.phase_name()));
+                }
+                let mut parsed = Vec::new();
+                for text in points {
+                    parsed.push(Point::parse_on_board(text).map_err(|_| ArbiterError::BadPoint(text.clone()))?);
+                }
+                for p in parsed {
+                    let chain = self.game.board().chain(p);
+                    if chain.is_empty() {
+                        continue;
+                    }
+                    if self.dead.contains(&p) {
+                        for q in chain {
+                            self.dead.remove(&q);
+                        }
+                    } else {
+                        self.dead.extend(chain);
+                    }
+                }
+                let dead: Vec<Point> = self.dead.iter().copied().collect();
+                let e = self
+                    .event(t, EventKind::DeadStones, Message::new(format!("Dead stones: {}.", if dead.is_empty() { "none".to_string() } else { refs(&dead) }), format!("死子：{}。", if dead.is_empty() { "無".to_string() } else { refs(&dead) })))
+                    .with_points(&dead);
+                Ok(vec![e])
+            }
+            ArbiterAction::Count => {
+                if !matches!(self.phase, Phase::Ended | Phase::Finished) {
+                    return Err(ArbiterError::WrongPhase(self.phase_name()));
+                }
+                let dead: Vec<Point> = self.dead.iter().copied().collect();
+                let count = count_area(self.game.board(), &dead);
+                let result = GameResult::from_count(&count, Komi { points: self.config.komi_points }, self.penalties);
+                let forms = self.forms(&result);
+                Ok(vec![self.publish_result(t, forms)])
+            }
+            ArbiterAction::AdoptPhysical => {
+                // While waiting (handicap stones placed off the standard points), adopting the
+                // board as found is how the arbiter starts the game.
+                if !matches!(self.phase, Phase::Playing | Phase::Waiting) {
+                    return Err(ArbiterError::WrongPhase(self.phase_name()));
+                }
+                self.phase = Phase::Playing;
+                let evidence = Evidence { before: None, after: self.physical_sighting.clone() };
+                Ok(self.resync(t, 0, &evidence, true))
+            }
+            ArbiterAction::SetToMove { side } => {
+                if self.phase != Phase::Playing {
+                    return Err(ArbiterError::WrongPhase(self.phase_name()));
+                }
+                self.game.set_to_move(*side);
+                self.to_move_uncertain = false;
+                self.record.push(RecordEntry { number: self.move_number(), side: *side, action: RecordAction::Turn, t, captured: Vec::new(), struck: false });
+                Ok(Vec::new())
+            }
+            ArbiterAction::CorrectMove { number, point } => self.correct_move(t, *number, point.as_deref()),
+            ArbiterAction::WrongColours => {
+                if self.colours_corrected || self.players_swapped {
+                    return Err(ArbiterError::ColoursAlreadyRuled);
+                }
+                // The referee's own alert (a white first stone), if open, is what is answered.
+                match self.infractions.iter().find(|i| i.kind == EventKind::WrongColours && i.status == Status::Suspected) {
+                    Some(open) => self.decide(t, open.id, true),
+                    None => Ok(vec![self.wrong_colours_ruled(t)]),
+                }
+            }
+        }
+    }
+
+    /// The arbiter's finding that the players hold the wrong colours, ruled by Art. 17.1.
+    pub(super) fn wrong_colours_ruled(&mut self, t: f64) -> Event {
+        let number = self.move_number();
+        let (en, zh) = self.rule_wrong_colours(number);
+        let mut e = self.event(t, EventKind::WrongColours, Message::new(en, zh)).with_move(Some(number));
+        e.status = Status::Confirmed;
+        e.confidence = 1.0;
+        e
+    }
+
+    /// Art. 17.1: up to and including move 10 the colours are corrected (the game restarts with
+    /// the organiser's colours); after it the game stands and the record names who played
+    /// which colour. Returns what to tell the arbiter.
+    pub(super) fn rule_wrong_colours(&mut self, number: u32) -> (String, String) {
+        if number <= 10 {
+            self.colours_corrected = true;
+            (
+                format!("Wrong colours found at move {number}: to be corrected (allowed up to and including move 10, Art. 17.1). Restart the game with the organiser's colours (new game)."),
+                format!("第{number}手時發現拿錯黑白棋：允許改正（第10手之前含第10手，第17條1款），請按賽會原定的黑白重新開始對局。"),
+            )
+        } else {
+            self.players_swapped = true;
+            (
+                format!("Wrong colours found at move {number}: after move 10 the game stands as played (Art. 17.1). The record names who played which colour; later pairings follow the organiser's colours."),
+                format!("第{number}手時發現拿錯黑白棋：超過10手，不予改正（第17條1款）；棋譜按實際執子記錄，此後的編排以賽會原定為依據。"),
+            )
+        }
+    }
+
+    pub(super) fn phase_name(&self) -> &'static str {
+        match self.phase {
+            Phase::Waiting => "waiting",
+            Phase::Playing => "playing",
+            Phase::Ended => "ended",
+            Phase::Finished => "finished",
+        }
+    }
+
+    pub(super) fn forms(&self, result: &GameResult) -> ResultForms {
+        ResultForms {
+            exact: result.exact(),
+            points: result.points(),
+            customary: result.customary(),
+            winner: result.winner,
+            black_count: Some(result.black_count),
+            komi_points: self.config.komi_points,
+            warnings: self.penalties.warnings,
+        }
+    }
+
+    pub(super) fn publish_result(&mut self, t: f64, forms: ResultForms) -> Event {
+        self.phase = Phase::Finished;
+        self.result = Some(forms.clone());
+        let mut e = self.event(t, EventKind::Result, Message::new(format!("Result: {} ({}).", forms.exact, forms.points), format!("結果：{}。", forms.customary)));
+        e.side = forms.winner;
+        e.move_number = Some(self.move_number());
+        e.result = Some(forms);
+        e
+    }
+
+    pub(super) fn end_play(&mut self, t: f64, en: &str, zh: &str) -> Vec<Event> {
+        self.phase = Phase::Ended;
+        self.pending = None;
+        let suggestion = suggest_dead(self.game.board());
+        let mut e = self.event(t, EventKind::GameEnd, Message::new(format!("Play is over. {en} Mark the dead stones (a suggestion is attached) and count."), format!("終局。{zh}請確認死子（附建議）並計算勝負。")));
+        e.move_number = Some(self.move_number());
+        e.suggested_dead = suggestion.dead_stones.iter().map(|&p| PointRef::of(p)).collect();
+        vec![e]
+    }
+}

@@ -1,0 +1,284 @@
+//! The referee of one game: inputs (observations, arbiter actions) in, events out, with both
+//! boards, the record, open infractions and warnings always available as a snapshot.
+//!
+//! This file owns the referee's state and the way in (observations, the stabiliser, the events'
+//! numbering); the roles live in files of their own: `start` (the first stable board against
+//! the setup), `record` (explaining a change as moves, the record and its corrections),
+//! `infractions` (raising, acknowledging and deciding infractions, warnings), `arbiter` (the
+//! arbiter's actions, the end of play and the result), `snapshot` (the view of the game), and
+//! `inputs` (what the referee is configured and fed with). The words it says are one table,
+//! `crate::messages`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use tengen_rules::{count_area, handicap_placements, suggest_dead, Board, ByColor, Color, Game, GameResult, Grid, IllegalReason, Komi, Move, Penalties, Point, Stone};
+
+use crate::event::{Event, EventKind, Evidence, Message, PointRef, ResultForms, Restore, Sighting, Status};
+use crate::explain::{self, Context, Finding, LastMove, Plan};
+use crate::observation::Observation;
+use crate::stabilise::{StableBoard, Stabiliser, StabiliserConfig};
+
+mod arbiter;
+mod infractions;
+mod inputs;
+mod record;
+mod snapshot;
+mod start;
+
+pub use inputs::{ArbiterAction, ArbiterError, Input, InputLineError, RefereeConfig, StartPosition, StartPositionError};
+pub use snapshot::{Difference, DifferenceCause, InfractionView, Phase, RecordAction, RecordEntry, Snapshot};
+
+#[derive(Debug, Clone)]
+struct Infraction {
+    id: u64,
+    kind: EventKind,
+    side: Option<Color>,
+    status: Status,
+    /// Record entry concerned (double move, takeback).
+    entry: Option<usize>,
+    /// Where a taken-back stone was replayed (the record holds this point until a confirmation).
+    replay_point: Option<Point>,
+    /// Where a taken-back stone was first played.
+    original_point: Option<Point>,
+    event: Event,
+}
+
+#[derive(Debug, Clone)]
+struct PendingCapture {
+    side: Color,
+    move_number: u32,
+    points: BTreeSet<Point>,
+    since: f64,
+    removed_some: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum AckCause {
+    Pending,
+    Infraction(u64),
+    Correction(u32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ack {
+    physical: Stone,
+    cause: AckCause,
+}
+
+/// The referee of one game.
+#[derive(Debug, Clone)]
+pub struct Referee {
+    config: RefereeConfig,
+    stabiliser: Stabiliser,
+    phase: Phase,
+    start_board: Board,
+    start_to_move: Color,
+    game: Game,
+    number_offset: u32,
+    record: Vec<RecordEntry>,
+    physical: Grid,
+    physical_sighting: Option<Sighting>,
+    acks: BTreeMap<usize, Ack>,
+    pending: Option<PendingCapture>,
+    infractions: Vec<Infraction>,
+    penalties: Penalties,
+    seq: u64,
+    last_t: f64,
+    to_move_uncertain: bool,
+    dead: BTreeSet<Point>,
+    result: Option<ResultForms>,
+    colours_corrected: bool,
+    players_swapped: bool,
+    occluded_since: Option<(f64, bool)>,
+}
+
+fn empty_board() -> Board {
+    Board::from_stones(&Grid::empty())
+}
+
+fn refs(points: &[Point]) -> String {
+    points.iter().map(|p| p.human()).collect::<Vec<_>>().join(" ")
+}
+
+/// "1 stone", "5 stones".
+fn count_en(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+impl Referee {
+    /// A referee for a new game.
+    pub fn new(config: RefereeConfig) -> Self {
+        let start_board = empty_board();
+        // Every start waits for the first stable board: it is checked against the setup.
+        let mut stabiliser = Stabiliser::new(config.stabiliser.clone(), Grid::empty());
+        stabiliser.report_first();
+        Referee {
+            stabiliser,
+            phase: Phase::Waiting,
+            game: Game::from_board(start_board.clone(), Color::Black),
+            start_board,
+            start_to_move: Color::Black,
+            number_offset: 0,
+            record: Vec::new(),
+            physical: Grid::empty(),
+            physical_sighting: None,
+            acks: BTreeMap::new(),
+            pending: None,
+            infractions: Vec::new(),
+            penalties: Penalties::default(),
+            seq: 0,
+            last_t: f64::NEG_INFINITY,
+            to_move_uncertain: false,
+            dead: BTreeSet::new(),
+            result: None,
+            colours_corrected: false,
+            players_swapped: false,
+            occluded_since: None,
+            config,
+        }
+    }
+
+    /// Rebuilds a referee by replaying its inputs; returns it with every event it raised.
+    pub fn replay(config: RefereeConfig, inputs: impl IntoIterator<Item = Input>) -> (Self, Vec<Event>) {
+        let mut referee = Referee::new(config);
+        let mut events = Vec::new();
+        for input in inputs {
+            events.extend(referee.feed(&input));
+        }
+        (referee, events)
+    }
+
+    /// Feeds any input; an arbiter action that cannot be applied yields no event (and changes
+    /// nothing), exactly as [`Referee::arbiter`] returning an error.
+    pub fn feed(&mut self, input: &Input) -> Vec<Event> {
+        match input {
+            Input::Observe(obs) => self.observe(obs),
+            Input::Arbiter { t, action } => self.arbiter(*t, action).unwrap_or_default(),
+            Input::BoardMoved { t, shift_cells } => self.board_moved(*t, *shift_cells),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RefereeConfig {
+        &self.config
+    }
+
+    /// The legal game (rules core).
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// The record, setups included.
+    pub fn record(&self) -> &[RecordEntry] {
+        &self.record
+    }
+
+    /// The start position and who moved first from it (empty board and Black, or the board
+    /// adopted at the start: handicap stones and White).
+    pub fn start_position(&self) -> (Grid, Color) {
+        (Grid::from_board(&self.start_board), self.start_to_move)
+    }
+
+    /// Current move number.
+    pub fn move_number(&self) -> u32 {
+        self.number_offset + self.game.move_number()
+    }
+
+    fn time(&mut self, t: f64) -> f64 {
+        // Time never goes backwards inside a game: a late frame is taken as happening now.
+        let t = if t.is_finite() { t } else if self.last_t.is_finite() { self.last_t } else { 0.0 };
+        self.last_t = self.last_t.max(t);
+        self.last_t
+    }
+
+    fn event(&mut self, t: f64, kind: EventKind, message: Message) -> Event {
+        self.seq += 1;
+        Event::new(&self.config.table, &self.config.game, self.seq, t, kind, message)
+    }
+
+    /// The server's notice that the board or camera moved: readings restart from fresh frames.
+    pub fn board_moved(&mut self, t: f64, shift_cells: Option<f64>) -> Vec<Event> {
+        let t = self.time(t);
+        self.stabiliser.reset_window();
+        self.seq += 1;
+        vec![Event::board_moved(&self.config.table, &self.config.game, self.seq, t, shift_cells)]
+    }
+
+    /// Feeds one frame's reading.
+    pub fn observe(&mut self, obs: &Observation) -> Vec<Event> {
+        let t = self.time(obs.t);
+        let mut events = Vec::new();
+        if obs.occluded {
+            let (since, reported) = *self.occluded_since.get_or_insert((t, false));
+            if !reported && t - since >= self.config.occlusion_notice_seconds {
+                self.occluded_since = Some((since, true));
+                let secs = t - since;
+                let e = self.event(
+                    t,
+                    EventKind::Occluded,
+                    Message::new(
+                        format!("The board has been covered for {secs:.0} s: moves cannot be seen."),
+                        format!("棋盤已被遮擋{secs:.0}秒，無法看到著手。"),
+                    ),
+                );
+                events.push(e);
+            }
+        } else {
+            self.occluded_since = None;
+        }
+        // The stabiliser sees the same monotonic time as the events.
+        let out = if obs.t == t {
+            self.stabiliser.push(obs)
+        } else {
+            self.stabiliser.push(&Observation { t, ..obs.clone() })
+        };
+        if self.phase == Phase::Playing {
+            for p in out.unclear {
+                let e = self
+                    .event(
+                        t,
+                        EventKind::UnclearPoint,
+                        Message::new(
+                            format!("{} cannot be read: a stone between points or off the grid is not a move (Art. 2). Place it on a point or remove it.", p.human()),
+                            format!("{}無法辨認：落在交叉點之間或棋盤外的棋子不算著手（第2條）。請放到點上或取走。", p.human()),
+                        ),
+                    )
+                    .with_points(&[p])
+                    .with_move(Some(self.move_number()));
+                events.push(e);
+            }
+        }
+        if let Some(stable) = out.changed {
+            events.extend(self.on_stable(stable));
+        }
+        events.extend(self.check_capture_grace(t));
+        events
+    }
+
+    fn on_stable(&mut self, stable: StableBoard) -> Vec<Event> {
+        let before = self.physical_sighting.clone();
+        let sighting = Sighting { t: stable.t, frame_ref: stable.frame_ref.clone(), rows: stable.grid.rows() };
+        self.physical = stable.grid.clone();
+        self.physical_sighting = Some(sighting.clone());
+        let evidence = Evidence { before, after: Some(sighting) };
+        match self.phase {
+            Phase::Waiting => self.adopt_start(&stable, evidence),
+            Phase::Playing => self.explain_change(&stable, evidence),
+            // After play ends, lifting dead stones and filling territory are not moves.
+            Phase::Ended | Phase::Finished => Vec::new(),
+        }
+    }
+
+    fn last_move(&self) -> Option<LastMove> {
+        let last = self.record.iter().rev().find(|e| !e.struck && !matches!(e.action, RecordAction::Turn))?;
+        match last.action {
+            RecordAction::Place { point } => Some(LastMove { side: last.side, point, captured: last.captured.clone() }),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,431 @@
+//! The record and its corrections: a stable change explained as moves (the plan of `explain`
+//! carried out), takebacks replayed, resynchronisation, and the arbiter's corrections replayed
+//! through the record.
+
+use super::*;
+
+impl Referee {
+    pub(super) fn explain_change(&mut self, stable: &StableBoard, evidence: Evidence) -> Vec<Event> {
+        self.refresh_acks(None);
+        if let Some(events) = self.takeback_replayed(stable, &evidence) {
+            return events;
+        }
+        let acked = self.acked_map();
+        let ctx = Context {
+            game: &self.game,
+            legal: Grid::from_board(self.game.board()),
+            physical: &stable.grid,
+            acked: &acked,
+            last_move: self.last_move(),
+            to_move_uncertain: self.to_move_uncertain,
+            max_moves: self.config.max_moves_per_change,
+            scatter_min: self.config.scatter_min_stones,
+        };
+        let plan = explain::explain(&ctx);
+        self.apply(plan, stable, evidence)
+    }
+
+    /// A stone lifted in an earlier view (open takeback) and now put down elsewhere by the same
+    /// side, nothing else changed: the takeback's replay, not a new move.
+    pub(super) fn takeback_replayed(&mut self, stable: &StableBoard, evidence: &Evidence) -> Option<Vec<Event>> {
+        let last_entry = self.record.iter().rposition(|e| !e.struck && !matches!(e.action, RecordAction::Turn))?;
+        let idx = self.infractions.iter().rposition(|i| {
+            i.kind == EventKind::Takeback && i.status == Status::Suspected && i.replay_point.is_none() && i.entry == Some(last_entry)
+        })?;
+        let (side, from) = (self.infractions[idx].side?, self.infractions[idx].original_point?);
+        let legal = Grid::from_board(self.game.board());
+        let unexplained: Vec<Point> = legal
+            .differences(&stable.grid)
+            .into_iter()
+            .filter(|p| self.acks.get(&p.index()).map(|a| a.physical) != Some(stable.grid.get(*p)))
+            .collect();
+        let [to] = unexplained[..] else { return None };
+        if legal.get(to) != Stone::Empty || stable.grid.get(to) != Stone::Of(side) || stable.grid.get(from) != Stone::Empty {
+            return None;
+        }
+        self.record[last_entry].action = RecordAction::Place { point: to };
+        self.rebuild();
+        self.refresh_acks(None);
+        let id = self.infractions[idx].id;
+        self.infractions[idx].replay_point = Some(to);
+        let (h, th) = (from.human(), to.human());
+        let mut e = self
+            .event(
+                stable.t,
+                EventKind::Takeback,
+                Message::new(
+                    format!("{} replayed the stone lifted from {h} at {th}: a takeback. The move is recorded at {th} unless the arbiter confirms (then the stone goes back to {h} and {} is warned).", side.title(), side.name()),
+                    format!("{}將{h}拿起的棋子改下在{th}：悔棋。裁判確認前該手記為{th}；確認則棋子放回{h}並警告。", side.chinese()),
+                ),
+            )
+            .with_side(Some(side))
+            .with_points(&[from, to])
+            .with_move(Some(self.move_number()));
+        e.infraction = Some(id);
+        e.confidence = 0.7 * Self::min_confidence(stable, &[from, to]);
+        e.evidence = Some(evidence.clone());
+        e.ruling = EventKind::Takeback.ruling();
+        self.infractions[idx].event = e.clone();
+        Some(vec![e])
+    }
+
+    pub(super) fn apply(&mut self, plan: Plan, stable: &StableBoard, evidence: Evidence) -> Vec<Event> {
+        let t = stable.t;
+        let mut events = Vec::new();
+        let ambiguous = plan.orders > 1;
+        for step in &plan.steps {
+            // The opponent of a capturer moved while the captured stones still stand: missed
+            // (raised once this move is in the record, so it carries the move that revealed it).
+            let missed_by: Option<Option<PendingCapture>> = if self.pending.as_ref().is_some_and(|p| p.side != step.side) { Some(self.pending.take()) } else { None };
+            if self.to_move_uncertain {
+                self.game.set_to_move(step.side);
+                self.to_move_uncertain = false;
+                // The estimate of missed moves counts stones; captured ones hide moves. The side
+                // now moving fixes the parity: the first mover of the game plays odd moves.
+                let next = self.move_number() + 1;
+                let expected = if next % 2 == 1 { self.start_to_move } else { self.start_to_move.opponent() };
+                if expected != step.side {
+                    self.number_offset += 1;
+                    if let Some(RecordEntry { action: RecordAction::Setup { missed, .. }, number, .. }) = self.record.last_mut() {
+                        *missed += 1;
+                        *number += 1;
+                    }
+                }
+            }
+            let out_of_turn = step.side != self.game.to_move();
+            let first_on_empty = self.start_board == empty_board() && !self.record.iter().any(|e| !e.struck);
+            match step.void {
+                None => {
+                    let outcome = match self.game.play(step.side, Move::Place(step.point)) {
+                        Ok(o) => o,
+                        // The plan was checked on a copy of this game; an error is impossible, but
+                        // never panic on it: record nothing for this step.
+                        Err(_) => {
+                            if let Some(pending) = missed_by.flatten() {
+                                self.pending = Some(pending);
+                            }
+                            continue;
+                        }
+                    };
+                    let number = self.number_offset + outcome.move_number;
+                    self.record.push(RecordEntry {
+                        number,
+                        side: step.side,
+                        action: RecordAction::Place { point: step.point },
+                        t,
+                        captured: outcome.captured.clone(),
+                        struck: false,
+                    });
+                    let entry = self.record.len() - 1;
+                    let human = step.point.human();
+                    let (en, zh) = if ambiguous {
+                        (
+                            format!("{} plays {human} (move {number}; {} orders fit this change).", step.side.title(), plan.orders),
+                            format!("{}{human}（第{number}手；此變化有{}種次序）。", step.side.chinese(), plan.orders),
+                        )
+                    } else {
+                        (format!("{} plays {human} (move {number}).", step.side.title()), format!("第{number}手：{}{human}。", step.side.chinese()))
+                    };
+                    let mut e = self.event(t, EventKind::Move, Message::new(en, zh)).with_side(Some(step.side)).with_points(&[step.point]).with_move(Some(number));
+                    e.confidence = Self::min_confidence(stable, &[step.point]) * if ambiguous { 0.5 } else { 1.0 };
+                    e.orders = (plan.steps.len() > 1).then_some(plan.orders);
+                    e.captured = outcome.captured.iter().map(|&p| PointRef::of(p)).collect();
+                    events.push(e);
+                    if let Some(pending) = missed_by.clone().flatten() {
+                        self.pending = Some(pending);
+                        events.extend(self.raise_missed_capture(t, &evidence, "the opponent has moved"));
+                    }
+                    if !outcome.captured.is_empty() {
+                        let still: BTreeSet<Point> = outcome.captured.iter().copied().filter(|&p| stable.grid.get(p) != Stone::Empty).collect();
+                        let n = outcome.captured.len();
+                        let (en, zh) = if still.is_empty() {
+                            (format!("{} captures {}: {}.", step.side.title(), count_en(n, "stone", "stones"), refs(&outcome.captured)), format!("{}提{n}子：{}。", step.side.chinese(), refs(&outcome.captured)))
+                        } else {
+                            (
+                                format!("{} captures {}: {}; {} still on the board (pending removal).", step.side.title(), count_en(n, "stone", "stones"), refs(&outcome.captured), still.len()),
+                                format!("{}提{n}子：{}；尚有{}子未提出。", step.side.chinese(), refs(&outcome.captured), still.len()),
+                            )
+                        };
+                        let mut c = self.event(t, EventKind::Capture, Message::new(en, zh)).with_side(Some(step.side)).with_points(&outcome.captured).with_move(Some(number));
+                        c.captured = e_captured(&outcome.captured);
+                        events.push(c);
+                        if !still.is_empty() {
+                            for &p in &still {
+                                self.acks.insert(p.index(), Ack { physical: stable.grid.get(p), cause: AckCause::Pending });
+                            }
+                            match &mut self.pending {
+                                Some(pc) if pc.side == step.side => pc.points.extend(still),
+                                _ => {
+                                    let removed_some = still.len() < outcome.captured.len();
+                                    self.pending = Some(PendingCapture { side: step.side, move_number: number, points: still, since: t, removed_some })
+                                }
+                            }
+                        }
+                    }
+                    if out_of_turn {
+                        if first_on_empty && step.side == Color::White {
+                            let e = self.raise(
+                                t,
+                                EventKind::WrongColours,
+                                Some(Color::White),
+                                &[step.point],
+                                0.8 * Self::min_confidence(stable, &[step.point]),
+                                &evidence,
+                                Message::new(
+                                    format!("The first stone on the empty board is white ({human}): the players may hold the wrong colours."),
+                                    format!("空枰第一子為白子（{human}）：雙方可能拿錯黑白棋。"),
+                                ),
+                                Some(entry),
+                            );
+                            events.push(e);
+                        } else {
+                            let e = self.raise(
+                                t,
+                                EventKind::DoubleMove,
+                                Some(step.side),
+                                &[step.point],
+                                0.6 * Self::min_confidence(stable, &[step.point]),
+                                &evidence,
+                                Message::new(
+                                    format!("{} played twice in a row ({human}, move {number}): a double move or an unrecorded pass by {}. The arbiter decides.", step.side.title(), step.side.opponent().name()),
+                                    format!("{}連下兩著（{human}，第{number}手）：連下兩著或{}方未記錄的虛著，由裁判裁決。", step.side.chinese(), step.side.opponent().chinese()),
+                                ),
+                                Some(entry),
+                            );
+                            events.push(e);
+                        }
+                    }
+                    let open_repetition = self.infractions.iter().any(|i| i.kind == EventKind::Repetition && i.status == Status::Suspected);
+                    // One open repetition at a time: a cycle repeats on every move of it.
+                    if let (Some(rep), false) = (outcome.repetition, open_repetition) {
+                        let e = self.raise(
+                            t,
+                            EventKind::Repetition,
+                            Some(step.side),
+                            &[step.point],
+                            1.0,
+                            &evidence,
+                            Message::new(
+                                format!("{human} repeats the whole-board position after move {} (Art. 6).", rep.first_seen_after_move),
+                                format!("{human}造成全局同形再現（與第{}手後相同，第6條）。", rep.first_seen_after_move),
+                            ),
+                            Some(entry),
+                        );
+                        events.push(e);
+                    }
+                    let open_no_result = self.infractions.iter().any(|i| i.kind == EventKind::NoResult && i.status == Status::Suspected);
+                    if outcome.no_result && !open_no_result {
+                        let e = self.raise(
+                            t,
+                            EventKind::NoResult,
+                            None,
+                            &[step.point],
+                            1.0,
+                            &evidence,
+                            Message::new(
+                                "The same position has come round three times: a cycle (triple ko, eternal life) that cannot end (Art. 20.3).",
+                                "同一局面第三次出現：三劫、長生等循環（第20條3款）。",
+                            ),
+                            Some(entry),
+                        );
+                        events.push(e);
+                    }
+                }
+                Some(reason) => {
+                    if let Some(pending) = missed_by.clone().flatten() {
+                        self.pending = Some(pending);
+                        events.extend(self.raise_missed_capture(t, &evidence, "the opponent has moved"));
+                    }
+                    let outcome = self.game.pass(step.side);
+                    let number = self.number_offset + outcome.move_number;
+                    self.record.push(RecordEntry {
+                        number,
+                        side: step.side,
+                        action: RecordAction::Void { point: step.point, reason },
+                        t,
+                        captured: Vec::new(),
+                        struck: false,
+                    });
+                    let entry = self.record.len() - 1;
+                    let human = step.point.human();
+                    let mut points = vec![step.point];
+                    points.extend(plan.void_removals.iter().copied());
+                    let (kind, en, zh) = match reason {
+                        IllegalReason::Ko => (
+                            EventKind::KoRetaken,
+                            format!("{} retakes the ko at {human} at once, without a threat (move {number}): void, counts as a pass.", step.side.title()),
+                            format!("{}在{human}立即回提劫（第{number}手），未找劫材：無效，棄權一次。", step.side.chinese()),
+                        ),
+                        IllegalReason::Suicide => (
+                            EventKind::ForbiddenPoint,
+                            format!("{} plays on the forbidden point {human} (no liberty, captures nothing; move {number}): void, counts as a pass.", step.side.title()),
+                            format!("{}下在禁著點{human}（第{number}手）：無效，棄權一次。", step.side.chinese()),
+                        ),
+                        IllegalReason::Occupied | IllegalReason::OffBoard => (
+                            EventKind::MovedStone,
+                            format!("A stone appeared on an occupied point {human}."),
+                            format!("{human}已有棋子，又出現一子。"),
+                        ),
+                    };
+                    let conf = 0.9 * Self::min_confidence(stable, &points);
+                    let side = if kind == EventKind::MovedStone { None } else { Some(step.side) };
+                    let e = self.raise(t, kind, side, &points, conf, &evidence, Message::new(en, zh), Some(entry));
+                    events.push(e);
+                }
+            }
+        }
+        for f in plan.findings {
+            events.extend(self.apply_finding(f, stable, &evidence));
+        }
+        // Anything still different is acknowledged under the last infraction raised here, so it
+        // is not raised again at the next stable board.
+        self.refresh_acks(None);
+        events
+    }
+
+    pub(super) fn resync(&mut self, t: f64, added: u32, evidence: &Evidence, by_arbiter: bool) -> Vec<Event> {
+        let (board, removed) = self.physical.to_legal_board();
+        let ByColor { black: b, white: w } = self.physical.counts();
+        let to_move = if b > w { Color::White } else { Color::Black };
+        let missed = added;
+        let base = self.move_number();
+        self.record.push(RecordEntry {
+            number: base + missed,
+            side: to_move,
+            action: RecordAction::Setup { rows: Grid::from_board(&board).rows(), to_move, missed },
+            t,
+            captured: Vec::new(),
+            struck: false,
+        });
+        self.number_offset = base + missed;
+        self.game = Game::from_board(board, to_move);
+        self.to_move_uncertain = !by_arbiter;
+        self.pending = None;
+        self.acks.clear();
+        // Chains without liberties on the adopted board are captured stones not yet lifted.
+        for p in &removed {
+            self.acks.insert(p.index(), Ack { physical: self.physical.get(*p), cause: AckCause::Pending });
+        }
+        let (en, zh) = if by_arbiter {
+            ("The arbiter set the legal position to the board as seen.".to_string(), "裁判以目前盤面為準。".to_string())
+        } else {
+            (
+                format!("{added} new stones at once: moves were not seen (missed frames). The board as seen is adopted as the position; the record lacks about {missed} moves and the side to move is taken from the next move."),
+                format!("同時出現{added}子：有著手未被看到。以目前盤面為準，記錄缺約{missed}手，下一手決定輪到哪方。"),
+            )
+        };
+        let mut e = self.event(t, EventKind::Resync, Message::new(en, zh)).with_move(Some(self.number_offset)).with_side(Some(to_move));
+        e.evidence = Some(evidence.clone());
+        vec![e]
+    }
+
+    /// Rebuilds the legal game from the start position and the record (after a ruling).
+    pub(super) fn rebuild(&mut self) {
+        let (game, offset, _) = replay_record(&self.start_board, self.start_to_move, &mut self.record);
+        self.game = game;
+        self.number_offset = offset;
+    }
+
+    /// Replaces a recorded move and replays the record; nothing changes if the rules refuse it.
+    pub(super) fn correct_move(&mut self, t: f64, number: u32, point: Option<&str>) -> Result<Vec<Event>, ArbiterError> {
+        // Once play has ended, dead stones and the final passes rest on the record as it is.
+        if self.phase != Phase::Playing {
+            return Err(ArbiterError::WrongPhase(self.phase_name()));
+        }
+        let point = point
+            .map(|text| Point::parse_on_board(text).map_err(|_| ArbiterError::BadPoint(text.to_owned())))
+            .transpose()?;
+        let idx = self
+            .record
+            .iter()
+            .rposition(|e| !e.struck && e.number == number && matches!(e.action, RecordAction::Place { .. } | RecordAction::Pass | RecordAction::Void { .. }))
+            .ok_or(ArbiterError::UnknownMove(number))?;
+        // A ruling on that move (a takeback's confirmation rewrites it) must come first.
+        if let Some(open) = self.infractions.iter().find(|i| i.status == Status::Suspected && i.entry == Some(idx)) {
+            return Err(ArbiterError::BadCorrection(format!("infraction {} concerns move {number}: confirm or dismiss it first", open.id)));
+        }
+        let (_, _, placed_before) = replay_record(&self.start_board, self.start_to_move, &mut self.record.clone());
+        let mut corrected = self.record.clone();
+        let was = corrected[idx].action.clone();
+        corrected[idx].action = match point {
+            Some(point) => RecordAction::Place { point },
+            None => RecordAction::Pass,
+        };
+        let (_, _, placed_after) = replay_record(&self.start_board, self.start_to_move, &mut corrected);
+        if point.is_some() && !placed_after[idx] {
+            return Err(ArbiterError::BadCorrection(format!("{} is not a legal move at move {number}", refs(&point.into_iter().collect::<Vec<_>>()))));
+        }
+        if let Some(later) = (idx + 1..corrected.len()).find(|&i| placed_before[i] && !placed_after[i]) {
+            return Err(ArbiterError::BadCorrection(format!("move {} would become illegal", corrected[later].number)));
+        }
+        let side = corrected[idx].side;
+        let board_before = Grid::from_board(self.game.board());
+        self.record = corrected;
+        self.rebuild();
+        // The camera may still show (or misread) the old move: the points the correction
+        // changed on the legal board are explained; any other difference is not.
+        let board_after = Grid::from_board(self.game.board());
+        self.refresh_acks(None);
+        for p in board_before.differences(&board_after) {
+            if board_after.get(p) != self.physical.get(p) {
+                self.acks.entry(p.index()).or_insert(Ack { physical: self.physical.get(p), cause: AckCause::Correction(number) });
+            }
+        }
+        let shown = |action: &RecordAction| match action {
+            RecordAction::Place { point } | RecordAction::Void { point, .. } => point.human(),
+            _ => "pass".to_owned(),
+        };
+        let (from, to) = (shown(&was), shown(&self.record[idx].action));
+        let mut e = self
+            .event(t, EventKind::Correction, Message::new(format!("The arbiter corrected move {number}: {} {to} (was {from}).", side.title()), format!("裁判更正第{number}手：{}{to}（原記為{from}）。", side.chinese())))
+            .with_side(Some(side))
+            .with_move(Some(number))
+            .with_points(&point.into_iter().collect::<Vec<_>>());
+        e.captured = e_captured(&self.record[idx].captured);
+        e.confidence = 1.0;
+        Ok(vec![e])
+    }
+}
+
+/// Replays a record from its start position, renumbering the entries and refreshing their
+/// captures; returns the game, the move-number offset of the last setup, and for every entry
+/// whether it is a stone legally placed (an illegal one is replayed as a void move).
+pub(super) fn replay_record(start_board: &Board, start_to_move: Color, record: &mut [RecordEntry]) -> (Game, u32, Vec<bool>) {
+    let mut game = Game::from_board(start_board.clone(), start_to_move);
+    let mut offset = 0;
+    let mut legal_places = vec![false; record.len()];
+    for (e, legal) in record.iter_mut().zip(&mut legal_places) {
+        if e.struck {
+            continue;
+        }
+        match &e.action {
+            RecordAction::Place { point } => match game.play(e.side, Move::Place(*point)) {
+                Ok(o) => {
+                    e.number = offset + o.move_number;
+                    e.captured = o.captured;
+                    *legal = true;
+                }
+                Err(illegal) => {
+                    let o = game.void_move(&illegal);
+                    e.number = offset + o.move_number;
+                    e.captured.clear();
+                }
+            },
+            RecordAction::Pass | RecordAction::Void { .. } => {
+                e.number = offset + game.pass(e.side).move_number;
+            }
+            RecordAction::Setup { rows, to_move, missed } => {
+                offset += game.move_number() + missed;
+                e.number = offset;
+                let board = Grid::<Stone>::from_rows(rows).map(|g| g.to_legal_board().0).unwrap_or_else(|_| empty_board());
+                game = Game::from_board(board, *to_move);
+            }
+            RecordAction::Turn => game.set_to_move(e.side),
+        }
+    }
+    (game, offset, legal_places)
+}
+
+pub(super) fn e_captured(points: &[Point]) -> Vec<PointRef> {
+    points.iter().map(|&p| PointRef::of(p)).collect()
+}

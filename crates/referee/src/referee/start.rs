@@ -1,0 +1,127 @@
+//! The start of a game: the first stable board checked against the setup (an even game,
+//! handicap stones, or the board as found).
+
+use super::*;
+
+impl Referee {
+    pub(super) fn adopt_start(&mut self, stable: &StableBoard, evidence: Evidence) -> Vec<Event> {
+        match self.config.start {
+            StartPosition::AdoptFirstBoard => self.start_as_found(stable, evidence),
+            StartPosition::Even => self.start_even(stable, evidence),
+            StartPosition::Handicap(stones) => self.start_handicap(stones, stable, evidence),
+        }
+    }
+
+    /// Starts play from `board` with `to_move` first.
+    pub(super) fn begin(&mut self, board: Board, to_move: Color) {
+        self.start_board = board.clone();
+        self.start_to_move = to_move;
+        self.game = Game::from_board(board, to_move);
+        self.phase = Phase::Playing;
+        self.refresh_acks(None);
+    }
+
+    /// An even game: the board must be empty. A lone stone is the first move seen late (a white
+    /// one raises Art. 17.1 as it is explained); more stones are for the arbiter, not moves.
+    pub(super) fn start_even(&mut self, stable: &StableBoard, evidence: Evidence) -> Vec<Event> {
+        let ByColor { black: b, white: w } = stable.grid.counts();
+        self.begin(empty_board(), Color::Black);
+        let start = self
+            .event(stable.t, EventKind::Start, Message::new("Even game: empty board, Black to move.", "對局開始：空枰，黑先。"))
+            .with_side(Some(Color::Black))
+            .with_move(Some(0));
+        let mut events = vec![start];
+        match b + w {
+            0 => {}
+            1 => events.extend(self.explain_change(stable, evidence)),
+            n => {
+                let points: Vec<Point> = Grid::empty().differences(&stable.grid);
+                let confidence = 0.9 * Self::min_confidence(stable, &points);
+                let message = Message::new(
+                    format!("{} on the board at the start of an even game ({b} black, {w} white): they are not moves. Clear the board, or adopt it as the start if the game goes on from it.", count_en(n, "stone", "stones")),
+                    format!("對局開始時棋盤上已有{n}子（黑{b}、白{w}）：不算著手。請清空棋盤；若對局由此繼續，請以目前盤面為準。"),
+                );
+                events.push(self.raise(stable.t, EventKind::SetupMismatch, None, &points, confidence, &evidence, message, None));
+            }
+        }
+        events
+    }
+
+    /// A handicap game: wait until the stones stand on the standard points (seen from any side),
+    /// then White moves. Stones beyond them are moves seen late; any other board is for the
+    /// arbiter, and play starts from the standard placement closest to it.
+    pub(super) fn start_handicap(&mut self, stones: u8, stable: &StableBoard, evidence: Evidence) -> Vec<Event> {
+        let Ok(placements) = handicap_placements(stones, tengen_rules::MAX_BOARD_SIZE) else {
+            // Not a standard handicap (a bad configuration): take the board as found.
+            return self.start_as_found(stable, evidence);
+        };
+        let black_at = |p: &Point| stable.grid.get(*p) == Stone::Of(Color::Black);
+        let ByColor { black: b, white: w } = stable.grid.counts();
+        let placing = w == 0
+            && b < usize::from(stones)
+            && placements.iter().any(|placement| stable.grid.differences(&Grid::empty()).iter().all(|p| placement.contains(p)));
+        if placing {
+            // Black is still putting the stones down (or has not begun): keep waiting.
+            return Vec::new();
+        }
+        let complete = placements.iter().find(|placement| placement.iter().all(black_at));
+        let closest = complete.unwrap_or_else(|| {
+            placements.iter().max_by_key(|placement| placement.iter().filter(|p| black_at(p)).count()).unwrap_or(&placements[0])
+        });
+        let mut grid = Grid::empty();
+        for &p in closest {
+            grid.set(p, Stone::Of(Color::Black));
+        }
+        let (board, _) = grid.to_legal_board();
+        self.begin(board, Color::White);
+        let start = self
+            .event(
+                stable.t,
+                EventKind::Start,
+                Message::new(format!("Handicap game: {stones} stones on the standard points, White to move."), format!("讓{stones}子局：黑子放在星位上，白先。")),
+            )
+            .with_side(Some(Color::White))
+            .with_points(closest)
+            .with_move(Some(0));
+        let mut events = vec![start];
+        if complete.is_some() {
+            if stable.grid != grid {
+                events.extend(self.explain_change(stable, evidence));
+            }
+        } else {
+            let points = grid.differences(&stable.grid);
+            let confidence = 0.9 * Self::min_confidence(stable, &points);
+            let shown: Vec<Point> = closest.clone();
+            let message = Message::new(
+                format!("The board at the start does not show the {stones} handicap stones on the standard points ({}): {b} black and {w} white stones. Put them right, or adopt the board as the start if it was agreed.", refs(&shown)),
+                format!("開局盤面與讓{stones}子的星位（{}）不符：黑{b}子、白{w}子。請擺正；若雙方同意，則以目前盤面為準。", refs(&shown)),
+            );
+            events.push(self.raise(stable.t, EventKind::SetupMismatch, None, &points, confidence, &evidence, message, None));
+        }
+        events
+    }
+
+    /// Whatever the first stable board shows is the start (handicap stones: White first).
+    pub(super) fn start_as_found(&mut self, stable: &StableBoard, evidence: Evidence) -> Vec<Event> {
+        let ByColor { black: b, white: w } = stable.grid.counts();
+        // There is no one-stone handicap: a lone black stone is move 1 seen late.
+        let first_move_seen = b == 1 && w == 0;
+        let (board, _dead) = if first_move_seen { (empty_board(), Vec::new()) } else { stable.grid.to_legal_board() };
+        let to_move = if b > w && !first_move_seen { Color::White } else { Color::Black };
+        self.begin(board, to_move);
+        let (en, zh) = if b + w == 0 || first_move_seen {
+            ("Game start: empty board, Black to move.".to_string(), "對局開始：空枰，黑先。".to_string())
+        } else {
+            (
+                format!("Game start from the board as found: {b} black and {w} white stones, {} to move.", to_move.name()),
+                format!("按盤面開始：黑{b}子、白{w}子，{}方先行。", to_move.chinese()),
+            )
+        };
+        let e = self.event(stable.t, EventKind::Start, Message::new(en, zh)).with_side(Some(to_move)).with_move(Some(0));
+        let mut events = vec![e];
+        if first_move_seen {
+            events.extend(self.explain_change(stable, evidence));
+        }
+        events
+    }
+}
