@@ -219,6 +219,7 @@ mod tests {
             include_str!("referee/record.rs"),
             include_str!("referee/snapshot.rs"),
             include_str!("referee/start.rs"),
+            include_str!("messages.rs"),
             include_str!("event.rs"),
             include_str!("explain.rs"),
             include_str!("stabilise.rs"),

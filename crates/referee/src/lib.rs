@@ -29,6 +29,7 @@
 mod event;
 mod explain;
 mod hans;
+mod messages;
 mod observation;
 mod record;
 mod referee;

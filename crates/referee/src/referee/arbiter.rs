@@ -19,12 +19,12 @@ impl Referee {
                 self.to_move_uncertain = false;
                 self.record.push(RecordEntry { number, side: *side, action: RecordAction::Pass, t, captured: Vec::new(), struck: false });
                 let e = self
-                    .event(t, EventKind::Pass, Message::new(format!("{} passes (move {number}).", side.title()), format!("第{number}手：{}虛著。", side.chinese())))
+                    .event(t, EventKind::Pass, Say::Pass { side: *side, number }.message())
                     .with_side(Some(*side))
                     .with_move(Some(number));
                 let mut events = vec![e];
                 if self.game.consecutive_passes() >= 2 {
-                    events.extend(self.end_play(t, "Both sides passed in succession (Art. 7.3).", "雙方連續使用虛著（第7條3款）。"));
+                    events.extend(self.end_play(t, PlayOver::BothPassed));
                 }
                 Ok(events)
             }
@@ -35,20 +35,21 @@ impl Referee {
                 match resigned {
                     Some(loser) => {
                         let winner = loser.opponent();
+                        let (exact, customary) = resignation(winner);
                         let forms = ResultForms {
-                            exact: format!("{} wins by resignation", winner.title()),
+                            exact,
                             points: format!("{}+R", winner.sgf_letter()),
-                            customary: format!("{}中盤勝", winner.chinese()),
+                            customary,
                             winner: Some(winner),
                             black_count: None,
                             komi_points: self.config.komi_points,
                             warnings: self.penalties.warnings,
                         };
-                        let mut events = self.end_play(t, &format!("{} resigns (Art. 7.2).", loser.title()), &format!("{}方認輸（第7條2款）。", loser.chinese()));
+                        let mut events = self.end_play(t, PlayOver::Resigned(*loser));
                         events.push(self.publish_result(t, forms));
                         Ok(events)
                     }
-                    None => Ok(self.end_play(t, "Both sides agree that play is finished (Art. 7.1, 13).", "雙方確認著子完畢（第7條1款、第13條）。")),
+                    None => Ok(self.end_play(t, PlayOver::Agreed)),
                 }
             }
             ArbiterAction::MarkDead { points } => {
@@ -74,7 +75,7 @@ impl Referee {
                 }
                 let dead: Vec<Point> = self.dead.iter().copied().collect();
                 let e = self
-                    .event(t, EventKind::DeadStones, Message::new(format!("Dead stones: {}.", if dead.is_empty() { "none".to_string() } else { refs(&dead) }), format!("死子：{}。", if dead.is_empty() { "無".to_string() } else { refs(&dead) })))
+                    .event(t, EventKind::DeadStones, Say::DeadStones { dead: &dead }.message())
                     .with_points(&dead);
                 Ok(vec![e])
             }
@@ -124,8 +125,8 @@ impl Referee {
     /// The arbiter's finding that the players hold the wrong colours, ruled by Art. 17.1.
     pub(super) fn wrong_colours_ruled(&mut self, t: f64) -> Event {
         let number = self.move_number();
-        let (en, zh) = self.rule_wrong_colours(number);
-        let mut e = self.event(t, EventKind::WrongColours, Message::new(en, zh)).with_move(Some(number));
+        let corrected = self.rule_wrong_colours(number);
+        let mut e = self.event(t, EventKind::WrongColours, Say::WrongColours { number, corrected }.message()).with_move(Some(number));
         e.status = Status::Confirmed;
         e.confidence = 1.0;
         e
@@ -133,21 +134,15 @@ impl Referee {
 
     /// Art. 17.1: up to and including move 10 the colours are corrected (the game restarts with
     /// the organiser's colours); after it the game stands and the record names who played
-    /// which colour. Returns what to tell the arbiter.
-    pub(super) fn rule_wrong_colours(&mut self, number: u32) -> (String, String) {
-        if number <= 10 {
+    /// which colour. Returns whether the colours are to be corrected.
+    pub(super) fn rule_wrong_colours(&mut self, number: u32) -> bool {
+        let corrected = number <= 10;
+        if corrected {
             self.colours_corrected = true;
-            (
-                format!("Wrong colours found at move {number}: to be corrected (allowed up to and including move 10, Art. 17.1). Restart the game with the organiser's colours (new game)."),
-                format!("第{number}手時發現拿錯黑白棋：允許改正（第10手之前含第10手，第17條1款），請按賽會原定的黑白重新開始對局。"),
-            )
         } else {
             self.players_swapped = true;
-            (
-                format!("Wrong colours found at move {number}: after move 10 the game stands as played (Art. 17.1). The record names who played which colour; later pairings follow the organiser's colours."),
-                format!("第{number}手時發現拿錯黑白棋：超過10手，不予改正（第17條1款）；棋譜按實際執子記錄，此後的編排以賽會原定為依據。"),
-            )
         }
+        corrected
     }
 
     pub(super) fn phase_name(&self) -> &'static str {
@@ -174,18 +169,18 @@ impl Referee {
     pub(super) fn publish_result(&mut self, t: f64, forms: ResultForms) -> Event {
         self.phase = Phase::Finished;
         self.result = Some(forms.clone());
-        let mut e = self.event(t, EventKind::Result, Message::new(format!("Result: {} ({}).", forms.exact, forms.points), format!("結果：{}。", forms.customary)));
+        let mut e = self.event(t, EventKind::Result, Say::Result { forms: &forms }.message());
         e.side = forms.winner;
         e.move_number = Some(self.move_number());
         e.result = Some(forms);
         e
     }
 
-    pub(super) fn end_play(&mut self, t: f64, en: &str, zh: &str) -> Vec<Event> {
+    pub(super) fn end_play(&mut self, t: f64, why: PlayOver) -> Vec<Event> {
         self.phase = Phase::Ended;
         self.pending = None;
         let suggestion = suggest_dead(self.game.board());
-        let mut e = self.event(t, EventKind::GameEnd, Message::new(format!("Play is over. {en} Mark the dead stones (a suggestion is attached) and count."), format!("終局。{zh}請確認死子（附建議）並計算勝負。")));
+        let mut e = self.event(t, EventKind::GameEnd, Say::PlayOver { why }.message());
         e.move_number = Some(self.move_number());
         e.suggested_dead = suggestion.dead_stones.iter().map(|&p| PointRef::of(p)).collect();
         vec![e]

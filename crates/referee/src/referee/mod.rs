@@ -16,6 +16,7 @@ use tengen_rules::{count_area, handicap_placements, suggest_dead, Board, ByColor
 
 use crate::event::{Event, EventKind, Evidence, Message, PointRef, ResultForms, Restore, Sighting, Status};
 use crate::explain::{self, Context, Finding, LastMove, Plan};
+use crate::messages::{refs, resignation, MissedWhy, Outcome, PlayOver, Say};
 use crate::observation::Observation;
 use crate::stabilise::{StableBoard, Stabiliser, StabiliserConfig};
 
@@ -97,18 +98,6 @@ fn empty_board() -> Board {
     Board::from_stones(&Grid::empty())
 }
 
-fn refs(points: &[Point]) -> String {
-    points.iter().map(|p| p.human()).collect::<Vec<_>>().join(" ")
-}
-
-/// "1 stone", "5 stones".
-fn count_en(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
-    }
-}
 
 impl Referee {
     /// A referee for a new game.
@@ -218,14 +207,7 @@ impl Referee {
             if !reported && t - since >= self.config.occlusion_notice_seconds {
                 self.occluded_since = Some((since, true));
                 let secs = t - since;
-                let e = self.event(
-                    t,
-                    EventKind::Occluded,
-                    Message::new(
-                        format!("The board has been covered for {secs:.0} s: moves cannot be seen."),
-                        format!("棋盤已被遮擋{secs:.0}秒，無法看到著手。"),
-                    ),
-                );
+                let e = self.event(t, EventKind::Occluded, Say::Occluded { secs }.message());
                 events.push(e);
             }
         } else {
@@ -240,14 +222,7 @@ impl Referee {
         if self.phase == Phase::Playing {
             for p in out.unclear {
                 let e = self
-                    .event(
-                        t,
-                        EventKind::UnclearPoint,
-                        Message::new(
-                            format!("{} cannot be read: a stone between points or off the grid is not a move (Art. 2). Place it on a point or remove it.", p.human()),
-                            format!("{}無法辨認：落在交叉點之間或棋盤外的棋子不算著手（第2條）。請放到點上或取走。", p.human()),
-                        ),
-                    )
+                    .event(t, EventKind::UnclearPoint, Say::UnclearPoint { point: p }.message())
                     .with_points(&[p])
                     .with_move(Some(self.move_number()));
                 events.push(e);

@@ -48,16 +48,8 @@ impl Referee {
         self.refresh_acks(None);
         let id = self.infractions[idx].id;
         self.infractions[idx].replay_point = Some(to);
-        let (h, th) = (from.human(), to.human());
         let mut e = self
-            .event(
-                stable.t,
-                EventKind::Takeback,
-                Message::new(
-                    format!("{} replayed the stone lifted from {h} at {th}: a takeback. The move is recorded at {th} unless the arbiter confirms (then the stone goes back to {h} and {} is warned).", side.title(), side.name()),
-                    format!("{}將{h}拿起的棋子改下在{th}：悔棋。裁判確認前該手記為{th}；確認則棋子放回{h}並警告。", side.chinese()),
-                ),
-            )
+            .event(stable.t, EventKind::Takeback, Say::TakebackReplayed { side, from, to }.message())
             .with_side(Some(side))
             .with_points(&[from, to])
             .with_move(Some(self.move_number()));
@@ -117,36 +109,20 @@ impl Referee {
                         struck: false,
                     });
                     let entry = self.record.len() - 1;
-                    let human = step.point.human();
-                    let (en, zh) = if ambiguous {
-                        (
-                            format!("{} plays {human} (move {number}; {} orders fit this change).", step.side.title(), plan.orders),
-                            format!("{}{human}（第{number}手；此變化有{}種次序）。", step.side.chinese(), plan.orders),
-                        )
-                    } else {
-                        (format!("{} plays {human} (move {number}).", step.side.title()), format!("第{number}手：{}{human}。", step.side.chinese()))
-                    };
-                    let mut e = self.event(t, EventKind::Move, Message::new(en, zh)).with_side(Some(step.side)).with_points(&[step.point]).with_move(Some(number));
+                    let said = Say::Move { side: step.side, point: step.point, number, orders: ambiguous.then_some(plan.orders) };
+                    let mut e = self.event(t, EventKind::Move, said.message()).with_side(Some(step.side)).with_points(&[step.point]).with_move(Some(number));
                     e.confidence = Self::min_confidence(stable, &[step.point]) * if ambiguous { 0.5 } else { 1.0 };
                     e.orders = (plan.steps.len() > 1).then_some(plan.orders);
                     e.captured = outcome.captured.iter().map(|&p| PointRef::of(p)).collect();
                     events.push(e);
                     if let Some(pending) = missed_by.clone().flatten() {
                         self.pending = Some(pending);
-                        events.extend(self.raise_missed_capture(t, &evidence, "the opponent has moved"));
+                        events.extend(self.raise_missed_capture(t, &evidence, MissedWhy::OpponentMoved));
                     }
                     if !outcome.captured.is_empty() {
                         let still: BTreeSet<Point> = outcome.captured.iter().copied().filter(|&p| stable.grid.get(p) != Stone::Empty).collect();
-                        let n = outcome.captured.len();
-                        let (en, zh) = if still.is_empty() {
-                            (format!("{} captures {}: {}.", step.side.title(), count_en(n, "stone", "stones"), refs(&outcome.captured)), format!("{}提{n}子：{}。", step.side.chinese(), refs(&outcome.captured)))
-                        } else {
-                            (
-                                format!("{} captures {}: {}; {} still on the board (pending removal).", step.side.title(), count_en(n, "stone", "stones"), refs(&outcome.captured), still.len()),
-                                format!("{}提{n}子：{}；尚有{}子未提出。", step.side.chinese(), refs(&outcome.captured), still.len()),
-                            )
-                        };
-                        let mut c = self.event(t, EventKind::Capture, Message::new(en, zh)).with_side(Some(step.side)).with_points(&outcome.captured).with_move(Some(number));
+                        let said = Say::Capture { side: step.side, captured: &outcome.captured, still: still.len() };
+                        let mut c = self.event(t, EventKind::Capture, said.message()).with_side(Some(step.side)).with_points(&outcome.captured).with_move(Some(number));
                         c.captured = e_captured(&outcome.captured);
                         events.push(c);
                         if !still.is_empty() {
@@ -171,10 +147,7 @@ impl Referee {
                                 &[step.point],
                                 0.8 * Self::min_confidence(stable, &[step.point]),
                                 &evidence,
-                                Message::new(
-                                    format!("The first stone on the empty board is white ({human}): the players may hold the wrong colours."),
-                                    format!("空枰第一子為白子（{human}）：雙方可能拿錯黑白棋。"),
-                                ),
+                                Say::FirstStoneWhite { point: step.point }.message(),
                                 Some(entry),
                             );
                             events.push(e);
@@ -186,10 +159,7 @@ impl Referee {
                                 &[step.point],
                                 0.6 * Self::min_confidence(stable, &[step.point]),
                                 &evidence,
-                                Message::new(
-                                    format!("{} played twice in a row ({human}, move {number}): a double move or an unrecorded pass by {}. The arbiter decides.", step.side.title(), step.side.opponent().name()),
-                                    format!("{}連下兩著（{human}，第{number}手）：連下兩著或{}方未記錄的虛著，由裁判裁決。", step.side.chinese(), step.side.opponent().chinese()),
-                                ),
+                                Say::DoubleMove { side: step.side, point: step.point, number }.message(),
                                 Some(entry),
                             );
                             events.push(e);
@@ -205,10 +175,7 @@ impl Referee {
                             &[step.point],
                             1.0,
                             &evidence,
-                            Message::new(
-                                format!("{human} repeats the whole-board position after move {} (Art. 6).", rep.first_seen_after_move),
-                                format!("{human}造成全局同形再現（與第{}手後相同，第6條）。", rep.first_seen_after_move),
-                            ),
+                            Say::Repetition { point: step.point, after_move: rep.first_seen_after_move }.message(),
                             Some(entry),
                         );
                         events.push(e);
@@ -222,10 +189,7 @@ impl Referee {
                             &[step.point],
                             1.0,
                             &evidence,
-                            Message::new(
-                                "The same position has come round three times: a cycle (triple ko, eternal life) that cannot end (Art. 20.3).",
-                                "同一局面第三次出現：三劫、長生等循環（第20條3款）。",
-                            ),
+                            Say::NoResult.message(),
                             Some(entry),
                         );
                         events.push(e);
@@ -234,7 +198,7 @@ impl Referee {
                 Some(reason) => {
                     if let Some(pending) = missed_by.clone().flatten() {
                         self.pending = Some(pending);
-                        events.extend(self.raise_missed_capture(t, &evidence, "the opponent has moved"));
+                        events.extend(self.raise_missed_capture(t, &evidence, MissedWhy::OpponentMoved));
                     }
                     let outcome = self.game.pass(step.side);
                     let number = self.number_offset + outcome.move_number;
@@ -247,29 +211,17 @@ impl Referee {
                         struck: false,
                     });
                     let entry = self.record.len() - 1;
-                    let human = step.point.human();
                     let mut points = vec![step.point];
                     points.extend(plan.void_removals.iter().copied());
-                    let (kind, en, zh) = match reason {
-                        IllegalReason::Ko => (
-                            EventKind::KoRetaken,
-                            format!("{} retakes the ko at {human} at once, without a threat (move {number}): void, counts as a pass.", step.side.title()),
-                            format!("{}在{human}立即回提劫（第{number}手），未找劫材：無效，棄權一次。", step.side.chinese()),
-                        ),
-                        IllegalReason::Suicide => (
-                            EventKind::ForbiddenPoint,
-                            format!("{} plays on the forbidden point {human} (no liberty, captures nothing; move {number}): void, counts as a pass.", step.side.title()),
-                            format!("{}下在禁著點{human}（第{number}手）：無效，棄權一次。", step.side.chinese()),
-                        ),
-                        IllegalReason::Occupied | IllegalReason::OffBoard => (
-                            EventKind::MovedStone,
-                            format!("A stone appeared on an occupied point {human}."),
-                            format!("{human}已有棋子，又出現一子。"),
-                        ),
+                    let (side, point) = (step.side, step.point);
+                    let (kind, said) = match reason {
+                        IllegalReason::Ko => (EventKind::KoRetaken, Say::KoRetaken { side, point, number }),
+                        IllegalReason::Suicide => (EventKind::ForbiddenPoint, Say::ForbiddenPoint { side, point, number }),
+                        IllegalReason::Occupied | IllegalReason::OffBoard => (EventKind::MovedStone, Say::OccupiedPoint { point }),
                     };
                     let conf = 0.9 * Self::min_confidence(stable, &points);
                     let side = if kind == EventKind::MovedStone { None } else { Some(step.side) };
-                    let e = self.raise(t, kind, side, &points, conf, &evidence, Message::new(en, zh), Some(entry));
+                    let e = self.raise(t, kind, side, &points, conf, &evidence, said.message(), Some(entry));
                     events.push(e);
                 }
             }
@@ -306,15 +258,8 @@ impl Referee {
         for p in &removed {
             self.acks.insert(p.index(), Ack { physical: self.physical.get(*p), cause: AckCause::Pending });
         }
-        let (en, zh) = if by_arbiter {
-            ("The arbiter set the legal position to the board as seen.".to_string(), "裁判以目前盤面為準。".to_string())
-        } else {
-            (
-                format!("{added} new stones at once: moves were not seen (missed frames). The board as seen is adopted as the position; the record lacks about {missed} moves and the side to move is taken from the next move."),
-                format!("同時出現{added}子：有著手未被看到。以目前盤面為準，記錄缺約{missed}手，下一手決定輪到哪方。"),
-            )
-        };
-        let mut e = self.event(t, EventKind::Resync, Message::new(en, zh)).with_move(Some(self.number_offset)).with_side(Some(to_move));
+        let said = if by_arbiter { Say::ArbiterAdoptedBoard } else { Say::MovesNotSeen { added } };
+        let mut e = self.event(t, EventKind::Resync, said.message()).with_move(Some(self.number_offset)).with_side(Some(to_move));
         e.evidence = Some(evidence.clone());
         vec![e]
     }
@@ -377,7 +322,7 @@ impl Referee {
         };
         let (from, to) = (shown(&was), shown(&self.record[idx].action));
         let mut e = self
-            .event(t, EventKind::Correction, Message::new(format!("The arbiter corrected move {number}: {} {to} (was {from}).", side.title()), format!("裁判更正第{number}手：{}{to}（原記為{from}）。", side.chinese())))
+            .event(t, EventKind::Correction, Say::Correction { side, number, to: &to, from: &from }.message())
             .with_side(Some(side))
             .with_move(Some(number))
             .with_points(&point.into_iter().collect::<Vec<_>>());

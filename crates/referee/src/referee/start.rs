@@ -27,20 +27,17 @@ impl Referee {
         let ByColor { black: b, white: w } = stable.grid.counts();
         self.begin(empty_board(), Color::Black);
         let start = self
-            .event(stable.t, EventKind::Start, Message::new("Even game: empty board, Black to move.", "對局開始：空枰，黑先。"))
+            .event(stable.t, EventKind::Start, Say::EvenStart.message())
             .with_side(Some(Color::Black))
             .with_move(Some(0));
         let mut events = vec![start];
         match b + w {
             0 => {}
             1 => events.extend(self.explain_change(stable, evidence)),
-            n => {
+            _ => {
                 let points: Vec<Point> = Grid::empty().differences(&stable.grid);
                 let confidence = 0.9 * Self::min_confidence(stable, &points);
-                let message = Message::new(
-                    format!("{} on the board at the start of an even game ({b} black, {w} white): they are not moves. Clear the board, or adopt it as the start if the game goes on from it.", count_en(n, "stone", "stones")),
-                    format!("對局開始時棋盤上已有{n}子（黑{b}、白{w}）：不算著手。請清空棋盤；若對局由此繼續，請以目前盤面為準。"),
-                );
+                let message = Say::StonesAtEvenStart { black: b, white: w }.message();
                 events.push(self.raise(stable.t, EventKind::SetupMismatch, None, &points, confidence, &evidence, message, None));
             }
         }
@@ -78,7 +75,7 @@ impl Referee {
             .event(
                 stable.t,
                 EventKind::Start,
-                Message::new(format!("Handicap game: {stones} stones on the standard points, White to move."), format!("讓{stones}子局：黑子放在星位上，白先。")),
+                Say::HandicapStart { stones }.message(),
             )
             .with_side(Some(Color::White))
             .with_points(closest)
@@ -92,10 +89,7 @@ impl Referee {
             let points = grid.differences(&stable.grid);
             let confidence = 0.9 * Self::min_confidence(stable, &points);
             let shown: Vec<Point> = closest.clone();
-            let message = Message::new(
-                format!("The board at the start does not show the {stones} handicap stones on the standard points ({}): {b} black and {w} white stones. Put them right, or adopt the board as the start if it was agreed.", refs(&shown)),
-                format!("開局盤面與讓{stones}子的星位（{}）不符：黑{b}子、白{w}子。請擺正；若雙方同意，則以目前盤面為準。", refs(&shown)),
-            );
+            let message = Say::HandicapMismatch { stones, shown: &shown, black: b, white: w }.message();
             events.push(self.raise(stable.t, EventKind::SetupMismatch, None, &points, confidence, &evidence, message, None));
         }
         events
@@ -109,15 +103,8 @@ impl Referee {
         let (board, _dead) = if first_move_seen { (empty_board(), Vec::new()) } else { stable.grid.to_legal_board() };
         let to_move = if b > w && !first_move_seen { Color::White } else { Color::Black };
         self.begin(board, to_move);
-        let (en, zh) = if b + w == 0 || first_move_seen {
-            ("Game start: empty board, Black to move.".to_string(), "對局開始：空枰，黑先。".to_string())
-        } else {
-            (
-                format!("Game start from the board as found: {b} black and {w} white stones, {} to move.", to_move.name()),
-                format!("按盤面開始：黑{b}子、白{w}子，{}方先行。", to_move.chinese()),
-            )
-        };
-        let e = self.event(stable.t, EventKind::Start, Message::new(en, zh)).with_side(Some(to_move)).with_move(Some(0));
+        let said = if b + w == 0 || first_move_seen { Say::StartFromEmpty } else { Say::StartAsFound { black: b, white: w, to_move } };
+        let e = self.event(stable.t, EventKind::Start, said.message()).with_side(Some(to_move)).with_move(Some(0));
         let mut events = vec![e];
         if first_move_seen {
             events.extend(self.explain_change(stable, evidence));
