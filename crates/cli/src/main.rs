@@ -6,6 +6,7 @@ mod calibration_file;
 mod cmd_calibrate;
 mod cmd_detect;
 mod cmd_eval;
+mod cmd_fit;
 mod cmd_referee;
 mod cmd_render;
 mod cmd_replay;
@@ -13,6 +14,7 @@ mod cmd_score;
 mod cmd_serve;
 mod cmd_sgf;
 mod eval_stress;
+mod photo_set;
 
 /// Tengen: a board-camera referee for Go under the Chinese rules.
 #[derive(Parser)]
@@ -42,6 +44,8 @@ enum Command {
     Score(cmd_score::ScoreArgs),
     /// Measure the vision on photo sets with ground truth.
     Eval(cmd_eval::EvalArgs),
+    /// Fit the vision's models from labelled data (`fit reader DIR`).
+    Fit(cmd_fit::FitArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -66,6 +70,7 @@ fn main() -> std::process::ExitCode {
         Command::Sgf(args) => cmd_sgf::run(args),
         Command::Score(args) => cmd_score::run(args),
         Command::Eval(args) => cmd_eval::run(args),
+        Command::Fit(args) => cmd_fit::run(args),
     };
     match outcome {
         Ok(code) => code,

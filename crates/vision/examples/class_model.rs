@@ -8,7 +8,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let frame = tengen_vision::image_io::decode_rgb(&std::fs::read(path)?)?;
     let found = tengen_vision::locate(&frame.rgb, &tengen_vision::LocateOptions::default())?;
     let details = read_board_detailed(&frame.rgb, &found.geometry, &ReaderConfig::default());
-    let c = classify(&details.features, 1.0);
+    let c = classify(&details.features, &tengen_vision::ReaderModel::embedded().classes, 1.0);
     for (k, name) in ["empty", "black", "white"].iter().enumerate() {
         let (m, s) = &c.class_model[k];
         println!("{name:6} mean {:?}\n       sd   {:?}", m.iter().map(|v| (v * 100.0).round() / 100.0).collect::<Vec<_>>(), s.iter().map(|v| (v * 100.0).round() / 100.0).collect::<Vec<_>>());

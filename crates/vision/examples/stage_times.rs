@@ -68,7 +68,7 @@ fn main() {
         let cam = CameraFoot::estimate(&g);
         let feats = measure_points(&board, &colour, cam.as_ref(), 0.3);
         let t3 = Instant::now();
-        let cls = classify(&feats, 1.0);
+        let cls = classify(&feats, &tengen_vision::ReaderModel::embedded().classes, 1.0);
         let t4 = Instant::now();
         let mask = detect(&colour, &OcclusionConfig::default());
         let t5 = Instant::now();

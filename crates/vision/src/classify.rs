@@ -1,15 +1,15 @@
 //! Per-frame classification of point features into empty / black / white with a probability:
 //! a three-class Gaussian model whose class means start from physical priors (relative to the
-//! board colour) and are then re-estimated on the frame itself (maximum a posteriori EM), so each
-//! frame's own stones set the thresholds. Confidences are the model's posteriors, tempered by a
-//! constant measured on labelled photos (see `models/README.md`).
+//! board colour, fitted from labelled frames: `reader_model`) and are then re-estimated on the
+//! frame itself (maximum a posteriori EM), so each frame's own stones set the thresholds.
 
 use tengen_rules::BOARD_LINES;
 
 use crate::features::PointFeatures;
+use crate::reader_model::ClassPrior;
 
 /// Number of features the model uses.
-const DIMS: usize = 5;
+pub const DIMS: usize = 5;
 
 /// A point's class, as the classifier sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,17 +27,12 @@ impl StoneClass {
     pub const ALL: [StoneClass; 3] = [StoneClass::Empty, StoneClass::Black, StoneClass::White];
 }
 
-/// Prior belief about one class: mean and spread of each feature, and how many points' worth of
-/// evidence the prior mean is worth when re-estimating on a frame.
-#[derive(Debug, Clone, Copy)]
-struct ClassPrior {
-    mean: [f64; DIMS],
-    sd: [f64; DIMS],
-    weight: f64,
-}
+/// How many points' worth of evidence a prior mean is worth when a frame re-estimates its
+/// classes (a priori: a frame's own stones win once there are more than a handful).
+const PRIOR_WEIGHT: f64 = 10.0;
 
 /// Feature vector used by the model: brightness, dark tail, neutrality, green/red, line contrast.
-fn vector(f: &PointFeatures) -> [f64; DIMS] {
+pub(crate) fn feature_vector(f: &PointFeatures) -> [f64; DIMS] {
     [
         f64::from(f.brightness),
         f64::from(f.dark_tail),
@@ -61,18 +56,6 @@ const SURE_BLACK_LINES: f64 = 0.1;
 const LINES: usize = 4;
 /// Indices of the colour features, whose gross misfit means "neither stone nor board".
 const COLOUR: [usize; 2] = [2, 3];
-
-/// Physical priors (relative to the local board colour, so independent of light level and
-/// colour cast). Means are those measured on the labelled photos (imago-tests, gomrade-singles;
-/// `examples/evaldev.rs` with DUMP=1), spreads widened by half so other boards fit too.
-const PRIORS: [ClassPrior; 3] = [
-    // Empty: board-coloured, the grid-line cross visible.
-    ClassPrior { mean: [-0.07, -0.21, 0.02, 0.01, 0.31], sd: [0.11, 0.16, 0.08, 0.04, 0.12], weight: 10.0 },
-    // Black: far darker than the board, greyer than wood, lines hidden.
-    ClassPrior { mean: [-1.15, -1.3, 0.6, 0.25, 0.1], sd: [0.45, 0.6, 0.4, 0.22, 0.07], weight: 10.0 },
-    // White: brighter and greyer than wood, lines hidden.
-    ClassPrior { mean: [0.4, 0.3, 0.5, 0.22, -0.08], sd: [0.2, 0.2, 0.22, 0.08, 0.1], weight: 10.0 },
-];
 
 /// Smallest standard deviation allowed per feature after re-estimation (keeps a class with a few
 /// near-identical members from becoming infinitely sharp).
@@ -114,14 +97,15 @@ pub struct Classified {
     pub class_model: Vec<(Vec<f64>, Vec<f64>)>,
 }
 
-/// Classifies every point of one frame. `temperature` ≥ 1 softens the posteriors.
-pub fn classify(features: &[[PointFeatures; BOARD_LINES]], temperature: f64) -> Classified {
+/// Classifies every point of one frame with the given class priors (empty, black, white).
+/// `temperature` ≥ 1 softens the posteriors.
+pub fn classify(features: &[[PointFeatures; BOARD_LINES]], classes: &[ClassPrior; 3], temperature: f64) -> Classified {
     let points: Vec<(usize, usize, [f64; DIMS])> = features
         .iter()
         .enumerate()
-        .flat_map(|(r, row)| row.iter().enumerate().filter(|(_, f)| f.valid).map(move |(c, f)| (r, c, vector(f))))
+        .flat_map(|(r, row)| row.iter().enumerate().filter(|(_, f)| f.valid).map(move |(c, f)| (r, c, feature_vector(f))))
         .collect();
-    let mut priors = PRIORS;
+    let mut priors = *classes;
     // Start black where this frame's unmistakable black stones are (much darker than the board,
     // no lines): under a dim lamp they can be far darker than the prior, and stones' shadows
     // must not capture the class instead.
@@ -133,11 +117,11 @@ pub fn classify(features: &[[PointFeatures; BOARD_LINES]], temperature: f64) -> 
     if sure_black.len() >= 3 {
         sure_black.sort_by(|a, b| a.0.total_cmp(&b.0));
         let mid = sure_black[sure_black.len() / 2];
-        priors[BLACK].mean[BRIGHTNESS] = mid.0.min(PRIORS[BLACK].mean[BRIGHTNESS]);
-        priors[BLACK].mean[1] = mid.1.min(PRIORS[BLACK].mean[1]);
+        priors[BLACK].mean[BRIGHTNESS] = mid.0.min(classes[BLACK].mean[BRIGHTNESS]);
+        priors[BLACK].mean[1] = mid.1.min(classes[BLACK].mean[1]);
     }
     let mut means: [[f64; DIMS]; 3] = [priors[0].mean, priors[1].mean, priors[2].mean];
-    let mut sds: [[f64; DIMS]; 3] = [PRIORS[0].sd, PRIORS[1].sd, PRIORS[2].sd];
+    let mut sds: [[f64; DIMS]; 3] = [classes[0].sd, classes[1].sd, classes[2].sd];
     let mut weights = [0.6, 0.2, 0.2];
     let mut post = vec![[0.0f64; 3]; points.len()];
     for round in 0..=ROUNDS {
@@ -154,13 +138,14 @@ pub fn classify(features: &[[PointFeatures; BOARD_LINES]], temperature: f64) -> 
             let wsum: f64 = post.iter().map(|p| p[k]).sum();
             for d in 0..DIMS {
                 let sx: f64 = post.iter().zip(&points).map(|(p, (_, _, x))| p[k] * x[d]).sum();
-                let mean = (prior.weight * prior.mean[d] + sx) / (prior.weight + wsum);
+                let mean = (PRIOR_WEIGHT * prior.mean[d] + sx) / (PRIOR_WEIGHT + wsum);
                 let sxx: f64 = post.iter().zip(&points).map(|(p, (_, _, x))| p[k] * (x[d] - mean).powi(2)).sum();
-                let var = (prior.weight * prior.sd[d].powi(2) + sxx) / (prior.weight + wsum);
+                let var = (PRIOR_WEIGHT * prior.within_sd[d].powi(2) + sxx) / (PRIOR_WEIGHT + wsum);
                 means[k][d] = mean;
-                // A frame may sharpen a class but not widen it beyond the prior: otherwise a few
-                // doubtful points (stone shadows) widen the class until it swallows them.
-                sds[k][d] = var.sqrt().clamp(SD_FLOOR[d], prior.sd[d].max(SD_FLOOR[d]));
+                // The mean has moved to this frame, so the frame-to-frame spread no longer
+                // applies: a class may sharpen but not grow wider than the spread within a frame,
+                // or a few doubtful points (stone shadows) widen it until it swallows them.
+                sds[k][d] = var.sqrt().clamp(SD_FLOOR[d], prior.within_sd[d].max(SD_FLOOR[d]));
             }
             weights[k] = (wsum + 2.0) / (points.len() as f64 + 6.0);
         }
@@ -181,7 +166,7 @@ pub fn classify(features: &[[PointFeatures; BOARD_LINES]], temperature: f64) -> 
         let z = COLOUR
             .iter()
             .map(|&d| {
-                let sd = sds[best][d].max(PRIORS[best].sd[d]);
+                let sd = sds[best][d].max(classes[best].sd[d]);
                 ((x[d] - means[best][d]) / (sd * sd + noise * noise).sqrt()).abs()
             })
             .fold(0.0, f64::max);

@@ -12,6 +12,7 @@ use crate::classify::{classify, StoneClass};
 use crate::features::{measure_points, median, BoardColour, PointFeatures};
 use crate::geometry::GridGeometry;
 use crate::occlusion::{detect, edges_crossed_by_skin, is_glare_luma, OcclusionConfig, OcclusionMask, CLIPPED_LUMA};
+use crate::reader_model::ReaderModel;
 use crate::rectify::{CameraFoot, RectifiedBoard};
 
 /// The reading of one intersection.
@@ -63,11 +64,6 @@ impl BoardReading {
     }
 }
 
-/// Platt-scaling slope fitted on labelled photos (see `ReaderConfig::confidence_slope`).
-pub const CONFIDENCE_SLOPE: f64 = 0.39129;
-/// Platt-scaling offset fitted on labelled photos.
-pub const CONFIDENCE_OFFSET: f64 = 1.04273;
-
 /// Settings of the reader.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReaderConfig {
@@ -78,13 +74,9 @@ pub struct ReaderConfig {
     pub stone_height: f64,
     /// Points whose best class is less probable than this are reported Unknown.
     pub min_confidence: f32,
-    /// Confidence calibration: a point's confidence is the logistic function of
-    /// `slope × margin + offset`, where margin is the classifier's log-odds of its best class over
-    /// the runner-up (Platt scaling; constants fitted by `examples/fit_confidence.rs`, see
-    /// `models/README.md`).
-    pub confidence_slope: f64,
-    /// See `confidence_slope`.
-    pub confidence_offset: f64,
+    /// The fitted class priors and confidence calibration (`models/point-reader.toml` by
+    /// default).
+    pub model: ReaderModel,
     /// Occlusion detector settings.
     pub occlusion: OcclusionConfig,
 }
@@ -95,8 +87,7 @@ impl Default for ReaderConfig {
             samples_per_cell: 8,
             stone_height: 0.3,
             min_confidence: 0.5,
-            confidence_slope: CONFIDENCE_SLOPE,
-            confidence_offset: CONFIDENCE_OFFSET,
+            model: ReaderModel::embedded(),
             occlusion: OcclusionConfig::default(),
         }
     }
@@ -128,7 +119,7 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     let colour = BoardColour::measure(&board);
     let camera = CameraFoot::estimate(geometry);
     let features = measure_points(&board, &colour, camera.as_ref(), config.stone_height);
-    let classified = classify(&features, 1.0);
+    let classified = classify(&features, &config.model.classes, 1.0);
     let posteriors = classified.posteriors;
     let mut mask = detect(&colour, &config.occlusion);
     let covered = board_coloured_without_lines(&features, &posteriors, &colour, &config.occlusion);
@@ -187,9 +178,7 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
                 StoneClass::White => PointState::White,
             };
             let _ = prob;
-            let z = config.confidence_slope * f64::from(classified.margin[row][col]) + config.confidence_offset;
-            // Degenerate geometry can leave nothing measurable (NaN): that is "unknown", not a guess.
-            let confidence = if z.is_finite() { (1.0 / (1.0 + (-z).exp())) as f32 } else { 0.0 };
+            let confidence = config.model.confidence(classified.margin[row][col]);
             let doubtful = classified.outlier[row][col] || covered[row][col];
             let state = if confidence >= config.min_confidence && !doubtful { guess } else { PointState::Unknown };
             points[row][col] = PointReading { state, confidence, best_guess: guess };
