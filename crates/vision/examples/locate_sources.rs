@@ -281,12 +281,14 @@ fn main() -> Result<(), Box<dyn Error>> {
                     score.right += usize::from(w <= 0.5);
                     score.worst.push(w);
                 }
+                let corners = l.geometry.corners();
                 format!(
-                    "{rel}: found, worst {}, {} inliers, rms {:.3}, extent {:.2}{note} ({ms:.0} ms)",
+                    "{rel}: found, worst {}, {} inliers, rms {:.3}, extent {:.2}{note}, corners {} ({ms:.0} ms)",
                     worst.map_or("–".into(), |w| format!("{w:.2} cell")),
                     l.quality.inlier_intersections,
                     l.quality.rms_error_cells,
                     l.quality.extent_contrast,
+                    corners.iter().map(|[x, y]| format!("{x:.0},{y:.0}")).collect::<Vec<_>>().join(" "),
                 )
             }
             Err(e) => format!("{rel}: NOT found: {e} ({ms:.0} ms)"),

@@ -8,6 +8,7 @@
 //! squares over all of them, extent correction, radial distortion, upright indexing ([`refine`]).
 
 pub mod crossings;
+mod extent;
 mod given;
 mod lattice;
 pub(crate) mod refine;
@@ -40,6 +41,9 @@ const MAX_RMS_CELLS: f64 = 0.07;
 const MIN_CELL_PX: f64 = 4.0;
 /// Lines inside the grid must be this much stronger than the lines just outside it.
 const MIN_EXTENT_CONTRAST: f64 = 1.3;
+/// Lines beyond the 19 on every side searched for crossings when choosing the board's extent
+/// (a priori: a third of the board; first lattices on the table's grain were 2–6 lines off).
+const EXTENT_REACH: i32 = 6;
 
 /// Oriented line evidence on the odd-numbered lines over that on the even-numbered ones (or the
 /// reverse), below which a grid is taken to be at half the true spacing. Real boards measure
@@ -178,9 +182,9 @@ fn search(gray: &GrayImage, options: &LocateOptions, base_lens: LensDistortion, 
                 homography: refine::to_rows(&work_to_full(source, &guess.homography)),
                 lens: options.lens.unwrap_or(LensDistortion { k1: 0.0, ..base_lens }),
             };
-            let mut outcome = refine_from(&fine, &initial, options.lens.is_none(), meter);
+            let mut outcome = refine_from(&fine, &initial, options.lens.is_none(), true, meter);
             if outcome.is_err() && level == 1 {
-                outcome = refine_from(source, &initial, options.lens.is_none(), meter);
+                outcome = refine_from(source, &initial, options.lens.is_none(), false, meter);
             }
             match outcome {
                 Ok(located) => {
@@ -209,7 +213,7 @@ fn search(gray: &GrayImage, options: &LocateOptions, base_lens: LensDistortion, 
 pub fn refine_gray(gray: &GrayImage, previous: &GridGeometry) -> Result<Located, LocateError> {
     let meter = WorkMeter::new(&WorkLimit::default());
     let work = working(gray, &meter);
-    let refined = refine_from(&work, previous, false, &meter);
+    let refined = refine_from(&work, previous, false, false, &meter);
     meter.check()?;
     refined
 }
@@ -238,10 +242,15 @@ fn work_to_full(work: &Working, h: &Matrix3<f64>) -> Matrix3<f64> {
     Matrix3::new(k, 0.0, off, 0.0, k, off, 0.0, 0.0, 1.0) * h
 }
 
+/// Refines a first lattice on `work` (see [`refine`]); `count_crossings` lets the crossings
+/// beyond the 19 lines choose the extent ([`extent`]). Not on the half-size copy, where they
+/// are too coarse to count: there they moved a grid by a line on goban-watcher-dev game 2, and
+/// not for tracking, whose previous grid is already right.
 fn refine_from(
     work: &Working,
     initial: &GridGeometry,
     estimate_lens: bool,
+    count_crossings: bool,
     meter: &WorkMeter,
 ) -> Result<Located, LocateError> {
     let mut geom = initial.clone();
@@ -255,11 +264,24 @@ fn refine_from(
             return Err(LocateError::NoBoard(format!("only {} grid intersections seen", found.len())));
         };
         geom = f.geometry.clone();
-        // Fix an off-by-one extent while the search radius still forgives it.
+        // Fix a wrong extent while the search radius still forgives it. On the second pass (the
+        // lattice good to a fraction of a cell by then) the crossings beyond the 19 lines decide
+        // first: a lattice several lines off (on the table's grain, the board's side face) has
+        // fewer crossings than the board beside it. The line evidence then moves one or two
+        // lines, never giving crossings away.
         if pass <= 1 {
+            let crossings = (pass == 1 && count_crossings).then(|| extent::CrossingMap::measure(work, &geom, EXTENT_REACH, meter));
+            if let Some(c) = &crossings {
+                let (dc, dr) = (c.decisive_shift(true), c.decisive_shift(false));
+                if dc != 0 || dr != 0 {
+                    geom = refine::reindex(&geom, &refine::translation(f64::from(dc), f64::from(dr)));
+                    continue;
+                }
+            }
             let (dc, dr, contrast) = refine::best_extent(work, &geom, 2, meter);
             extent_contrast = contrast;
-            if dc != 0 || dr != 0 {
+            let keeps_crossings = crossings.as_ref().is_none_or(|c| c.window(dc, dr) >= c.window(0, 0));
+            if (dc != 0 || dr != 0) && keeps_crossings {
                 geom = refine::reindex(&geom, &refine::translation(f64::from(dc), f64::from(dr)));
                 continue;
             }

@@ -162,50 +162,58 @@ pub(crate) fn find_intersections(
     radius_cells: f64,
     meter: &WorkMeter,
 ) -> Vec<FoundIntersection> {
-    let (width, height) = (work.resp.strength.width as f64, work.resp.strength.height as f64);
-    let max_cell = MAX_CELL_FRACTION * width.max(height);
     let mut found = Vec::new();
     for row in 0..BOARD_LINES {
         for col in 0..BOARD_LINES {
             if meter.check().is_err() {
                 return found;
             }
-            let Some(f) = local_frame(work, geom, col as f64, row as f64) else { continue };
-            let cell = f.cell_along_row.min(f.cell_along_col);
-            if cell < 3.0 || f.cell_along_row.max(f.cell_along_col) > max_cell {
-                continue;
+            if let Some(p) = crossing_at(work, geom, col as f64, row as f64, radius_cells, meter) {
+                found.push(FoundIntersection { col, row, pixel: work.to_full(p) });
             }
-            let radius = (radius_cells * cell).max(1.5);
-            let reach = radius + ARM_HALF_LENGTH_CELLS * f.cell_along_row.max(f.cell_along_col);
-            let [x, y] = f.centre;
-            if x < -reach || y < -reach || x > width + reach || y > height + reach {
-                continue;
-            }
-            // The row line runs along `along_row`; the column line along `along_col`.
-            let Some((off_r, _)) =
-                search_line(work, f.centre, f.along_row, ARM_HALF_LENGTH_CELLS * f.cell_along_row, radius, meter)
-            else {
-                continue;
-            };
-            let Some((off_c, _)) =
-                search_line(work, f.centre, f.along_col, ARM_HALF_LENGTH_CELLS * f.cell_along_col, radius, meter)
-            else {
-                continue;
-            };
-            // Solve n_r·d = off_r, n_c·d = off_c for the displacement d.
-            let n_r = [-f.along_row[1], f.along_row[0]];
-            let n_c = [-f.along_col[1], f.along_col[0]];
-            let det = n_r[0] * n_c[1] - n_r[1] * n_c[0];
-            if det.abs() < 0.2 {
-                continue;
-            }
-            let dx = (off_r * n_c[1] - n_r[1] * off_c) / det;
-            let dy = (n_r[0] * off_c - off_r * n_c[0]) / det;
-            let p = [f.centre[0] + dx, f.centre[1] + dy];
-            found.push(FoundIntersection { col, row, pixel: work.to_full(p) });
         }
     }
     found
+}
+
+/// The crossing of the two lines through board point (`col`, `row`) (which may lie beyond the
+/// 19 lines), searched within `radius_cells` of where `geom` puts it, in working pixels; `None`
+/// when either line is not seen there or the point is not searchable (see
+/// [`find_intersections`]).
+pub(crate) fn crossing_at(
+    work: &Working,
+    geom: &GridGeometry,
+    col: f64,
+    row: f64,
+    radius_cells: f64,
+    meter: &WorkMeter,
+) -> Option<[f64; 2]> {
+    let (width, height) = (work.resp.strength.width as f64, work.resp.strength.height as f64);
+    let max_cell = MAX_CELL_FRACTION * width.max(height);
+    let f = local_frame(work, geom, col, row)?;
+    let cell = f.cell_along_row.min(f.cell_along_col);
+    if cell < 3.0 || f.cell_along_row.max(f.cell_along_col) > max_cell {
+        return None;
+    }
+    let radius = (radius_cells * cell).max(1.5);
+    let reach = radius + ARM_HALF_LENGTH_CELLS * f.cell_along_row.max(f.cell_along_col);
+    let [x, y] = f.centre;
+    if x < -reach || y < -reach || x > width + reach || y > height + reach {
+        return None;
+    }
+    // The row line runs along `along_row`; the column line along `along_col`.
+    let (off_r, _) = search_line(work, f.centre, f.along_row, ARM_HALF_LENGTH_CELLS * f.cell_along_row, radius, meter)?;
+    let (off_c, _) = search_line(work, f.centre, f.along_col, ARM_HALF_LENGTH_CELLS * f.cell_along_col, radius, meter)?;
+    // Solve n_r·d = off_r, n_c·d = off_c for the displacement d.
+    let n_r = [-f.along_row[1], f.along_row[0]];
+    let n_c = [-f.along_col[1], f.along_col[0]];
+    let det = n_r[0] * n_c[1] - n_r[1] * n_c[0];
+    if det.abs() < 0.2 {
+        return None;
+    }
+    let dx = (off_r * n_c[1] - n_r[1] * off_c) / det;
+    let dy = (n_r[0] * off_c - off_r * n_c[0]) / det;
+    Some([f.centre[0] + dx, f.centre[1] + dy])
 }
 
 /// A fitted grid and the evidence behind it.
