@@ -11,12 +11,12 @@
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 use crate::engine::Clock;
-use crate::sources::deliver;
+use crate::sources::{deliver, disable_camera, supervise, Restarts};
 use crate::table::TableHandle;
 
 /// No frame for this long: the stream is taken as dropped and ffmpeg is restarted.
@@ -302,23 +302,18 @@ pub async fn run_rtsp(
     max_frame: usize,
 ) {
     if let Err(err) = options.validate() {
-        tracing::error!(table = %table.id, %err, "camera disabled");
-        table.camera_failed(&format!("camera disabled: {err}"));
-        return;
+        return disable_camera(&table, &err);
     }
-    let mut backoff = Duration::from_millis(250);
-    loop {
-        let started = Instant::now();
-        let (frames, end) = run_once(&options, &table, clock.as_ref(), max_frame).await;
-        if started.elapsed() > HEALTHY_RUN {
-            backoff = Duration::from_millis(250);
+    let restarts = Restarts { max: MAX_BACKOFF, healthy_run: HEALTHY_RUN };
+    supervise(&table, restarts, || {
+        let (options, table, clock) = (options.clone(), Arc::clone(&table), Arc::clone(&clock));
+        async move {
+            let (frames, end) = run_once(&options, &table, clock.as_ref(), max_frame).await;
+            tracing::warn!(table = %table.id, frames, reason = %end, "RTSP stream stopped; restarting");
+            format!("RTSP stream stopped ({end}); reconnecting")
         }
-        tracing::warn!(table = %table.id, frames, reason = %end, "RTSP stream stopped; restarting");
-        // Shown on the dashboard until the next good frame.
-        table.camera_failed(&format!("RTSP stream stopped ({end}); reconnecting"));
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(MAX_BACKOFF);
-    }
+    })
+    .await;
 }
 
 #[cfg(test)]

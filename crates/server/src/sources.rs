@@ -328,36 +328,68 @@ async fn pull_mjpeg_once(
     }
 }
 
+/// A camera whose configuration cannot be used stays off; the hall shows why.
+pub(crate) fn disable_camera(table: &TableHandle, err: &dyn std::fmt::Display) {
+    tracing::error!(table = %table.id, %err, "camera disabled");
+    table.camera_failed(&format!("camera disabled: {err}"));
+}
+
+/// How a stream camera is restarted: waits doubling from 250 ms up to `max`, back to 250 ms
+/// after a run that lasted `healthy_run`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Restarts {
+    /// The longest wait between two runs.
+    pub max: Duration,
+    /// A run this long was healthy: the next wait starts short again.
+    pub healthy_run: Duration,
+}
+
+/// Runs a stream camera forever: `run` until it ends (it says why, for the hall), then a wait
+/// by `restarts`, then again. Shared by the MJPEG and RTSP cameras.
+pub(crate) async fn supervise<F, Fut>(table: &TableHandle, restarts: Restarts, mut run: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = String>,
+{
+    let first = Duration::from_millis(250);
+    let mut backoff = first;
+    loop {
+        let started = Instant::now();
+        let why = run().await;
+        // Shown on the dashboard until the next good frame.
+        table.camera_failed(&why);
+        if started.elapsed() > restarts.healthy_run {
+            backoff = first;
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(restarts.max);
+    }
+}
+
 /// Pulls an MJPEG stream forever, reconnecting with backoff.
 pub async fn run_mjpeg(url: String, table: Arc<TableHandle>, clock: Arc<dyn Clock>, max_frame: usize) {
     let parsed = match HttpUrl::parse(&url) {
         Ok(u) => u,
-        Err(err) => {
-            tracing::error!(table = %table.id, %err, "camera disabled");
-            table.camera_failed(&format!("camera disabled: {err}"));
-            return;
-        }
+        Err(err) => return disable_camera(&table, &err),
     };
-    let mut backoff = Duration::from_millis(250);
-    loop {
-        let started = Instant::now();
-        // The message names no URL: it may hold the camera's password.
-        match pull_mjpeg_once(&parsed, &table, clock.as_ref(), max_frame).await {
-            Ok(()) => {
-                tracing::info!(table = %table.id, "MJPEG stream ended; reconnecting");
-                table.camera_failed("MJPEG stream ended; reconnecting");
-            }
-            Err(err) => {
-                tracing::warn!(table = %table.id, %err, "MJPEG stream failed; reconnecting");
-                table.camera_failed(&format!("MJPEG stream: {err}"));
+    let restarts = Restarts { max: MAX_BACKOFF, healthy_run: Duration::from_secs(30) };
+    supervise(&table, restarts, || {
+        let (parsed, table, clock) = (parsed.clone(), Arc::clone(&table), Arc::clone(&clock));
+        async move {
+            // The message names no URL: it may hold the camera's password.
+            match pull_mjpeg_once(&parsed, &table, clock.as_ref(), max_frame).await {
+                Ok(()) => {
+                    tracing::info!(table = %table.id, "MJPEG stream ended; reconnecting");
+                    "MJPEG stream ended; reconnecting".to_owned()
+                }
+                Err(err) => {
+                    tracing::warn!(table = %table.id, %err, "MJPEG stream failed; reconnecting");
+                    format!("MJPEG stream: {err}")
+                }
             }
         }
-        if started.elapsed() > Duration::from_secs(30) {
-            backoff = Duration::from_millis(250);
-        }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(MAX_BACKOFF);
-    }
+    })
+    .await;
 }
 
 async fn pull_snapshot_once(url: &HttpUrl, max_frame: usize) -> Result<Vec<u8>, SourceError> {
@@ -390,11 +422,7 @@ pub async fn run_snapshot(
 ) {
     let parsed = match HttpUrl::parse(&url) {
         Ok(u) => u,
-        Err(err) => {
-            tracing::error!(table = %table.id, %err, "camera disabled");
-            table.camera_failed(&format!("camera disabled: {err}"));
-            return;
-        }
+        Err(err) => return disable_camera(&table, &err),
     };
     let mut ticker = tokio::time::interval(interval.max(Duration::from_millis(20)));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
