@@ -21,6 +21,13 @@ pub(crate) struct Capsule {
     pub palm: bool,
 }
 
+impl Capsule {
+    /// A capsule of bare skin (no nail, not a palm bar).
+    fn skin(a: V3, b: V3, radius: f64) -> Self {
+        Capsule { a, b, radius, sleeve: false, nail: false, palm: false }
+    }
+}
+
 /// One hand ready for ray tests.
 #[derive(Debug, Clone)]
 pub(crate) struct HandGeometry {
@@ -67,30 +74,10 @@ impl HandGeometry {
         let at = |fu: f64, fs: f64, fz: f64| {
             add(add(add(tip, scale(u, fu)), scale(s, fs)), scale(z, fz))
         };
-        let skin = |a: V3, b: V3, radius: f64| Capsule {
-            a,
-            b,
-            radius,
-            sleeve: false,
-            nail: false,
-            palm: false,
-        };
-        let tip = |a: V3, b: V3, radius: f64| Capsule {
-            a,
-            b,
-            radius,
-            sleeve: false,
-            nail: true,
-            palm: false,
-        };
-        let palm = |a: V3, b: V3, radius: f64| Capsule {
-            a,
-            b,
-            radius,
-            sleeve: false,
-            nail: false,
-            palm: true,
-        };
+        let skin = Capsule::skin;
+        let tip = |a: V3, b: V3, radius: f64| Capsule { nail: true, ..Capsule::skin(a, b, radius) };
+        let palm = |a: V3, b: V3, radius: f64| Capsule { palm: true, ..Capsule::skin(a, b, radius) };
+        let sleeve = |a: V3, b: V3, radius: f64| Capsule { sleeve: true, ..Capsule::skin(a, b, radius) };
         let knuckle = |fs: f64| at(-62.0, fs, 22.0);
         let mut capsules = vec![
             // Index finger: knuckle, middle joint, tip.
@@ -118,22 +105,8 @@ impl HandGeometry {
             skin(at(-140.0, 0.0, 42.0), at(-200.0, 0.0, 62.0), 27.0),
         ];
         // Sleeve: from just above the wrist to the elbow and beyond, rising toward the player.
-        capsules.push(Capsule {
-            a: at(-195.0, 0.0, 62.0),
-            b: at(-520.0, 0.0, 200.0),
-            radius: 40.0,
-            sleeve: true,
-            nail: false,
-            palm: false,
-        });
-        capsules.push(Capsule {
-            a: at(-520.0, 0.0, 200.0),
-            b: at(-900.0, 0.0, 330.0),
-            radius: 46.0,
-            sleeve: true,
-            nail: false,
-            palm: false,
-        });
+        capsules.push(sleeve(at(-195.0, 0.0, 62.0), at(-520.0, 0.0, 200.0), 40.0));
+        capsules.push(sleeve(at(-520.0, 0.0, 200.0), at(-900.0, 0.0, 330.0), 46.0));
         let held = hand.holding.and_then(|stone| match stone {
             Stone::BLACK => Some((at(4.0, 0.0, -6.0), true)),
             Stone::WHITE => Some((at(4.0, 0.0, -6.0), false)),

@@ -95,26 +95,26 @@ fn gaussian_blur(colour: &mut [[f32; 3]], w: usize, h: usize, sigma: f32) {
     let sum: f32 = kernel.iter().sum();
     kernel.iter_mut().for_each(|k| *k /= sum);
     let mut tmp = vec![[0f32; 3]; w * h];
+    blur_pass(colour, &mut tmp, w, h, &kernel, true);
+    blur_pass(&tmp, colour, w, h, &kernel, false);
+}
+
+/// One pass of a separable blur, along rows (`along_x`) or columns, edges clamped: `kernel` has
+/// an odd length, its middle tap on the pixel itself.
+fn blur_pass(src: &[[f32; 3]], dst: &mut [[f32; 3]], w: usize, h: usize, kernel: &[f32], along_x: bool) {
+    let radius = (kernel.len() / 2) as i64;
     for y in 0..h {
         for x in 0..w {
             let mut acc = [0f32; 3];
             for (i, k) in kernel.iter().enumerate() {
-                let sx = (x as i64 + i as i64 - radius).clamp(0, w as i64 - 1) as usize;
-                let p = colour[y * w + sx];
+                let p = if along_x {
+                    src[y * w + (x as i64 + i as i64 - radius).clamp(0, w as i64 - 1) as usize]
+                } else {
+                    src[(y as i64 + i as i64 - radius).clamp(0, h as i64 - 1) as usize * w + x]
+                };
                 acc = [acc[0] + p[0] * k, acc[1] + p[1] * k, acc[2] + p[2] * k];
             }
-            tmp[y * w + x] = acc;
-        }
-    }
-    for y in 0..h {
-        for x in 0..w {
-            let mut acc = [0f32; 3];
-            for (i, k) in kernel.iter().enumerate() {
-                let sy = (y as i64 + i as i64 - radius).clamp(0, h as i64 - 1) as usize;
-                let p = tmp[sy * w + x];
-                acc = [acc[0] + p[0] * k, acc[1] + p[1] * k, acc[2] + p[2] * k];
-            }
-            colour[y * w + x] = acc;
+            dst[y * w + x] = acc;
         }
     }
 }
