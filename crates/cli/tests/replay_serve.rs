@@ -18,6 +18,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
+
+// The server's own test helpers (its HTTP client among them), shared rather than copied.
+#[path = "../../server/tests/common/mod.rs"]
+mod common;
 use tengen_referee::{Event, EventKind};
 use tengen_server::engine::{Clock, Engines};
 
@@ -158,7 +162,7 @@ fn serve(frames: &Path, extra: &[&str]) -> Outcome {
             let before = table.metrics.latency.count();
             let bytes = std::fs::read(file).unwrap();
             let mime = if file.extension().is_some_and(|e| e.eq_ignore_ascii_case("png")) { "image/png" } else { "image/jpeg" };
-            let (status, body) = http(server.addr, "POST", "/api/tables/1/frames", &[("Authorization", &format!("Bearer {CAMERA}")), ("Content-Type", mime)], &bytes).await;
+            let (status, _, body) = common::http(server.addr, "POST", "/api/tables/1/frames", &[("Authorization", &format!("Bearer {CAMERA}")), ("Content-Type", mime)], &bytes).await;
             assert_eq!(status, 202, "{}", String::from_utf8_lossy(&body));
             // One frame at a time, in order: the next is posted when this one is processed.
             let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
@@ -167,7 +171,7 @@ fn serve(frames: &Path, extra: &[&str]) -> Outcome {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         }
-        let (status, body) = http(server.addr, "GET", "/api/events?table=1&limit=1000", &[], b"").await;
+        let (status, _, body) = common::http(server.addr, "GET", "/api/events?table=1&limit=1000", &[], b"").await;
         assert_eq!(status, 200);
         let page: Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(page["more"], false, "all events on one page");
@@ -179,44 +183,12 @@ fn serve(frames: &Path, extra: &[&str]) -> Outcome {
             .filter(|e| e["detail"].get("schema").is_some())
             .map(|e| event_of(e["detail"].clone()))
             .collect();
-        let (status, sgf) = http(server.addr, "GET", "/api/tables/1/sgf", &[], b"").await;
+        let (status, _, sgf) = common::http(server.addr, "GET", "/api/tables/1/sgf", &[], b"").await;
         assert_eq!(status, 200);
         server.shutdown_now();
         let _ = std::fs::remove_dir_all(data);
         Outcome { events, record: record_of(&sgf) }
     })
-}
-
-/// A minimal HTTP/1.1 exchange on a fresh connection (`Connection: close`).
-async fn http(addr: std::net::SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, Vec<u8>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
-    for (k, v) in headers {
-        request.push_str(&format!("{k}: {v}\r\n"));
-    }
-    request.push_str("\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    stream.write_all(body).await.unwrap();
-    let mut response = Vec::new();
-    tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut response)).await.expect("answer in time").unwrap();
-    let split = response.windows(4).position(|w| w == b"\r\n\r\n").expect("a head");
-    let head = String::from_utf8_lossy(&response[..split]).to_string();
-    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let mut body = response[split + 4..].to_vec();
-    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-        let (mut data, mut out) = (&body[..], Vec::new());
-        while let Some(end) = data.windows(2).position(|w| w == b"\r\n") {
-            let size = usize::from_str_radix(std::str::from_utf8(&data[..end]).unwrap().trim(), 16).unwrap_or(0);
-            if size == 0 {
-                break;
-            }
-            out.extend_from_slice(&data[end + 2..end + 2 + size]);
-            data = &data[end + 4 + size..];
-        }
-        body = out;
-    }
-    (status, body)
 }
 
 fn assert_same(name: &str, replayed: &Outcome, served: &Outcome) {
