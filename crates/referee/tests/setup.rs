@@ -56,17 +56,14 @@ fn an_even_game_starts_on_the_empty_board_with_black() {
     assert!(infractions(&t.events).is_empty());
 }
 
+/// Five black stones on the first board (the service's bug report).
+const FIVE_BLACK: [(&str, char); 5] = [("Q16", 'X'), ("D4", 'X'), ("Q4", 'X'), ("D16", 'X'), ("K10", 'X')];
+
 #[test]
 fn stones_present_at_the_start_of_an_even_game_are_one_alert_not_moves() {
     // The service's bug: five black stones on the first frame became five moves and four
     // double-move alerts.
-    let stones = [
-        ("Q16", 'X'),
-        ("D4", 'X'),
-        ("Q4", 'X'),
-        ("D16", 'X'),
-        ("K10", 'X'),
-    ];
+    let stones = FIVE_BLACK;
     let (mut t, ev) = table_first_seeing(StartPosition::Even, &stones);
     assert_eq!(kinds(&ev)[0], EventKind::Start);
     assert!(moves(&ev).is_empty(), "no moves: {:?}", moves(&ev));
@@ -237,13 +234,7 @@ fn handicap_stones_off_the_standard_points_are_for_the_arbiter() {
 
 #[test]
 fn adopting_the_board_as_found_takes_any_stones_as_the_start() {
-    let stones = [
-        ("Q16", 'X'),
-        ("D4", 'X'),
-        ("Q4", 'X'),
-        ("D16", 'X'),
-        ("K10", 'X'),
-    ];
+    let stones = FIVE_BLACK;
     let (t, ev) = table_first_seeing(StartPosition::AdoptFirstBoard, &stones);
     assert_eq!(kinds(&ev), vec![EventKind::Start]);
     assert!(infractions(&ev).is_empty());

@@ -7,7 +7,6 @@
 //! data is absent).
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use goban::rules::game::Game as PeerGame;
@@ -15,25 +14,11 @@ use goban::rules::{GobanSizes, IllegalRules, Move as PeerMove, Rule, CHINESE};
 use tengen_rules::{Game, Move};
 use tengen_sgf::{check_game, read_collection, GameRecord};
 
-const ROUNDS: usize = 5;
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::sgf_files;
 
-fn sgf_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x.eq_ignore_ascii_case("sgf")) {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
+const ROUNDS: usize = 5;
 
 /// Best of `ROUNDS` timings of `f`, which returns the number of moves it replayed.
 fn best_of(mut f: impl FnMut() -> usize) -> (Duration, usize) {
@@ -101,7 +86,7 @@ fn rate(moves: usize, t: Duration) -> f64 {
 }
 
 fn main() -> anyhow::Result<()> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/games/ai");
+    let dir = common::ai_dir();
     if !dir.is_dir() {
         println!("SKIP: {} absent", dir.display());
         return Ok(());

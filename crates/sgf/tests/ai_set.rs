@@ -4,31 +4,11 @@
 //! alternation, and every file readable. Passes with one line when the data is absent.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use tengen_sgf::{check_game, read_collection, FindingKind};
 
-fn ai_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/games/ai")
-}
-
-fn sgf_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x.eq_ignore_ascii_case("sgf")) {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
+mod common;
+use common::{ai_dir, sgf_files};
 
 #[test]
 fn ai_set_replays_with_the_documented_findings() -> anyhow::Result<()> {
