@@ -189,6 +189,19 @@ async fn read_json<T: serde::de::DeserializeOwned>(headers: &HeaderMap, body: Bo
         .map_err(|e| Error::bad_request("bad_json", format!("bad JSON: {e}")))
 }
 
+/// An arbiter's JSON request to a table: the table first (an unknown one is 404 whoever asks),
+/// then the arbiter's token, then the body.
+async fn arbiter_json<'h, T: serde::de::DeserializeOwned>(
+    hub: &'h Hub,
+    id: &str,
+    headers: &HeaderMap,
+    body: Body,
+) -> ApiResult<(&'h Arc<TableHandle>, T)> {
+    let table = table(hub, id)?;
+    check_token(headers, &[hub.arbiter_token.as_str()])?;
+    Ok((table, read_json(headers, body, hub.body_timeout).await?))
+}
+
 async fn healthz(State(hub): State<AppState>) -> Response {
     match hub.store.last_event_id().await {
         Ok(last) => Json(Health::Ok {
@@ -323,9 +336,7 @@ async fn post_arbiter(
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Json<ArbiterReply>> {
-    let table = table(&hub, &id)?;
-    check_token(&headers, &[hub.arbiter_token.as_str()])?;
-    let action: ArbiterAction = read_json(&headers, body, hub.body_timeout).await?;
+    let (table, action): (_, ArbiterAction) = arbiter_json(&hub, &id, &headers, body).await?;
     validate_action(&action)?;
     let events = table.arbiter(action).await?;
     Ok(Json(ArbiterReply { events }))
@@ -409,9 +420,7 @@ async fn put_calibration(
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Json<Calibration>> {
-    let table = table(&hub, &id)?;
-    check_token(&headers, &[hub.arbiter_token.as_str()])?;
-    let body: CalibrationBody = read_json(&headers, body, hub.body_timeout).await?;
+    let (table, body): (_, CalibrationBody) = arbiter_json(&hub, &id, &headers, body).await?;
     let Some(corners) = body.corners else {
         return Err(Error::unprocessable("invalid_calibration", "\"corners\" is required: four [x, y] pixel pairs, or null to clear the calibration"));
     };
