@@ -425,6 +425,32 @@ pub(crate) fn alternation_balance(work: &Working, geom: &GridGeometry) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// How much of the line response on each family's 19 lines runs along them: the mean oriented
+/// evidence over the mean of all evidence there, for the family where that is smallest. A
+/// lattice whose "lines" are diagonals of the board's (they pass through crossings too) scores
+/// near 0 on that family.
+pub(crate) fn oriented_share(work: &Working, geom: &GridGeometry) -> f64 {
+    let last = (BOARD_LINES - 1) as f64;
+    [true, false]
+        .into_iter()
+        .map(|columns| {
+            let (mut oriented, mut all) = (0.0, 0.0);
+            for k in 0..BOARD_LINES {
+                for i in 0..36 {
+                    let t = 0.25 + 0.5 * f64::from(i);
+                    if t >= last {
+                        continue;
+                    }
+                    let (c, r) = if columns { (k as f64, t) } else { (t, k as f64) };
+                    oriented += oriented_evidence(work, geom, columns, c, r).unwrap_or(0.0);
+                    all += point_evidence(work, geom, columns, c, r, 0.0).unwrap_or(0.0);
+                }
+            }
+            if all > 0.0 { oriented / all } else { 0.0 }
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
 pub(crate) fn translation(dc: f64, dr: f64) -> Matrix3<f64> {
     Matrix3::new(1.0, 0.0, dc, 0.0, 1.0, dr, 0.0, 0.0, 1.0)
 }
@@ -506,4 +532,35 @@ pub(crate) fn orient_upright(geom: &GridGeometry) -> GridGeometry {
         p *= rot;
     }
     best.map_or_else(|| geom.clone(), |(_, g)| g)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use image::{GrayImage, Luma};
+
+    /// A light board with dark 2-pixel lines on a 19×19 grid of 30-pixel cells, and its grid.
+    fn drawn_board() -> (GrayImage, GridGeometry) {
+        let (cell, origin) = (30.0, 50.0);
+        let img = GrayImage::from_fn(640, 640, |x, y| {
+            let (u, v) = ((f64::from(x) - origin) / cell, (f64::from(y) - origin) / cell);
+            let inside = |t: f64| (-0.05..=18.05).contains(&t);
+            let near = |t: f64| (t - t.round()).abs() * cell < 1.0 && inside(t);
+            if (near(u) && inside(v)) || (near(v) && inside(u)) { Luma([50]) } else { Luma([200]) }
+        });
+        let h = [[cell, 0.0, origin], [0.0, cell, origin], [0.0, 0.0, 1.0]];
+        (img, GridGeometry { homography: h, lens: LensDistortion::none(640, 640) })
+    }
+
+    #[test]
+    fn a_lattice_of_diagonals_has_little_oriented_line_evidence() {
+        let (img, truth) = drawn_board();
+        let work = super::super::working(&img, &WorkMeter::unlimited());
+        // Board (c, r) → (c + r, r): every crossing is still a crossing of this lattice, but its
+        // "columns" run diagonally across the board's cells.
+        let diagonals = reindex(&truth, &Matrix3::new(1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0));
+        let (right, sheared) = (oriented_share(&work, &truth), oriented_share(&work, &diagonals));
+        assert!(right > 0.5, "the board's own lattice: {right:.2}");
+        assert!(sheared < 0.15, "a lattice of diagonals: {sheared:.2}");
+    }
 }
