@@ -296,15 +296,20 @@ fn mean(values: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
+/// The board points (c, r) sampled along line `index` of one family (`columns`: line col =
+/// index): every half cell between the outermost perpendicular lines, starting a quarter cell in.
+fn samples_along(columns: bool, index: f64) -> impl Iterator<Item = (f64, f64)> {
+    let last = (BOARD_LINES - 1) as f64;
+    (0..36)
+        .map(|i| 0.25 + 0.5 * f64::from(i))
+        .filter(move |&t| t < last)
+        .map(move |t| if columns { (index, t) } else { (t, index) })
+}
+
 /// Mean line strength along board line `index` of one family (`columns`: line col = index),
 /// sampled between the outermost perpendicular lines, tolerating ±1 working pixel.
 pub(crate) fn line_evidence(work: &Working, geom: &GridGeometry, columns: bool, index: f64, board_level: f32) -> f64 {
-    let last = (BOARD_LINES - 1) as f64;
-    mean((0..36).filter_map(|i| {
-        let t = 0.25 + 0.5 * f64::from(i);
-        let (c, r) = if columns { (index, t) } else { (t, index) };
-        (t < last).then(|| point_evidence(work, geom, columns, c, r, board_level)).flatten()
-    }))
+    mean(samples_along(columns, index).filter_map(|(c, r)| point_evidence(work, geom, columns, c, r, board_level)))
 }
 
 /// Median brightness of the board at cell centres inside the grid.
@@ -401,17 +406,14 @@ fn oriented_evidence(work: &Working, geom: &GridGeometry, columns: bool, c: f64,
 /// middle of cells, a trap on crowded boards whose rows of stones look like lines) scores far
 /// below 1.
 pub(crate) fn alternation_balance(work: &Working, geom: &GridGeometry) -> f64 {
-    let last = (BOARD_LINES - 1) as f64;
     [true, false]
         .into_iter()
         .map(|columns| {
             let (mut even, mut odd) = (0.0, 0.0);
             for k in 0..BOARD_LINES {
-                let e = mean((0..36).filter_map(|i| {
-                    let t = 0.25 + 0.5 * f64::from(i);
-                    let (c, r) = if columns { (k as f64, t) } else { (t, k as f64) };
-                    (t < last).then(|| oriented_evidence(work, geom, columns, c, r)).flatten()
-                }));
+                let e = mean(
+                    samples_along(columns, k as f64).filter_map(|(c, r)| oriented_evidence(work, geom, columns, c, r)),
+                );
                 if k % 2 == 0 {
                     even += e;
                 } else {
@@ -430,21 +432,13 @@ pub(crate) fn alternation_balance(work: &Working, geom: &GridGeometry) -> f64 {
 /// lattice whose "lines" are diagonals of the board's (they pass through crossings too) scores
 /// near 0 on that family.
 pub(crate) fn oriented_share(work: &Working, geom: &GridGeometry) -> f64 {
-    let last = (BOARD_LINES - 1) as f64;
     [true, false]
         .into_iter()
         .map(|columns| {
             let (mut oriented, mut all) = (0.0, 0.0);
-            for k in 0..BOARD_LINES {
-                for i in 0..36 {
-                    let t = 0.25 + 0.5 * f64::from(i);
-                    if t >= last {
-                        continue;
-                    }
-                    let (c, r) = if columns { (k as f64, t) } else { (t, k as f64) };
-                    oriented += oriented_evidence(work, geom, columns, c, r).unwrap_or(0.0);
-                    all += point_evidence(work, geom, columns, c, r, 0.0).unwrap_or(0.0);
-                }
+            for (c, r) in (0..BOARD_LINES).flat_map(|k| samples_along(columns, k as f64)) {
+                oriented += oriented_evidence(work, geom, columns, c, r).unwrap_or(0.0);
+                all += point_evidence(work, geom, columns, c, r, 0.0).unwrap_or(0.0);
             }
             if all > 0.0 { oriented / all } else { 0.0 }
         })
