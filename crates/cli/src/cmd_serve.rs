@@ -40,6 +40,13 @@ pub struct ServeArgs {
     /// File whose first line is the camera token.
     #[arg(long, conflicts_with = "camera_token")]
     camera_token_file: Option<PathBuf>,
+    /// Join a hall of nodes on NATS JetStream, e.g. nats://10.0.0.1:4222 (docs/cluster.md): the
+    /// tables' logs live in the hall's stream and each table is analysed by one node.
+    #[arg(long, requires = "node")]
+    nats: Option<String>,
+    /// This node's name in the hall (with --nats): letters, digits, '-' and '_'.
+    #[arg(long, requires = "nats")]
+    node: Option<String>,
     /// Play every sample sequence as a live camera on its own table, looping (each finished
     /// game held until its alerts are decided, at most --demo-hold seconds), beside table `1`
     /// that waits for your own camera.
@@ -144,6 +151,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(token) = token(args.camera_token, args.camera_token_file.as_deref(), "TENGEN_CAMERA_TOKEN", "camera-token")? {
         config.camera_token = Some(token);
     }
+    if let (Some(nats), Some(node)) = (args.nats, args.node) {
+        let (lease_ttl_secs, replicas) = config.cluster.as_ref().map_or((3.0, 1), |c| (c.lease_ttl_secs, c.replicas));
+        config.cluster = Some(tengen_server::config::ClusterConfig { nats, node, lease_ttl_secs, replicas });
+    }
     if args.demo {
         let samples = match &args.samples {
             Some(dir) => dir.clone(),
@@ -199,7 +210,16 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             Some(_) => println!("tengen: camera token: (from the configuration)"),
             None => println!("tengen: camera token: {}", server.camera_token),
         }
-        println!("tengen: log: {}", server.hub.store.path().display());
+        match &server.hub.cluster {
+            Some(hall) => println!(
+                "tengen: node {} of the hall on NATS ({}), owning tables {}; its SQLite mirror: {}",
+                hall.node,
+                hall.connection_state(),
+                hall.owned_tables().join(", "),
+                server.hub.store.path().display()
+            ),
+            None => println!("tengen: log: {}", server.hub.store.path().display()),
+        }
         let posting: Vec<&str> =
             config.tables.iter().filter(|t| matches!(t.camera, CameraConfig::Post)).map(|t| t.id.as_str()).collect();
         let pulled: Vec<&str> =

@@ -57,6 +57,8 @@ pub struct Hub {
     pub started: Instant,
     /// The HTTPS port (phone cameras), when the service serves HTTPS.
     pub https_port: Option<u16>,
+    /// The hall this node belongs to (cluster mode).
+    pub cluster: Option<Arc<crate::cluster::Cluster>>,
 }
 
 pub(crate) type ApiResult<T> = Result<T, Error>;
@@ -208,6 +210,7 @@ async fn healthz(State(hub): State<AppState>) -> Response {
             tables: hub.tables.len(),
             last_event_id: last,
             uptime_secs: hub.started.elapsed().as_secs(),
+            cluster: hub.cluster.as_ref().map(|hall| hall.health()),
         })
         .into_response(),
         Err(err) => (

@@ -82,9 +82,37 @@ pub struct Config {
     /// The ffmpeg program RTSP cameras are read with (Debian package `ffmpeg`).
     #[serde(default = "default_ffmpeg")]
     pub ffmpeg: PathBuf,
+    /// Join a hall of nodes on NATS JetStream (absent: one process, its own SQLite log).
+    #[serde(default)]
+    pub cluster: Option<ClusterConfig>,
     /// The tables.
     #[serde(default, rename = "table")]
     pub tables: Vec<TableConfig>,
+}
+
+/// Cluster mode: the tables' logs are JetStream streams and each table is analysed by the node
+/// holding its lease (see docs/cluster.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterConfig {
+    /// The NATS server(s), e.g. `nats://10.0.0.1:4222` (several separated by commas).
+    pub nats: String,
+    /// This node's name, unique in the hall (letters, digits, `-` and `_`).
+    pub node: String,
+    /// Seconds a table's lease lives without renewal: a dead node's tables move after this.
+    #[serde(default = "default_lease_ttl")]
+    pub lease_ttl_secs: f64,
+    /// Replicas of the streams and buckets this node creates (1 on one NATS server, 3 on a
+    /// three-server NATS cluster).
+    #[serde(default = "default_replicas")]
+    pub replicas: usize,
+}
+
+fn default_lease_ttl() -> f64 {
+    3.0
+}
+fn default_replicas() -> usize {
+    1
 }
 
 /// One table: a board, a camera, a game at a time.
@@ -251,6 +279,7 @@ impl Default for Config {
             https_listen: None,
             tls_cert: None,
             tls_key: None,
+            cluster: None,
             tables,
         }
     }
@@ -273,6 +302,20 @@ impl Config {
 
     /// Checks ids, numbers and calibrations.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(cluster) = &self.cluster {
+            if !valid_table_id(&cluster.node) {
+                return Err(ConfigError::Invalid(format!(
+                    "node name {:?}: use 1-32 letters, digits, '-' or '_'",
+                    cluster.node
+                )));
+            }
+            if !(1.0..=600.0).contains(&cluster.lease_ttl_secs) {
+                return Err(ConfigError::Invalid("cluster lease_ttl_secs is 1 to 600".into()));
+            }
+            if !(1..=5).contains(&cluster.replicas) {
+                return Err(ConfigError::Invalid("cluster replicas is 1 to 5".into()));
+            }
+        }
         let mut seen = std::collections::HashSet::new();
         for table in &self.tables {
             if !valid_table_id(&table.id) {

@@ -580,6 +580,9 @@ pub enum Health {
         last_event_id: i64,
         /// Seconds since the start.
         uptime_secs: u64,
+        /// This node's part of the hall (cluster mode).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cluster: Option<ClusterHealth>,
     },
     /// The store does not answer.
     Error {
@@ -588,6 +591,25 @@ pub enum Health {
         /// How.
         message: String,
     },
+}
+
+/// A node's part of the hall, in `/healthz` (cluster mode).
+#[derive(Debug, Serialize)]
+pub struct ClusterHealth {
+    /// The node's name.
+    pub node: String,
+    /// The NATS connection: `connected`, `pending` (reconnecting) or `disconnected`.
+    pub nats: String,
+    /// The tables whose lease it holds.
+    pub owned_tables: Vec<String>,
+    /// Lease renewals so far.
+    pub lease_renewals: u64,
+    /// Tables it took (at start, or from a node that stopped).
+    pub takeovers: u64,
+    /// Leases it found held by another node at renewal.
+    pub leases_lost: u64,
+    /// Records it appended to the hall's log.
+    pub log_appends: u64,
 }
 
 /// Every error's body: `{"error": code, "message": text}`.

@@ -8,6 +8,7 @@ pub mod adapters;
 pub mod api;
 pub mod archive;
 pub mod auth;
+pub mod cluster;
 pub mod config;
 pub mod data_lock;
 pub mod dashboard;
@@ -28,6 +29,7 @@ pub mod sgf;
 pub mod sources;
 pub mod store;
 pub mod table;
+pub mod table_log;
 pub mod tls;
 
 use std::collections::BTreeMap;
@@ -57,6 +59,9 @@ pub enum ServerError {
     /// HTTPS could not be set up (certificate, key).
     #[error(transparent)]
     Tls(#[from] tls::TlsError),
+    /// Cluster mode could not start (NATS unreachable, JetStream refused, a table held elsewhere).
+    #[error(transparent)]
+    Cluster(#[from] cluster::ClusterError),
     /// The address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -128,7 +133,23 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
     std::fs::create_dir_all(&config.data_dir)
         .map_err(|source| store::StoreError::Io { path: config.data_dir.clone(), source })?;
     let lock = data_lock::DataDirLock::acquire(&config.data_dir)?;
-    let store = Store::open(&config.data_dir)?;
+    let (store, log, hall) = match &config.cluster {
+        None => {
+            let store = Store::open(&config.data_dir)?;
+            (store.clone(), table_log::TableLog::local(store), None)
+        }
+        Some(cluster_config) => {
+            let hall = cluster::Cluster::connect(cluster_config).await?;
+            // The node's SQLite mirrors the hall's log of the tables it owns, read afresh from
+            // the stream at each start (the stream is the record; the mirror is rebuilt).
+            let mirror = config.data_dir.join("cluster-mirror");
+            if mirror.exists() {
+                std::fs::remove_dir_all(&mirror).map_err(|source| store::StoreError::Io { path: mirror.clone(), source })?;
+            }
+            let store = Store::open(&mirror)?;
+            (store.clone(), table_log::TableLog::cluster(store, Arc::clone(&hall)), Some(hall))
+        }
+    };
     let arbiter_token = config.arbiter_token.clone().unwrap_or_else(auth::generate_token);
     let camera_token = config.camera_token.clone().unwrap_or_else(auth::generate_token);
     let threads = match config.analysis_threads {
@@ -137,7 +158,7 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
     };
     let (bus, _) = broadcast::channel(1024);
     let shared = table::Shared {
-        store: store.clone(),
+        log,
         bus: bus.clone(),
         engines: engines.clone(),
         analysis_permits: Arc::new(Semaphore::new(threads)),
@@ -152,6 +173,11 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
     };
     let mut tables = BTreeMap::new();
     for table_config in &config.tables {
+        if let Some(hall) = &hall {
+            // A lease left by a dead node runs out after its lifetime; wait that long at most.
+            let wait = Duration::from_secs_f64(config.cluster.as_ref().map_or(3.0, |c| c.lease_ttl_secs) * 2.0 + 1.0);
+            hall.acquire(&table_config.id, wait).await?;
+        }
         let handle = table::start_table(table_config, shared.clone()).await?;
         let clock = Arc::clone(&engines.clock);
         match &table_config.camera {
@@ -202,7 +228,12 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         }
         None => None,
     };
+    if let Some(hall) = &hall {
+        hall.spawn_renewals();
+        tracing::info!(node = %hall.node, tables = hall.owned_tables().len(), "joined the hall");
+    }
     let hub = Arc::new(Hub {
+        cluster: hall,
         tables,
         store,
         bus,

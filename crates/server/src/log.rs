@@ -122,6 +122,11 @@ pub fn encode_observation(observation: &Observation, repeats: bool) -> String {
     serde_json::to_string(&logged).unwrap_or_default()
 }
 
+/// Whether a logged observation text is the short row of a repeat.
+pub fn is_repeat_text(body: &str) -> bool {
+    body == SAME_OBSERVATION
+}
+
 /// The text an arbiter action is logged as.
 pub fn encode_action(action: &ArbiterAction) -> String {
     serde_json::to_string(action).unwrap_or_default()

@@ -47,6 +47,9 @@ pub enum StoreError {
     /// The writer thread has stopped.
     #[error("the store's writer has stopped")]
     Closed,
+    /// The cluster's log (a JetStream stream) refused or failed an append or a read.
+    #[error("cluster log: {0}")]
+    Cluster(String),
     /// The file was written by a newer build (its schema version is higher than this one reads).
     #[error("the log has schema version {found}; this build reads up to {supported}: use a newer tengen")]
     NewerSchema {
@@ -285,6 +288,20 @@ impl Store {
         .await
     }
 
+    /// Records a game made elsewhere under its own id (cluster mode: the node's SQLite mirrors
+    /// the hall's JetStream log, whose game ids are stream sequences).
+    pub async fn import_game(&self, game: GameRow) -> Result<(), StoreError> {
+        self.write(move |conn| {
+            let text = serde_json::to_string(&game.setup).map_err(|e| StoreError::Corrupt { seq: 0, message: e.to_string() })?;
+            conn.execute(
+                "INSERT INTO games (id, table_id, komi, started_ms, black, white, setup) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![game.id, game.table, game.komi, game.started_ms, game.black, game.white, text],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
     /// Records the players' names of a game (both, exactly as given: the caller merges).
     pub async fn set_players(
         &self,
@@ -304,7 +321,14 @@ impl Store {
 
     /// Appends a batch atomically and returns the stored events with their ids.
     pub async fn append(&self, batch: LogBatch) -> Result<Vec<StoredEvent>, StoreError> {
-        self.write(move |conn| append_batch(conn, batch)).await
+        self.write(move |conn| append_batch(conn, batch, None)).await
+    }
+
+    /// Appends a batch whose rows take the sequence numbers `first_seq`, `first_seq + 1`, …
+    /// (cluster mode: numbers derived from the hall's stream, the same on every node, so that
+    /// an event has one id in the whole hall).
+    pub async fn append_numbered(&self, batch: LogBatch, first_seq: i64) -> Result<Vec<StoredEvent>, StoreError> {
+        self.write(move |conn| append_batch(conn, batch, Some(first_seq))).await
     }
 
     /// Saves a table's calibration.
@@ -498,13 +522,13 @@ fn game_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GameRow> {
     })
 }
 
-fn append_batch(conn: &mut Connection, batch: LogBatch) -> Result<Vec<StoredEvent>, StoreError> {
+fn append_batch(conn: &mut Connection, batch: LogBatch, first_seq: Option<i64>) -> Result<Vec<StoredEvent>, StoreError> {
     // Arbiter decisions are worth an fsync each (see the module doc).
     let durable = batch.action.is_some();
     if durable {
         conn.pragma_update(None, "synchronous", "FULL")?;
     }
-    let result = append_in_transaction(conn, batch);
+    let result = append_in_transaction(conn, batch, first_seq);
     if durable {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
     }
@@ -514,21 +538,29 @@ fn append_batch(conn: &mut Connection, batch: LogBatch) -> Result<Vec<StoredEven
 fn append_in_transaction(
     conn: &mut Connection,
     batch: LogBatch,
+    first_seq: Option<i64>,
 ) -> Result<Vec<StoredEvent>, StoreError> {
     let tx = conn.transaction()?;
+    // The rows' numbers when given (NULL: SQLite's next).
+    let mut next_seq = first_seq;
+    let mut seq = move || {
+        let this = next_seq;
+        next_seq = next_seq.map(|s| s + 1);
+        this
+    };
     let LogBatch { table, game, at_ms, observation, observation_repeats, action, events } = batch;
     if let Some(obs) = observation {
         let body = encode_observation(&obs, observation_repeats);
         tx.execute(
-            "INSERT INTO log (table_id, game_id, at_ms, kind, body) VALUES (?1, ?2, ?3, 'observation', ?4)",
-            params![table, game, at_ms, body],
+            "INSERT INTO log (seq, table_id, game_id, at_ms, kind, body) VALUES (?5, ?1, ?2, ?3, 'observation', ?4)",
+            params![table, game, at_ms, body, seq()],
         )?;
     }
     if let Some(action) = action {
         let body = encode_action(&action);
         tx.execute(
-            "INSERT INTO log (table_id, game_id, at_ms, kind, body) VALUES (?1, ?2, ?3, 'arbiter', ?4)",
-            params![table, game, at_ms, body],
+            "INSERT INTO log (seq, table_id, game_id, at_ms, kind, body) VALUES (?5, ?1, ?2, ?3, 'arbiter', ?4)",
+            params![table, game, at_ms, body, seq()],
         )?;
     }
     let mut stored = Vec::with_capacity(events.len());
@@ -536,8 +568,8 @@ fn append_in_transaction(
         let body = serde_json::to_string(&event).unwrap_or_default();
         let has_evidence = evidence.as_ref().is_some_and(|e| e.before.is_some() || e.after.is_some());
         tx.execute(
-            "INSERT INTO log (table_id, game_id, at_ms, kind, body, evidence) VALUES (?1, ?2, ?3, 'event', ?4, ?5)",
-            params![table, game, at_ms, body, has_evidence],
+            "INSERT INTO log (seq, table_id, game_id, at_ms, kind, body, evidence) VALUES (?6, ?1, ?2, ?3, 'event', ?4, ?5)",
+            params![table, game, at_ms, body, has_evidence, seq()],
         )?;
         let id = tx.last_insert_rowid();
         if let Some(evidence) = evidence.filter(|_| has_evidence) {

@@ -18,7 +18,8 @@ use crate::metrics::{Stage, TableMetrics};
 use crate::json::{ArbiterAction, CameraStatus, Detail, GameView, RefereeEvent, ServiceKind, Severity, StoredEvent, TableSummary};
 use crate::model::{GameSetup, Observation, StartPosition};
 use crate::log::RepeatKey;
-use crate::store::{Evidence, GameRow, LogBatch, Store, StoreError};
+use crate::store::{Evidence, GameRow, LogBatch, StoreError};
+use crate::table_log::TableLog;
 
 /// One encoded camera frame.
 #[derive(Debug, Clone)]
@@ -248,8 +249,8 @@ fn player_label(name: Option<&str>, rank: Option<&str>) -> Option<String> {
 /// What every table task shares.
 #[derive(Clone)]
 pub struct Shared {
-    /// The store.
-    pub store: Store,
+    /// The log tables write to (the SQLite store, or the hall's stream mirrored into it).
+    pub log: TableLog,
     /// The bus.
     pub bus: broadcast::Sender<BusMessage>,
     /// Vision, referee, clock.
@@ -275,11 +276,15 @@ pub async fn start_table(
     config: &TableConfig,
     shared: Shared,
 ) -> Result<Arc<TableHandle>, StoreError> {
-    let store = &shared.store;
+    let caught_up = shared.log.catch_up(&config.id).await?;
+    if caught_up > 0 {
+        tracing::info!(table = %config.id, records = caught_up, "read the table's log from the hall");
+    }
+    let store = shared.log.store();
     let now = shared.engines.clock.now_ms();
     let game = match store.current_game(&config.id).await? {
         Some(game) => game,
-        None => store.create_game(&config.id, config.komi, GameSetup { start: config.start, pairing: None }, now).await?,
+        None => shared.log.create_game(&config.id, config.komi, GameSetup { start: config.start, pairing: None }, now).await?,
     };
     let mut referee = shared.engines.referees.new_game(&game);
     let replayed = crate::log::replay(referee.as_mut(), store.replay_inputs(game.id).await?);
@@ -566,10 +571,10 @@ impl TableTask {
         if let ArbiterAction::NewGame { komi, start, pairing } = &action {
             let komi = komi.unwrap_or(self.handle.komi);
             let setup = GameSetup { start: start.unwrap_or(self.handle.start), pairing: pairing.clone() };
-            let mut game = self.shared.store.create_game(&self.handle.id, komi, setup.clone(), now).await?;
+            let mut game = self.shared.log.create_game(&self.handle.id, komi, setup.clone(), now).await?;
             if let Some(p) = pairing {
                 let (black, white) = (Some(p.black.display()), Some(p.white.display()));
-                self.shared.store.set_players(game.id, black.clone(), white.clone()).await?;
+                self.shared.log.set_players(&self.handle.id, game.id, black.clone(), white.clone()).await?;
                 (game.black, game.white) = (black, white);
             }
             self.referee = self.shared.engines.referees.new_game(&game);
@@ -595,7 +600,7 @@ impl TableTask {
             let black = black.clone().or(self.game.black.clone());
             let white = white.clone().or(self.game.white.clone());
             if black != self.game.black || white != self.game.white {
-                self.shared.store.set_players(self.game.id, black.clone(), white.clone()).await?;
+                self.shared.log.set_players(&self.handle.id, self.game.id, black.clone(), white.clone()).await?;
                 self.game.black = black;
                 self.game.white = white;
                 if let Ok(mut live) = self.handle.live.write() {
@@ -621,7 +626,7 @@ impl TableTask {
 
     async fn calibrate(&mut self, corners: Option<Corners>) -> Result<(), Error> {
         let now = self.shared.engines.clock.now_ms();
-        self.shared.store.set_calibration(&self.handle.id, corners, now).await?;
+        self.shared.log.set_calibration(&self.handle.id, corners, now).await?;
         if let Some(analyzer) = self.analyzer.as_mut() {
             analyzer.set_calibration(corners);
         }
@@ -658,7 +663,7 @@ impl TableTask {
             action,
             events,
         };
-        let stored = match self.shared.store.append(batch).await {
+        let stored = match self.shared.log.append(batch).await {
             Ok(stored) => stored,
             Err(err) => {
                 tracing::error!(table = %self.handle.id, %err, "cannot write the log");

@@ -9,6 +9,8 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+pub mod nats;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -1,0 +1,466 @@
+//! Cluster mode's link to NATS (docs/cluster.md): the node's connection, the hall's log (the
+//! JetStream stream `TENGEN_LOG`, one subject `tengen.log.<table>` per table, one message per
+//! appended record, observations and actions in the texts of `log.rs`), and the tables' leases
+//! (the key-value bucket `tengen_leases`: key = table, value = the owning node; created only
+//! when absent, renewed by revision, gone when the owner stops renewing for the bucket's age).
+//!
+//! A node mirrors the records of the tables it owns into its own SQLite, which serves the API
+//! as in one process; the stream is the record of truth, so another node can take a table over.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream::{self, kv, stream};
+use futures_util::StreamExt as _;
+use serde::{Deserialize, Serialize};
+
+use crate::config::ClusterConfig;
+use crate::engine::Corners;
+use crate::log::{encode_action, encode_observation, is_repeat_text, InputDecoder, InputKind, LoggedInput};
+use crate::json::{RefereeEvent, StoredEvent};
+use crate::model::GameSetup;
+use crate::store::{GameRow, LogBatch, Store, StoreError};
+
+/// The stream holding every table's log.
+pub const LOG_STREAM: &str = "TENGEN_LOG";
+/// The key-value bucket of the tables' leases.
+pub const LEASE_BUCKET: &str = "tengen_leases";
+
+/// The subject of a table's log.
+pub fn log_subject(table: &str) -> String {
+    format!("tengen.log.{table}")
+}
+
+/// Why cluster mode could not start or hold a table.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// The NATS server could not be reached.
+    #[error("cannot reach NATS at {url}: {message}")]
+    Connect {
+        /// The address given.
+        url: String,
+        /// What the client said.
+        message: String,
+    },
+    /// JetStream refused or failed a request (stream, bucket).
+    #[error("JetStream: {0}")]
+    JetStream(String),
+    /// Another node holds the table's lease.
+    #[error("table {table} is held by node {node}")]
+    Held {
+        /// The table.
+        table: String,
+        /// Its owner.
+        node: String,
+    },
+}
+
+/// One record of a table's log, as the stream holds it.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "record", rename_all = "snake_case")]
+enum LogRecord {
+    /// A new game at the table; its id is this record's stream sequence.
+    Game { komi: f64, started_ms: i64, setup: GameSetup },
+    /// The players' names of a game.
+    Players { game: i64, black: Option<String>, white: Option<String> },
+    /// The table's calibration (none: cleared).
+    Calibration { corners: Option<Corners>, at_ms: i64 },
+    /// One atomic append: the referee's input, in the texts of `log.rs`, and what it said.
+    Batch {
+        game: i64,
+        at_ms: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        observation: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arbiter: Option<String>,
+        events: Vec<RefereeEvent>,
+    },
+}
+
+/// How far the node's mirror of a table has followed the stream.
+#[derive(Default)]
+struct Cursor {
+    /// Stream sequence of the table's last record in the mirror (0: none yet).
+    last_seq: u64,
+    /// Decodes the game's observations (a repeat needs the one before it).
+    decoder: InputDecoder,
+}
+
+/// Counters of the node's cluster work (`/metrics`, `/healthz`).
+#[derive(Debug, Default)]
+pub struct ClusterMetrics {
+    /// Lease renewals that succeeded.
+    pub renewals: AtomicU64,
+    /// Tables this node took over from another node (or from its own earlier life).
+    pub takeovers: AtomicU64,
+    /// Leases this node found taken by another node at renewal.
+    pub leases_lost: AtomicU64,
+    /// Records appended to the stream.
+    pub appends: AtomicU64,
+}
+
+/// A node's connection to the hall.
+pub struct Cluster {
+    /// This node's name.
+    pub node: String,
+    /// Counters.
+    pub metrics: ClusterMetrics,
+    client: async_nats::Client,
+    jetstream: jetstream::Context,
+    log: stream::Stream,
+    leases: kv::Store,
+    ttl: Duration,
+    /// Each table's cursor, locked across an append (a table's appends are in order; tables'
+    /// appends run side by side).
+    cursors: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Cursor>>>>,
+    held: Mutex<HashMap<String, u64>>,
+}
+
+impl Cluster {
+    /// Connects to NATS and opens (creating when absent) the log stream and the lease bucket.
+    pub async fn connect(config: &ClusterConfig) -> Result<Arc<Self>, ClusterError> {
+        let connect_error = |message: String| ClusterError::Connect { url: config.nats.clone(), message };
+        let client = async_nats::ConnectOptions::new()
+            .name(format!("tengen-{}", config.node))
+            .connection_timeout(Duration::from_secs(5))
+            .connect(config.nats.as_str())
+            .await
+            .map_err(|e| connect_error(e.to_string()))?;
+        let jetstream = jetstream::new(client.clone());
+        let js_error = |e: &dyn std::fmt::Display| ClusterError::JetStream(e.to_string());
+        let log = jetstream
+            .get_or_create_stream(stream::Config {
+                name: LOG_STREAM.into(),
+                subjects: vec![log_subject("*")],
+                num_replicas: config.replicas,
+                storage: stream::StorageType::File,
+                // A retried append (its acknowledgement lost) is stored once.
+                duplicate_window: Duration::from_secs(120),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| js_error(&e))?;
+        let ttl = Duration::from_secs_f64(config.lease_ttl_secs);
+        let leases = match jetstream.get_key_value(LEASE_BUCKET).await {
+            Ok(bucket) => bucket,
+            Err(_) => jetstream
+                .create_key_value(kv::Config {
+                    bucket: LEASE_BUCKET.into(),
+                    history: 1,
+                    max_age: ttl,
+                    num_replicas: config.replicas,
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| js_error(&e))?,
+        };
+        Ok(Arc::new(Self {
+            node: config.node.clone(),
+            metrics: ClusterMetrics::default(),
+            client,
+            jetstream,
+            log,
+            leases,
+            ttl,
+            cursors: Mutex::new(HashMap::new()),
+            held: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// The NATS connection's state, as `/healthz` says it.
+    pub fn connection_state(&self) -> String {
+        format!("{:?}", self.client.connection_state()).to_lowercase()
+    }
+
+    /// The node's part of `/healthz`: its name, NATS state, owned tables and counters.
+    pub fn health(&self) -> crate::json::ClusterHealth {
+        crate::json::ClusterHealth {
+            node: self.node.clone(),
+            nats: self.connection_state(),
+            owned_tables: self.owned_tables(),
+            lease_renewals: self.metrics.renewals.load(Ordering::Relaxed),
+            takeovers: self.metrics.takeovers.load(Ordering::Relaxed),
+            leases_lost: self.metrics.leases_lost.load(Ordering::Relaxed),
+            log_appends: self.metrics.appends.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The tables this node holds, sorted.
+    pub fn owned_tables(&self) -> Vec<String> {
+        let mut tables: Vec<String> = self.held.lock().map(|h| h.keys().cloned().collect()).unwrap_or_default();
+        tables.sort();
+        tables
+    }
+
+    /// Takes a table's lease: at once when it is free or this node's own (a restart under the
+    /// same name), else waiting for the holder's lease to run out, at most `wait`.
+    pub async fn acquire(&self, table: &str, wait: Duration) -> Result<(), ClusterError> {
+        let deadline = Instant::now() + wait;
+        loop {
+            match self.leases.create(table, self.node.clone().into()).await {
+                Ok(revision) => {
+                    self.hold(table, revision);
+                    return Ok(());
+                }
+                Err(err) if err.kind() == kv::CreateErrorKind::AlreadyExists => {}
+                Err(err) => return Err(ClusterError::JetStream(err.to_string())),
+            }
+            let entry = self.leases.entry(table).await.map_err(|e| ClusterError::JetStream(e.to_string()))?;
+            if let Some(entry) = entry.filter(|e| e.operation == kv::Operation::Put) {
+                if entry.value.as_ref() == self.node.as_bytes() {
+                    if let Ok(revision) = self.leases.update(table, self.node.clone().into(), entry.revision).await {
+                        self.hold(table, revision);
+                        return Ok(());
+                    }
+                } else if Instant::now() >= deadline {
+                    let node = String::from_utf8_lossy(&entry.value).into_owned();
+                    return Err(ClusterError::Held { table: table.to_owned(), node });
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// A table's cursor (made at its first use).
+    fn cursor(&self, table: &str) -> Arc<tokio::sync::Mutex<Cursor>> {
+        match self.cursors.lock() {
+            Ok(mut cursors) => Arc::clone(cursors.entry(table.to_owned()).or_default()),
+            Err(poisoned) => Arc::clone(poisoned.into_inner().entry(table.to_owned()).or_default()),
+        }
+    }
+
+    fn hold(&self, table: &str, revision: u64) {
+        if let Ok(mut held) = self.held.lock() {
+            if held.insert(table.to_owned(), revision).is_none() {
+                self.metrics.takeovers.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Renews every held lease once; returns the tables whose lease another node now holds.
+    pub async fn renew_leases(&self) -> Vec<String> {
+        let held: Vec<(String, u64)> = self.held.lock().map(|h| h.iter().map(|(t, r)| (t.clone(), *r)).collect()).unwrap_or_default();
+        let mut lost = Vec::new();
+        for (table, revision) in held {
+            match self.leases.update(&table, self.node.clone().into(), revision).await {
+                Ok(revision) => {
+                    self.metrics.renewals.fetch_add(1, Ordering::Relaxed);
+                    if let Ok(mut held) = self.held.lock() {
+                        held.insert(table, revision);
+                    }
+                }
+                Err(err) if err.kind() == kv::UpdateErrorKind::WrongLastRevision => {
+                    tracing::error!(%table, node = %self.node, "lease lost: another node holds the table");
+                    self.metrics.leases_lost.fetch_add(1, Ordering::Relaxed);
+                    if let Ok(mut held) = self.held.lock() {
+                        held.remove(&table);
+                    }
+                    lost.push(table);
+                }
+                // NATS unreachable for a moment: try again at the next round (the lease lives
+                // for the bucket's age).
+                Err(err) => tracing::warn!(%table, %err, "lease renewal failed"),
+            }
+        }
+        lost
+    }
+
+    /// Renews the held leases every third of their lifetime, for as long as the node runs.
+    pub fn spawn_renewals(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let cluster = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(cluster.ttl / 3);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                cluster.renew_leases().await;
+            }
+        })
+    }
+
+    /// Appends a record to a table's log: accepted only when the table's last record is the
+    /// one this node's mirror holds, so a node that lost the table can never write into it.
+    async fn append(&self, table: &str, cursor: &mut Cursor, record: &LogRecord) -> Result<u64, StoreError> {
+        let payload = serde_json::to_vec(record).map_err(|e| StoreError::Cluster(e.to_string()))?;
+        let message = jetstream::message::PublishMessage::build()
+            .payload(payload.into())
+            .expected_last_subject_sequence(cursor.last_seq)
+            .message_id(format!("{table}-{}-{}", self.node, cursor.last_seq));
+        let ack = self
+            .jetstream
+            .send_publish(log_subject(table), message)
+            .await
+            .map_err(|e| StoreError::Cluster(e.to_string()))?
+            .await
+            .map_err(|e| StoreError::Cluster(format!("table {table}: {e}")))?;
+        cursor.last_seq = ack.sequence;
+        self.metrics.appends.fetch_add(1, Ordering::Relaxed);
+        Ok(ack.sequence)
+    }
+
+    /// Starts a game: its record goes to the stream, and its id is the record's sequence.
+    pub(crate) async fn create_game(
+        &self,
+        store: &Store,
+        table: &str,
+        komi: f64,
+        setup: GameSetup,
+        started_ms: i64,
+    ) -> Result<GameRow, StoreError> {
+        let cursor = self.cursor(table);
+        let mut cursor = cursor.lock().await;
+        let record = LogRecord::Game { komi, started_ms, setup: setup.clone() };
+        let seq = self.append(table, &mut cursor, &record).await?;
+        cursor.decoder = InputDecoder::default();
+        let game = GameRow { id: game_id(seq)?, table: table.to_owned(), komi, started_ms, black: None, white: None, setup };
+        store.import_game(game.clone()).await?;
+        Ok(game)
+    }
+
+    /// Records a game's players.
+    pub(crate) async fn set_players(
+        &self,
+        store: &Store,
+        table: &str,
+        game: i64,
+        black: Option<String>,
+        white: Option<String>,
+    ) -> Result<(), StoreError> {
+        let cursor = self.cursor(table);
+        let mut cursor = cursor.lock().await;
+        let record = LogRecord::Players { game, black: black.clone(), white: white.clone() };
+        self.append(table, &mut cursor, &record).await?;
+        store.set_players(game, black, white).await
+    }
+
+    /// Records the table's calibration.
+    pub(crate) async fn set_calibration(
+        &self,
+        store: &Store,
+        table: &str,
+        corners: Option<Corners>,
+        at_ms: i64,
+    ) -> Result<(), StoreError> {
+        let cursor = self.cursor(table);
+        let mut cursor = cursor.lock().await;
+        self.append(table, &mut cursor, &LogRecord::Calibration { corners, at_ms }).await?;
+        store.set_calibration(table, corners, at_ms).await
+    }
+
+    /// Appends a batch to the stream, then to the mirror (whose ids the events get).
+    pub(crate) async fn append_batch(&self, store: &Store, batch: LogBatch) -> Result<Vec<StoredEvent>, StoreError> {
+        if batch.events.len() + 2 > usize::try_from(ROWS_PER_RECORD).unwrap_or(usize::MAX) {
+            return Err(StoreError::Cluster(format!("{} events in one append: more than a record holds", batch.events.len())));
+        }
+        let cursor = self.cursor(&batch.table);
+        let mut cursor = cursor.lock().await;
+        let observation = batch.observation.as_ref().map(|o| encode_observation(o, batch.observation_repeats));
+        let record = LogRecord::Batch {
+            game: batch.game,
+            at_ms: batch.at_ms,
+            observation: observation.clone(),
+            arbiter: batch.action.as_ref().map(encode_action),
+            events: batch.events.iter().map(|(e, _)| e.clone()).collect(),
+        };
+        let seq = self.append(&batch.table, &mut cursor, &record).await?;
+        if let Some(text) = observation {
+            // Keeps the decoder where a later import (after losing and regaining the table)
+            // continues: a repeat there repeats this observation.
+            let _ = cursor.decoder.decode(InputKind::Observation, &text);
+        }
+        store.append_numbered(batch, first_row(seq)?).await
+    }
+
+    /// Brings the node's mirror of a table up to the stream: every record after the last one
+    /// mirrored, in order. Returns how many were read.
+    pub async fn import_table(&self, store: &Store, table: &str) -> Result<usize, StoreError> {
+        let subject = log_subject(table);
+        let last = match self.log.get_last_raw_message_by_subject(&subject).await {
+            Ok(message) => message.sequence,
+            Err(err) if err.kind() == stream::LastRawMessageErrorKind::NoMessageFound => return Ok(0),
+            Err(err) => return Err(StoreError::Cluster(err.to_string())),
+        };
+        let cursor = self.cursor(table);
+        let mut cursor = cursor.lock().await;
+        if cursor.last_seq >= last {
+            return Ok(0);
+        }
+        let consumer = self
+            .log
+            .create_consumer(jetstream::consumer::pull::OrderedConfig {
+                filter_subject: subject,
+                deliver_policy: jetstream::consumer::DeliverPolicy::ByStartSequence { start_sequence: cursor.last_seq + 1 },
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| StoreError::Cluster(e.to_string()))?;
+        let mut messages = consumer.messages().await.map_err(|e| StoreError::Cluster(e.to_string()))?;
+        let mut read = 0;
+        while cursor.last_seq < last {
+            let message = tokio::time::timeout(Duration::from_secs(10), messages.next())
+                .await
+                .map_err(|_| StoreError::Cluster(format!("table {table}: the log stopped before sequence {last}")))?
+                .ok_or_else(|| StoreError::Cluster(format!("table {table}: the log ended before sequence {last}")))?
+                .map_err(|e| StoreError::Cluster(e.to_string()))?;
+            let seq = message.info().map_err(|e| StoreError::Cluster(e.to_string()))?.stream_sequence;
+            let record: LogRecord = serde_json::from_slice(&message.payload)
+                .map_err(|e| StoreError::Corrupt { seq: i64::try_from(seq).unwrap_or(i64::MAX), message: e.to_string() })?;
+            mirror(store, table, &mut cursor, seq, record).await?;
+            cursor.last_seq = seq;
+            read += 1;
+        }
+        Ok(read)
+    }
+}
+
+/// Writes one record read from the stream into the node's SQLite.
+async fn mirror(store: &Store, table: &str, cursor: &mut Cursor, seq: u64, record: LogRecord) -> Result<(), StoreError> {
+    let corrupt = |message: String| StoreError::Corrupt { seq: i64::try_from(seq).unwrap_or(i64::MAX), message };
+    match record {
+        LogRecord::Game { komi, started_ms, setup } => {
+            cursor.decoder = InputDecoder::default();
+            let game = GameRow { id: game_id(seq)?, table: table.to_owned(), komi, started_ms, black: None, white: None, setup };
+            store.import_game(game).await
+        }
+        LogRecord::Players { game, black, white } => store.set_players(game, black, white).await,
+        LogRecord::Calibration { corners, at_ms } => store.set_calibration(table, corners, at_ms).await,
+        LogRecord::Batch { game, at_ms, observation, arbiter, events } => {
+            let observation_repeats = observation.as_deref().is_some_and(is_repeat_text);
+            let observation = match observation {
+                Some(text) => match cursor.decoder.decode(InputKind::Observation, &text).map_err(corrupt)? {
+                    LoggedInput::Observation(o) => Some(o),
+                    LoggedInput::Action(_) => None,
+                },
+                None => None,
+            };
+            let action = match arbiter {
+                Some(text) => match cursor.decoder.decode(InputKind::Arbiter, &text).map_err(corrupt)? {
+                    LoggedInput::Action(a) => Some(a),
+                    LoggedInput::Observation(_) => None,
+                },
+                None => None,
+            };
+            let events = events.into_iter().map(|e| (e, None)).collect();
+            let batch = LogBatch { table: table.to_owned(), game, at_ms, observation, observation_repeats, action, events };
+            store.append_numbered(batch, first_row(seq)?).await.map(drop)
+        }
+    }
+}
+
+/// Rows a record may take in the mirror's log: an event's id is its record's stream sequence
+/// times this plus its place in the record, the same on every node (the hall-wide event id).
+pub const ROWS_PER_RECORD: i64 = 1024;
+
+/// The number of the first mirrored row of the record at stream sequence `seq`.
+fn first_row(seq: u64) -> Result<i64, StoreError> {
+    game_id(seq)?
+        .checked_mul(ROWS_PER_RECORD)
+        .ok_or_else(|| StoreError::Cluster(format!("stream sequence {seq} out of range")))
+}
+
+/// A game's id: the sequence of its record in the stream.
+fn game_id(seq: u64) -> Result<i64, StoreError> {
+    i64::try_from(seq).map_err(|_| StoreError::Cluster(format!("stream sequence {seq} out of range")))
+}
