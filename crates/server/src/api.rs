@@ -276,6 +276,14 @@ async fn post_frame(
         return Err(reject(Error::new(ErrorKind::RateLimited, "rate_limited", "too many frames: slow down")));
     }
     let bytes = read_body(&headers, body, hub.max_frame_bytes, hub.body_timeout).await.map_err(reject)?;
+    if let Some(limit) = hub.cluster.as_ref().map(|c| c.max_payload()).filter(|l| *l > 0 && bytes.len() > *l) {
+        // Cluster mode: a frame travels to its table's node as one NATS message.
+        return Err(reject(Error::new(
+            ErrorKind::TooLarge,
+            "too_large",
+            format!("frame of {} bytes is larger than the hall's NATS payload limit ({limit} bytes): raise max_payload in the NATS server's configuration", bytes.len()),
+        )));
+    }
     // The structural check walks every block of a JPEG: off the async workers.
     let (bytes, checked) = tokio::task::spawn_blocking(move || {
         let checked = check_frame(&bytes);

@@ -27,6 +27,18 @@ use crate::store::{GameRow, LogBatch, Store, StoreError};
 pub const LOG_STREAM: &str = "TENGEN_LOG";
 /// The key-value bucket of the tables' leases.
 pub const LEASE_BUCKET: &str = "tengen_leases";
+/// The key-value bucket where each live node keeps a key (gone a lease's lifetime after it stops).
+pub const NODE_BUCKET: &str = "tengen_nodes";
+
+/// The core NATS subject a table's frames travel on to its owner (lossy: newest frame wins).
+pub fn frame_subject(table: &str) -> String {
+    format!("tengen.frames.{table}")
+}
+
+/// Header of a forwarded frame: when it arrived at the node the camera posted to (ms).
+const FRAME_AT_MS: &str = "Tengen-At-Ms";
+/// Header of a forwarded frame: its MIME type.
+const FRAME_TYPE: &str = "Tengen-Type";
 
 /// The subject of a table's log.
 pub fn log_subject(table: &str) -> String {
@@ -47,14 +59,6 @@ pub enum ClusterError {
     /// JetStream refused or failed a request (stream, bucket).
     #[error("JetStream: {0}")]
     JetStream(String),
-    /// Another node holds the table's lease.
-    #[error("table {table} is held by node {node}")]
-    Held {
-        /// The table.
-        table: String,
-        /// Its owner.
-        node: String,
-    },
 }
 
 /// One record of a table's log, as the stream holds it.
@@ -111,6 +115,7 @@ pub struct Cluster {
     jetstream: jetstream::Context,
     log: stream::Stream,
     leases: kv::Store,
+    nodes: kv::Store,
     ttl: Duration,
     /// Each table's cursor, locked across an append (a table's appends are in order; tables'
     /// appends run side by side).
@@ -143,19 +148,8 @@ impl Cluster {
             .await
             .map_err(|e| js_error(&e))?;
         let ttl = Duration::from_secs_f64(config.lease_ttl_secs);
-        let leases = match jetstream.get_key_value(LEASE_BUCKET).await {
-            Ok(bucket) => bucket,
-            Err(_) => jetstream
-                .create_key_value(kv::Config {
-                    bucket: LEASE_BUCKET.into(),
-                    history: 1,
-                    max_age: ttl,
-                    num_replicas: config.replicas,
-                    ..Default::default()
-                })
-                .await
-                .map_err(|e| js_error(&e))?,
-        };
+        let leases = expiring_bucket(&jetstream, LEASE_BUCKET, ttl, config.replicas).await?;
+        let nodes = expiring_bucket(&jetstream, NODE_BUCKET, ttl, config.replicas).await?;
         Ok(Arc::new(Self {
             node: config.node.clone(),
             metrics: ClusterMetrics::default(),
@@ -163,6 +157,7 @@ impl Cluster {
             jetstream,
             log,
             leases,
+            nodes,
             ttl,
             cursors: Mutex::new(HashMap::new()),
             held: Mutex::new(HashMap::new()),
@@ -194,33 +189,68 @@ impl Cluster {
         tables
     }
 
-    /// Takes a table's lease: at once when it is free or this node's own (a restart under the
-    /// same name), else waiting for the holder's lease to run out, at most `wait`.
-    pub async fn acquire(&self, table: &str, wait: Duration) -> Result<(), ClusterError> {
-        let deadline = Instant::now() + wait;
-        loop {
-            match self.leases.create(table, self.node.clone().into()).await {
-                Ok(revision) => {
-                    self.hold(table, revision);
-                    return Ok(());
-                }
-                Err(err) if err.kind() == kv::CreateErrorKind::AlreadyExists => {}
-                Err(err) => return Err(ClusterError::JetStream(err.to_string())),
+    /// A lease's lifetime without renewal.
+    pub fn lease_ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// The largest message the NATS server takes (a frame forwarded to another node).
+    pub fn max_payload(&self) -> usize {
+        self.client.server_info().max_payload
+    }
+
+    /// Takes a table's lease when it is free, or this node's own (left by a restart under the
+    /// same name); false when another node holds it.
+    pub async fn try_acquire(&self, table: &str) -> bool {
+        match self.leases.create(table, self.node.clone().into()).await {
+            Ok(revision) => {
+                self.hold(table, revision);
+                return true;
             }
-            let entry = self.leases.entry(table).await.map_err(|e| ClusterError::JetStream(e.to_string()))?;
-            if let Some(entry) = entry.filter(|e| e.operation == kv::Operation::Put) {
-                if entry.value.as_ref() == self.node.as_bytes() {
-                    if let Ok(revision) = self.leases.update(table, self.node.clone().into(), entry.revision).await {
-                        self.hold(table, revision);
-                        return Ok(());
-                    }
-                } else if Instant::now() >= deadline {
-                    let node = String::from_utf8_lossy(&entry.value).into_owned();
-                    return Err(ClusterError::Held { table: table.to_owned(), node });
-                }
+            Err(err) if err.kind() == kv::CreateErrorKind::AlreadyExists => {}
+            Err(err) => {
+                tracing::warn!(%table, %err, "cannot take the lease");
+                return false;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        match self.leases.entry(table).await {
+            Ok(Some(entry)) if entry.operation == kv::Operation::Put && entry.value.as_ref() == self.node.as_bytes() => {
+                match self.leases.update(table, self.node.clone().into(), entry.revision).await {
+                    Ok(revision) => {
+                        self.hold(table, revision);
+                        true
+                    }
+                    Err(_) => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// Gives a table's lease up (its pipeline has stopped here), for another node to take.
+    pub async fn release(&self, table: &str) {
+        let revision = self.held.lock().ok().and_then(|mut held| held.remove(table));
+        if let Some(revision) = revision {
+            if let Err(err) = self.leases.delete_expect_revision(table, Some(revision)).await {
+                tracing::warn!(%table, %err, "cannot give the lease up; it runs out by itself");
+            }
+        }
+    }
+
+    /// Says this node is alive and returns how many nodes are (this one included).
+    pub async fn heartbeat(&self) -> usize {
+        if let Err(err) = self.nodes.put(&self.node, self.node.clone().into()).await {
+            tracing::warn!(%err, "cannot say the node is alive");
+        }
+        match self.nodes.keys().await {
+            Ok(keys) => keys.filter(|k| std::future::ready(k.is_ok())).count().await.max(1),
+            Err(_) => 1,
+        }
+    }
+
+    /// The frames the hall sends for a table (this node holds its lease).
+    pub async fn frames(&self, table: &str) -> Result<async_nats::Subscriber, ClusterError> {
+        self.client.subscribe(frame_subject(table)).await.map_err(|e| ClusterError::JetStream(e.to_string()))
     }
 
     /// A table's cursor (made at its first use).
@@ -413,6 +443,54 @@ impl Cluster {
         }
         Ok(read)
     }
+}
+
+impl crate::table::FrameForwarder for Cluster {
+    fn forward(&self, table: &str, frame: &crate::table::Frame) -> Result<(), String> {
+        let limit = self.max_payload();
+        // 0: the server's limit is not known (between connections); the publish says.
+        if limit > 0 && frame.bytes.len() > limit {
+            return Err(format!(
+                "frame of {} bytes is larger than the hall's NATS payload limit ({limit} bytes): raise max_payload in the NATS server's configuration",
+                frame.bytes.len()
+            ));
+        }
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert(FRAME_AT_MS, frame.at_ms.to_string().as_str());
+        headers.insert(FRAME_TYPE, frame.format.mime());
+        let client = self.client.clone();
+        let subject = frame_subject(table);
+        let payload: Vec<u8> = frame.bytes.as_ref().clone();
+        // Lossy by design, like the frame slot: a frame nobody takes (a table changing hands) is
+        // gone, and the camera's next frame shows the board again.
+        tokio::spawn(async move {
+            let _ = client.publish_with_headers(subject, headers, payload.into()).await;
+        });
+        Ok(())
+    }
+}
+
+/// A forwarded frame as the owner's pipeline takes it; `None` for a message that is not one.
+pub fn frame_of(message: &async_nats::Message) -> Option<crate::table::Frame> {
+    let headers = message.headers.as_ref()?;
+    let at_ms = headers.get(FRAME_AT_MS)?.as_str().parse().ok()?;
+    let format = match headers.get(FRAME_TYPE)?.as_str() {
+        "image/jpeg" => crate::imaging::FrameFormat::Jpeg,
+        "image/png" => crate::imaging::FrameFormat::Png,
+        _ => return None,
+    };
+    Some(crate::table::Frame { bytes: Arc::new(message.payload.to_vec()), format, received: Instant::now(), at_ms })
+}
+
+/// Opens a key-value bucket whose keys live `ttl` after their last write, creating it when absent.
+async fn expiring_bucket(jetstream: &jetstream::Context, name: &str, ttl: Duration, replicas: usize) -> Result<kv::Store, ClusterError> {
+    if let Ok(bucket) = jetstream.get_key_value(name).await {
+        return Ok(bucket);
+    }
+    jetstream
+        .create_key_value(kv::Config { bucket: name.into(), history: 1, max_age: ttl, num_replicas: replicas, ..Default::default() })
+        .await
+        .map_err(|e| ClusterError::JetStream(e.to_string()))
 }
 
 /// Writes one record read from the stream into the node's SQLite.

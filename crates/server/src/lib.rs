@@ -15,6 +15,7 @@ pub mod dashboard;
 pub mod engine;
 pub mod error;
 pub mod evidence;
+pub mod hall;
 pub mod imaging;
 pub mod json;
 pub mod listener;
@@ -172,13 +173,19 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         search_deadline: Duration::from_secs_f64(config.search_deadline_secs),
     };
     let mut tables = BTreeMap::new();
+    let mut hall_tables = BTreeMap::new();
     for table_config in &config.tables {
-        if let Some(hall) = &hall {
-            // A lease left by a dead node runs out after its lifetime; wait that long at most.
-            let wait = Duration::from_secs_f64(config.cluster.as_ref().map_or(3.0, |c| c.lease_ttl_secs) * 2.0 + 1.0);
-            hall.acquire(&table_config.id, wait).await?;
-        }
-        let handle = table::start_table(table_config, shared.clone()).await?;
+        let handle = match &hall {
+            // Cluster mode: the pipeline runs where the table's lease is; until then frames
+            // travel to that node.
+            Some(cluster) => {
+                let forwarder: Arc<dyn table::FrameForwarder> = Arc::clone(cluster) as Arc<dyn table::FrameForwarder>;
+                let handle = table::new_table(table_config, &shared, Some(forwarder));
+                hall_tables.insert(table_config.id.clone(), (table_config.clone(), Arc::clone(&handle)));
+                handle
+            }
+            None => table::start_table(table_config, shared.clone()).await?,
+        };
         let clock = Arc::clone(&engines.clock);
         match &table_config.camera {
             CameraConfig::Post => {}
@@ -228,9 +235,9 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         }
         None => None,
     };
-    if let Some(hall) = &hall {
-        hall.spawn_renewals();
-        tracing::info!(node = %hall.node, tables = hall.owned_tables().len(), "joined the hall");
+    if let Some(cluster) = &hall {
+        crate::hall::Hall::new(Arc::clone(cluster), hall_tables, shared.clone()).start().await;
+        tracing::info!(node = %cluster.node, tables = cluster.owned_tables().len(), "joined the hall");
     }
     let hub = Arc::new(Hub {
         cluster: hall,

@@ -105,6 +105,27 @@ enum Command {
     Calibrate(Option<Corners>, oneshot::Sender<Result<(), Error>>),
 }
 
+/// Where a table's frames go when its pipeline runs on another node (cluster mode).
+pub trait FrameForwarder: Send + Sync {
+    /// Sends `frame` towards the node analysing `table`; the error says why it cannot.
+    fn forward(&self, table: &str, frame: &Frame) -> Result<(), String>;
+}
+
+/// A table's pipeline running in this process. Dropping it leaves the pipeline running (one
+/// process runs its tables for good); [`Pipeline::stop`] ends it (a node letting a table go).
+pub struct Pipeline {
+    stop: oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Pipeline {
+    /// Stops the pipeline after the frame or command in hand and waits until it has stopped.
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.task.await;
+    }
+}
+
 /// The shared handle of a table.
 pub struct TableHandle {
     /// Table id.
@@ -127,6 +148,12 @@ pub struct TableHandle {
     limiter: Mutex<RateLimiter>,
     live: RwLock<LiveState>,
     commands: mpsc::Sender<Command>,
+    /// The commands' receiving end while no pipeline runs here (a pipeline holds it).
+    idle_commands: Mutex<Option<mpsc::Receiver<Command>>>,
+    /// Whether this process runs the table's pipeline.
+    running: std::sync::atomic::AtomicBool,
+    /// Cluster mode: where frames go while the pipeline runs on another node.
+    forwarder: Option<Arc<dyn FrameForwarder>>,
     referees: Arc<dyn RefereeFactory>,
     bus: broadcast::Sender<BusMessage>,
 }
@@ -135,6 +162,13 @@ impl TableHandle {
     /// Offers a frame to the pipeline (never blocks; the newest frame wins).
     pub fn offer_frame(&self, frame: Frame) {
         self.metrics.frames_received.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Some(forwarder) = self.forwarder.as_ref().filter(|_| !self.is_running()) {
+            if let Err(err) = forwarder.forward(&self.id, &frame) {
+                self.metrics.frames_rejected.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.camera_failed(&err);
+            }
+            return;
+        }
         let recovered = match self.live.write() {
             Ok(mut live) => {
                 live.last_frame = Some(frame.clone());
@@ -219,8 +253,26 @@ impl TableHandle {
         }
     }
 
+    /// Whether this process runs the table's pipeline (always, but in cluster mode).
+    pub fn is_running(&self) -> bool {
+        self.running.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Refuses a command for a table whose pipeline runs on another node.
+    fn here(&self) -> Result<(), Error> {
+        if self.is_running() {
+            return Ok(());
+        }
+        Err(Error::new(
+            crate::error::ErrorKind::Conflict,
+            "table_elsewhere",
+            format!("table {} is analysed by another node of the hall: send this to that node", self.id),
+        ))
+    }
+
     /// Applies an arbiter action through the table's task (serialised with frames).
     pub async fn arbiter(&self, action: ArbiterAction) -> Result<Vec<StoredEvent>, Error> {
+        self.here()?;
         let (reply, answer) = oneshot::channel();
         self.commands.send(Command::Arbiter(action, reply)).await.map_err(|_| Error::internal("the table's pipeline has stopped"))?;
         answer.await.map_err(|_| Error::internal("the table's pipeline has stopped"))?
@@ -228,6 +280,7 @@ impl TableHandle {
 
     /// Sets or clears the calibration.
     pub async fn calibrate(&self, corners: Option<Corners>) -> Result<(), Error> {
+        self.here()?;
         let (reply, answer) = oneshot::channel();
         self.commands
             .send(Command::Calibrate(corners, reply))
@@ -271,11 +324,70 @@ pub struct Shared {
 }
 
 /// Restores a table from the store (replaying its current game into a fresh referee) and starts
-/// its task.
-pub async fn start_table(
-    config: &TableConfig,
-    shared: Shared,
-) -> Result<Arc<TableHandle>, StoreError> {
+/// its task, for good.
+pub async fn start_table(config: &TableConfig, shared: Shared) -> Result<Arc<TableHandle>, StoreError> {
+    let handle = new_table(config, &shared, None);
+    // Dropped, the pipeline runs for as long as the process.
+    let _pipeline = run_pipeline(&handle, config, shared).await?;
+    Ok(handle)
+}
+
+/// A table's handle with no pipeline running yet (cluster mode: frames go to `forwarder`
+/// until [`run_pipeline`] starts one here).
+pub fn new_table(config: &TableConfig, shared: &Shared, forwarder: Option<Arc<dyn FrameForwarder>>) -> Arc<TableHandle> {
+    let (commands, command_rx) = mpsc::channel(16);
+    let source = match &config.camera {
+        crate::config::CameraConfig::Post => "post",
+        crate::config::CameraConfig::Mjpeg { .. } => "mjpeg",
+        crate::config::CameraConfig::Snapshot { .. } => "snapshot",
+        crate::config::CameraConfig::Rtsp { .. } => "rtsp",
+        crate::config::CameraConfig::Folder { .. } => "folder",
+    };
+    let burst = shared.max_camera_fps.max(1.0) * 2.0;
+    // Until a pipeline runs here, the table shows an empty game of its configured setup.
+    let game = GameRow {
+        id: 0,
+        table: config.id.clone(),
+        komi: config.komi,
+        started_ms: 0,
+        black: None,
+        white: None,
+        setup: GameSetup { start: config.start, pairing: None },
+    };
+    let view = shared.engines.referees.new_game(&game).view();
+    Arc::new(TableHandle {
+        id: config.id.clone(),
+        name: config.name.clone().unwrap_or_else(|| format!("Table {}", config.id)),
+        komi: config.komi,
+        start: config.start,
+        source: source.into(),
+        camera_token: config.camera_token.clone(),
+        phone_token: crate::auth::generate_token(),
+        metrics: TableMetrics::default(),
+        slot: FrameSlot::default(),
+        limiter: Mutex::new(RateLimiter::new(shared.max_camera_fps, burst)),
+        live: RwLock::new(LiveState {
+            game,
+            view,
+            camera: CameraStatus::Waiting,
+            last_frame: None,
+            calibration: config.calibration.as_ref().map(|c| c.corners),
+            last_error: None,
+            camera_error: None,
+            last_reading: None,
+        }),
+        commands,
+        idle_commands: Mutex::new(Some(command_rx)),
+        running: std::sync::atomic::AtomicBool::new(false),
+        forwarder,
+        referees: Arc::clone(&shared.engines.referees),
+        bus: shared.bus.clone(),
+    })
+}
+
+/// Starts the table's pipeline here: brings its log up to date (cluster mode: from the hall's
+/// stream), rebuilds the referee by replaying the current game, and runs its task.
+pub async fn run_pipeline(handle: &Arc<TableHandle>, config: &TableConfig, shared: Shared) -> Result<Pipeline, StoreError> {
     let caught_up = shared.log.catch_up(&config.id).await?;
     if caught_up > 0 {
         tracing::info!(table = %config.id, records = caught_up, "read the table's log from the hall");
@@ -299,42 +411,20 @@ pub async fn start_table(
         None => config.calibration.as_ref().map(|c| c.corners),
     };
     let analyzer = shared.engines.analyzers.create(&config.id, calibration);
-    let (commands, command_rx) = mpsc::channel(16);
-    let source = match &config.camera {
-        crate::config::CameraConfig::Post => "post",
-        crate::config::CameraConfig::Mjpeg { .. } => "mjpeg",
-        crate::config::CameraConfig::Snapshot { .. } => "snapshot",
-        crate::config::CameraConfig::Rtsp { .. } => "rtsp",
-        crate::config::CameraConfig::Folder { .. } => "folder",
-    };
-    let burst = shared.max_camera_fps.max(1.0) * 2.0;
-    let handle = Arc::new(TableHandle {
-        id: config.id.clone(),
-        name: config.name.clone().unwrap_or_else(|| format!("Table {}", config.id)),
-        komi: config.komi,
-        start: config.start,
-        source: source.into(),
-        camera_token: config.camera_token.clone(),
-        phone_token: crate::auth::generate_token(),
-        metrics: TableMetrics::default(),
-        slot: FrameSlot::default(),
-        limiter: Mutex::new(RateLimiter::new(shared.max_camera_fps, burst)),
-        live: RwLock::new(LiveState {
-            game: game.clone(),
-            view: referee.view(),
-            camera: CameraStatus::Waiting,
-            last_frame: None,
-            calibration,
-            last_error: None,
-            camera_error: None,
-            last_reading: None,
-        }),
-        commands,
-        referees: Arc::clone(&shared.engines.referees),
-        bus: shared.bus.clone(),
-    });
+    let commands = handle
+        .idle_commands
+        .lock()
+        .ok()
+        .and_then(|mut idle| idle.take())
+        .ok_or_else(|| StoreError::Cluster(format!("table {}: its pipeline already runs", config.id)))?;
+    if let Ok(mut live) = handle.live.write() {
+        live.game = game.clone();
+        live.view = referee.view();
+        live.calibration = calibration;
+    }
+    handle.running.store(true, std::sync::atomic::Ordering::SeqCst);
     let task = TableTask {
-        handle: Arc::clone(&handle),
+        handle: Arc::clone(handle),
         shared,
         analyzer: Some(analyzer),
         referee,
@@ -344,8 +434,10 @@ pub async fn start_table(
         camera: CameraStatus::Waiting,
         last_frame_at: None,
     };
-    tokio::spawn(task.run(command_rx));
-    Ok(handle)
+    let (stop, stopped) = oneshot::channel();
+    let task = tokio::spawn(task.run(commands, stopped));
+    handle.publish_summary();
+    Ok(Pipeline { stop, task })
 }
 
 struct TableTask {
@@ -363,8 +455,10 @@ struct TableTask {
 }
 
 impl TableTask {
-    async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
+    async fn run(mut self, mut commands: mpsc::Receiver<Command>, stop: oneshot::Receiver<()>) {
         let handle = Arc::clone(&self.handle);
+        // A dropped `Pipeline` (its sender gone) leaves the task running.
+        let mut stop = Some(stop);
         loop {
             let deadline = match (self.camera, self.last_frame_at) {
                 (CameraStatus::Live, Some(at)) => Some(at + self.shared.camera_timeout),
@@ -388,8 +482,24 @@ impl TableTask {
                     None => break,
                 },
                 () = lost => self.camera_changed(CameraStatus::Lost).await,
+                asked = async {
+                    match stop.as_mut() {
+                        Some(asked) => asked.await.is_ok(),
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    if asked {
+                        break;
+                    }
+                    stop = None;
+                }
             }
         }
+        // The next pipeline of this table (here, after a new lease) takes the commands.
+        handle.running.store(false, std::sync::atomic::Ordering::SeqCst);
+        if let Ok(mut idle) = handle.idle_commands.lock() {
+            *idle = Some(commands);
+        };
     }
 
     async fn camera_changed(&mut self, status: CameraStatus) {

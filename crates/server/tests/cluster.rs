@@ -19,20 +19,22 @@ use serde_json::Value;
 const CHILD_ENV: &str = "TENGEN_CLUSTER_CHILD";
 const TABLES: [&str; 3] = ["a", "b", "c"];
 
-/// Runs a node when re-executed as the child (`dir|nats url|node`); nothing in a normal run.
+/// Runs a node when re-executed as the child (`dir|nats url|node|lease ttl|table,table,…`);
+/// nothing in a normal run.
 #[test]
 fn cluster_child_node() {
     let Ok(spec) = std::env::var(CHILD_ENV) else { return };
-    let mut parts = spec.split('|');
-    let (dir, nats, node) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+    let parts: Vec<&str> = spec.split('|').collect();
+    let (dir, nats, node, ttl) = (parts[0], parts[1], parts[2], parts[3].parse().unwrap());
+    let tables: Vec<&str> = parts[4].split(',').collect();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async move {
         let dir = std::path::PathBuf::from(dir);
-        let mut config = test_config(dir.join("data"), &TABLES);
+        let mut config = test_config(dir.join("data"), &tables);
         config.cluster = Some(tengen_server::config::ClusterConfig {
             nats: nats.into(),
             node: node.into(),
-            lease_ttl_secs: 3.0,
+            lease_ttl_secs: ttl,
             replicas: 1,
         });
         let server = tengen_server::start(config, test_engines()).await.unwrap();
@@ -44,11 +46,15 @@ fn cluster_child_node() {
 }
 
 fn spawn_node(dir: &Path, nats: &str, node: &str) -> (Child, std::net::SocketAddr) {
+    spawn_hall_node(dir, nats, node, 3.0, &TABLES)
+}
+
+fn spawn_hall_node(dir: &Path, nats: &str, node: &str, ttl: f64, tables: &[&str]) -> (Child, std::net::SocketAddr) {
     std::fs::create_dir_all(dir).unwrap();
     let _ = std::fs::remove_file(dir.join("addr"));
     let child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "cluster_child_node", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, format!("{}|{nats}|{node}", dir.display()))
+        .env(CHILD_ENV, format!("{}|{nats}|{node}|{ttl}|{}", dir.display(), tables.join(",")))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -105,6 +111,11 @@ async fn move_number(addr: std::net::SocketAddr, table: &str) -> u64 {
 
 /// The event kinds logged for `table` in the hall's stream, read by an independent client.
 async fn stream_event_kinds(nats: &str, table: &str) -> Vec<String> {
+    stream_events(nats, table).await.iter().map(|e| e["kind"].as_str().unwrap().to_owned()).collect()
+}
+
+/// The events logged for `table` in the hall's stream, read by an independent client.
+async fn stream_events(nats: &str, table: &str) -> Vec<Value> {
     let client = async_nats::connect(nats).await.unwrap();
     let js = async_nats::jetstream::new(client);
     let mut stream = js.get_stream(tengen_server::cluster::LOG_STREAM).await.unwrap();
@@ -116,15 +127,13 @@ async fn stream_event_kinds(nats: &str, table: &str) -> Vec<String> {
         .await
         .unwrap();
     let mut messages = consumer.messages().await.unwrap();
-    let mut kinds = Vec::new();
+    let mut events = Vec::new();
     loop {
         let message = tokio::time::timeout(Duration::from_secs(5), messages.next()).await.unwrap().unwrap().unwrap();
         let record: Value = serde_json::from_slice(&message.payload).unwrap();
-        for event in record["events"].as_array().into_iter().flatten() {
-            kinds.push(event["kind"].as_str().unwrap().to_owned());
-        }
+        events.extend(record["events"].as_array().into_iter().flatten().cloned());
         if message.info().unwrap().stream_sequence >= last {
-            return kinds;
+            return events;
         }
     }
 }
@@ -135,6 +144,7 @@ async fn a_node_killed_and_restarted_on_an_empty_folder_rebuilds_its_tables_from
     let dir = temp_dir("cluster-restart");
     let (mut child, addr) = spawn_node(&dir.join("first"), &nats.url, "n1");
     let health = get_json(addr, "/healthz").await;
+    // A node alone in the hall takes every table at start.
     assert_eq!(health["cluster"]["owned_tables"], serde_json::json!(TABLES), "{health}");
     assert_eq!(health["cluster"]["nats"], "connected", "{health}");
 
@@ -196,4 +206,141 @@ async fn an_unreachable_nats_is_said_at_start() {
     let Err(err) = tengen_server::start(config, test_engines()).await else { panic!("started without NATS") };
     let text = err.to_string();
     assert!(text.contains("cannot reach NATS at") && text.contains(&url), "{text}");
+}
+
+/// Which live node runs each table, from their `/healthz`.
+async fn owners(nodes: &[(String, std::net::SocketAddr)]) -> std::collections::BTreeMap<String, String> {
+    let mut owners = std::collections::BTreeMap::new();
+    for (name, addr) in nodes {
+        let health = get_json(*addr, "/healthz").await;
+        for table in health["cluster"]["owned_tables"].as_array().unwrap() {
+            owners.insert(table.as_str().unwrap().to_owned(), name.clone());
+        }
+    }
+    owners
+}
+
+/// Each table's move number, the highest any live node shows (a node not running a table shows
+/// an empty board).
+async fn move_numbers(nodes: &[std::net::SocketAddr]) -> std::collections::HashMap<String, u64> {
+    let mut numbers = std::collections::HashMap::new();
+    for addr in nodes {
+        for table in get_json(*addr, "/api/tables").await.as_array().unwrap() {
+            let n = table["move_number"].as_u64().unwrap();
+            let entry = numbers.entry(table["id"].as_str().unwrap().to_owned()).or_insert(0);
+            *entry = (*entry).max(n);
+        }
+    }
+    numbers
+}
+
+/// Plays moves `moves` at every table like cameras: each shows the position until the hall has
+/// taken the move, posting to the nodes in turn (a camera may post to any node).
+async fn play(nodes: &[std::net::SocketAddr], tables: &[String], moves: std::ops::RangeInclusive<usize>) {
+    let (first, last) = (*moves.start(), *moves.end());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashMap::<String, u64>::new()));
+    let nodes = nodes.to_vec();
+    let watcher = tokio::spawn({
+        let (seen, nodes) = (seen.clone(), nodes.clone());
+        async move {
+            loop {
+                let numbers = move_numbers(&nodes).await;
+                *seen.lock().unwrap() = numbers;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    });
+    let cameras: Vec<_> = tables
+        .iter()
+        .enumerate()
+        .map(|(i, table)| {
+            let (seen, nodes, table) = (seen.clone(), nodes.clone(), table.clone());
+            tokio::spawn(async move {
+                let mut turn = i;
+                for n in first..=last {
+                    let deadline = Instant::now() + Duration::from_secs(30);
+                    while seen.lock().unwrap().get(&table).copied().unwrap_or(0) < u64::try_from(n).unwrap() {
+                        assert!(Instant::now() < deadline, "table {table} never reached move {n}");
+                        let _ = tokio::time::timeout(Duration::from_secs(2), post_png(nodes[turn % nodes.len()], &table, &position(n))).await;
+                        turn += 1;
+                        tokio::time::sleep(Duration::from_millis(150)).await;
+                    }
+                }
+            })
+        })
+        .collect();
+    for camera in cameras {
+        camera.await.unwrap();
+    }
+    watcher.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_nodes_share_thirty_tables_and_take_over_a_killed_nodes_tables() {
+    let Some(nats) = NatsServer::start("cluster three nodes") else { return };
+    let dir = temp_dir("cluster-hall");
+    let tables: Vec<String> = (1..=30).map(|i| format!("t{i:02}")).collect();
+    let table_ids: Vec<&str> = tables.iter().map(String::as_str).collect();
+    let mut children = Vec::new();
+    let mut nodes = Vec::new();
+    for name in ["n1", "n2", "n3"] {
+        let (child, addr) = spawn_hall_node(&dir.join(name), &nats.url, name, 2.0, &table_ids);
+        children.push(child);
+        nodes.push((name.to_owned(), addr));
+    }
+    // The tables spread evenly.
+    let spread = wait_until(20, || {
+        let nodes = nodes.clone();
+        async move {
+            let owners = owners(&nodes).await;
+            owners.len() == 30 && ["n1", "n2", "n3"].iter().all(|n| owners.values().filter(|o| o == n).count() == 10)
+        }
+    })
+    .await;
+    assert!(spread, "ten tables a node: {:?}", owners(&nodes).await);
+    let addrs: Vec<_> = nodes.iter().map(|(_, a)| *a).collect();
+    play(&addrs, &tables, 1..=3).await;
+    let mut before = std::collections::BTreeMap::new();
+    for table in &tables {
+        before.insert(table.clone(), stream_events(&nats.url, table).await);
+    }
+
+    // Kill n2; its ten tables move to n1 and n3 within 5 s.
+    let killed_at = Instant::now();
+    children[1].kill().unwrap();
+    children[1].wait().unwrap();
+    nodes.remove(1);
+    let taken = wait_until(15, || {
+        let nodes = nodes.clone();
+        async move { owners(&nodes).await.len() == 30 }
+    })
+    .await;
+    let took = killed_at.elapsed();
+    eprintln!("the killed node's tables were taken over after {took:?}");
+    assert!(taken && took < Duration::from_secs(5), "take-over took {took:?}: {:?}", owners(&nodes).await);
+
+    let addrs: Vec<_> = nodes.iter().map(|(_, a)| *a).collect();
+    play(&addrs, &tables, 4..=6).await;
+    let owners = owners(&nodes).await;
+    // A single process fed the same positions: the reference records.
+    let single = tengen_server::start(test_config(dir.join("single"), &table_ids), test_engines()).await.unwrap();
+    play(&[single.addr], &tables, 1..=6).await;
+    for table in &tables {
+        let events = stream_events(&nats.url, table).await;
+        let earlier = &before[table];
+        assert_eq!(&events[..earlier.len()], &earlier[..], "table {table}: every event before the kill, once, in order");
+        let moves: Vec<u64> = events.iter().filter(|e| e["kind"] == "move").map(|e| e["move_number"].as_u64().unwrap()).collect();
+        assert_eq!(moves, (1..=6).collect::<Vec<u64>>(), "table {table}: each move once");
+        let owner = nodes.iter().find(|(n, _)| *n == owners[table]).unwrap().1;
+        let sgf = get_text(owner, &format!("/api/tables/{table}/sgf")).await;
+        assert_eq!(sgf, get_text(single.addr, &format!("/api/tables/{table}/sgf")).await, "table {table}: the record of a single node");
+    }
+    single.shutdown_now();
+    for (i, mut child) in children.into_iter().enumerate() {
+        if i != 1 {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -1,0 +1,138 @@
+//! Which tables this node analyses in cluster mode (docs/cluster.md). Every third of a lease's
+//! lifetime the node (beside renewing its leases) stops the tables whose lease it lost, says it
+//! is alive (bucket `tengen_nodes`), and takes free
+//! tables up to its fair share (tables ÷ live nodes, rounded up) or lets go of the tables above
+//! it: tables spread evenly, a joining node gets its share, and a dead node's tables move once
+//! its leases run out. Frames reach a table's owner on the core NATS subject
+//! `tengen.frames.<table>`, from whichever node the camera posted to.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use futures_util::StreamExt as _;
+
+use crate::cluster::Cluster;
+use crate::config::TableConfig;
+use crate::table::{self, Pipeline, Shared, TableHandle};
+
+/// A table running here: its pipeline and the task feeding it the hall's frames.
+struct Running {
+    pipeline: Pipeline,
+    frames: tokio::task::JoinHandle<()>,
+}
+
+/// The node's tables and the loop that keeps its share of them.
+pub struct Hall {
+    cluster: Arc<Cluster>,
+    tables: BTreeMap<String, (TableConfig, Arc<TableHandle>)>,
+    shared: Shared,
+    running: HashMap<String, Running>,
+}
+
+impl Hall {
+    /// The hall of `cluster` over the configured tables (none running yet).
+    pub fn new(cluster: Arc<Cluster>, tables: BTreeMap<String, (TableConfig, Arc<TableHandle>)>, shared: Shared) -> Self {
+        Self { cluster, tables, shared, running: HashMap::new() }
+    }
+
+    /// Takes the node's first share, then keeps it every third of a lease's lifetime, for as
+    /// long as the node runs.
+    pub async fn start(mut self) -> tokio::task::JoinHandle<()> {
+        // Renewals run on their own, never behind a round that takes tables over.
+        self.cluster.spawn_renewals();
+        self.balance().await;
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(self.cluster.lease_ttl() / 3);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            every.tick().await;
+            loop {
+                every.tick().await;
+                self.balance().await;
+            }
+        })
+    }
+
+    /// One round: stop the tables whose lease was lost, say alive, then take or give up tables.
+    async fn balance(&mut self) {
+        let held = self.cluster.owned_tables();
+        let lost: Vec<String> = self.running.keys().filter(|t| !held.contains(t)).cloned().collect();
+        for table in lost {
+            self.stop(&table).await;
+        }
+        let nodes = self.cluster.heartbeat().await.max(1);
+        let share = self.tables.len().div_ceil(nodes);
+        let held = self.cluster.owned_tables();
+        if held.len() > share {
+            // A node joined: give up the tables above the share (the last in this node's order,
+            // so the ones kept are stable), for the others to take.
+            for table in self.order().into_iter().filter(|t| held.contains(t)).skip(share) {
+                self.stop(&table).await;
+                self.cluster.release(&table).await;
+            }
+            return;
+        }
+        let mut held = held.len();
+        for table in self.order() {
+            if held >= share {
+                break;
+            }
+            if self.running.contains_key(&table) || !self.cluster.try_acquire(&table).await {
+                continue;
+            }
+            match self.take(&table).await {
+                Ok(()) => held += 1,
+                Err(err) => {
+                    tracing::error!(%table, %err, "cannot take the table over; letting it go");
+                    self.cluster.release(&table).await;
+                }
+            }
+        }
+    }
+
+    /// The tables in this node's order of preference: all of them, starting at a place that
+    /// depends on the node's name, so nodes starting together reach for different tables first.
+    fn order(&self) -> Vec<String> {
+        let ids: Vec<String> = self.tables.keys().cloned().collect();
+        if ids.is_empty() {
+            return ids;
+        }
+        let start = self.cluster.node.bytes().fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(usize::from(b))) % ids.len();
+        ids[start..].iter().chain(&ids[..start]).cloned().collect()
+    }
+
+    /// Starts a table whose lease this node now holds: catches its mirror up with the stream,
+    /// replays its game, and subscribes to its frames.
+    async fn take(&mut self, table: &str) -> Result<(), crate::store::StoreError> {
+        let Some((config, handle)) = self.tables.get(table) else { return Ok(()) };
+        let started = std::time::Instant::now();
+        let pipeline = table::run_pipeline(handle, config, self.shared.clone()).await?;
+        let frames = tokio::spawn(feed_frames(Arc::clone(&self.cluster), Arc::clone(handle)));
+        tracing::info!(%table, node = %self.cluster.node, took_ms = started.elapsed().as_millis(), "table taken");
+        self.running.insert(table.to_owned(), Running { pipeline, frames });
+        Ok(())
+    }
+
+    async fn stop(&mut self, table: &str) {
+        if let Some(running) = self.running.remove(table) {
+            running.frames.abort();
+            running.pipeline.stop().await;
+            tracing::warn!(%table, node = %self.cluster.node, "table no longer analysed here");
+        }
+    }
+}
+
+/// Hands the frames the hall sends for `handle`'s table to its pipeline.
+async fn feed_frames(cluster: Arc<Cluster>, handle: Arc<TableHandle>) {
+    let mut frames = match cluster.frames(&handle.id).await {
+        Ok(frames) => frames,
+        Err(err) => {
+            tracing::error!(table = %handle.id, %err, "cannot subscribe to the table's frames");
+            return;
+        }
+    };
+    while let Some(message) = frames.next().await {
+        if let Some(frame) = crate::cluster::frame_of(&message) {
+            handle.offer_frame(frame);
+        }
+    }
+}
