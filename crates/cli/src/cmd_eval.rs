@@ -243,7 +243,7 @@ fn eval_photos(dir: &Path, out: Option<&Path>, loso: bool, label_geometry: bool)
             score_of.graded_boards += 1;
             score_of.exact_boards += usize::from(s.exact);
             score_of.confusion.merge(&s.confusion);
-            let truth_seen = inverse(s.symmetry).apply(&truth);
+            let truth_seen = s.symmetry.inverse().apply(&truth);
             if let Some((sequence, number)) = sequence_position(rel) {
                 // Moves are diffs between frames: compare them in stored pixel order, because
                 // the EXIF orientation may change within a sequence (imago t1).
@@ -474,19 +474,6 @@ fn move_pairs(frames: &[SequenceFrame]) -> MovePairs {
         }
     }
     out
-}
-
-pub(crate) fn inverse(s: tengen_vision::evaluate::Symmetry) -> tengen_vision::evaluate::Symmetry {
-    let probe = {
-        let mut g = [[PointState::Empty; 19]; 19];
-        g[0][1] = PointState::Black;
-        g[2][5] = PointState::White;
-        g
-    };
-    tengen_vision::evaluate::Symmetry::all()
-        .into_iter()
-        .find(|c| c.apply(&s.apply(&probe)) == probe)
-        .unwrap_or(tengen_vision::evaluate::Symmetry::IDENTITY)
 }
 
 #[allow(clippy::needless_range_loop)]

@@ -160,7 +160,7 @@ pub fn labelled_frames(photos: &[Photo]) -> Vec<LabelledFrame> {
                 truth
             } else {
                 let s = score(&reading_grid(&details.reading), &truth, true);
-                crate::cmd_eval::inverse(s.symmetry).apply(&truth)
+                s.symmetry.inverse().apply(&truth)
             };
             Some(LabelledFrame { source: photo.source.clone(), features: details.features, truth: truth_seen })
         })

@@ -1,11 +1,14 @@
-//! Development aid: locate + read every labelled photo under a folder, print per-image scores,
-//! dump the features of misread points and draw failing images to PNG in OUT_DIR.
-//! `evaldev DIR OUT_DIR`
+//! Development aid for studying misreads by hand, what `tengen eval photos` (the evaluation, with
+//! the totals, the sources and the report) does not show: per photo under DIR, the features and
+//! posteriors of every misread point, the point and cell behind each occlusion rule, and the
+//! failing image drawn with its reading into OUT_DIR. Also reads unlabelled photos (NOTRUTH=1)
+//! and photos the search misses, from corners typed by hand (ROUGH_CORNERS=FILE).
+//! `evaldev DIR OUT_DIR`; env DUMP=1 (features of every point), COVERED=1|all, CELLS=1, NOSAVE=1, FULL=1.
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
 
-use tengen_vision::evaluate::{parse_grid, reading_grid, score, Confusion};
+use tengen_vision::evaluate::{parse_grid, reading_grid, score};
 use tengen_vision::reading::{draw_reading, read_board_detailed};
 use tengen_vision::{locate, LocateOptions, ReaderConfig};
 
@@ -49,8 +52,6 @@ fn main() -> Result<(), Box<dyn Error>> {
     walk(&dir, &mut files);
     files.sort();
     let config = ReaderConfig::default();
-    let mut total = Confusion::default();
-    let (mut n, mut exact) = (0, 0);
     for path in files {
         let truth_path = PathBuf::from(format!("{}.grid.txt", path.display()));
         // NOTRUTH=1 also reads unlabelled photos (scored against an empty board) to inspect flags.
@@ -60,6 +61,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             Err(_) => continue,
         };
         let name = path.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+        // Mislabelled (the labels move stones the photo shows unchanged); `tengen eval` skips them too.
         if name == "t2_053.jpg" || name == "t2_054.jpg" {
             continue;
         }
@@ -86,7 +88,6 @@ fn main() -> Result<(), Box<dyn Error>> {
             }
             Err(e) => {
                 println!("{} NOT LOCATED: {e}", path.display());
-                n += 1;
                 continue;
             }
         };
@@ -94,22 +95,16 @@ fn main() -> Result<(), Box<dyn Error>> {
         let details = read_board_detailed(&frame.rgb, &located.geometry, &config);
         let t2 = t0.elapsed() - t1;
         let read = reading_grid(&details.reading);
-        println!("   camera {:?}", camera_of(&located.geometry));
         let s = score(&read, &truth, true);
-        total.merge(&s.confusion);
-        n += 1;
-        exact += usize::from(s.exact);
+        // The truth turned into the reading's orientation, point by point.
+        let truth_in_read = s.symmetry.inverse().apply(&truth);
         println!(
             "{} ok {}/{} wrong {} unk {} occl {} sym {:?} locate {:?} read {:?}",
             path.display(), s.confusion.correct(), s.confusion.total(), s.confusion.wrong(), s.confusion.unknown(),
             details.reading.occluded, (s.symmetry.transpose, s.symmetry.quarter_turns), t1, t2
         );
         if std::env::var("DUMP").is_ok() {
-            let inv = tengen_vision::evaluate::Symmetry::all()
-                .into_iter()
-                .find(|c| c.apply(&s.symmetry.apply(&read)) == read)
-                .unwrap_or(tengen_vision::evaluate::Symmetry::IDENTITY);
-            let t = inv.apply(&truth);
+            let t = &truth_in_read;
             for r in 0..19 {
                 for c in 0..19 {
                     let f = details.features[r][c];
@@ -158,12 +153,6 @@ fn main() -> Result<(), Box<dyn Error>> {
             }
         }
         if !s.exact {
-            // Points in reading orientation: find truth in reading frame by inverting symmetry.
-            let inv = tengen_vision::evaluate::Symmetry::all()
-                .into_iter()
-                .find(|c| c.apply(&s.symmetry.apply(&read)) == read)
-                .unwrap_or(tengen_vision::evaluate::Symmetry::IDENTITY);
-            let truth_in_read = inv.apply(&truth);
             for r in 0..19 {
                 for c in 0..19 {
                     if truth_in_read[r][c] != read[r][c] {
@@ -191,14 +180,5 @@ fn main() -> Result<(), Box<dyn Error>> {
             img.save(outdir.join(format!("{}.png", name)))?;
         }
     }
-    println!(
-        "TOTAL images {n} exact {exact} points {}/{} wrong {} unknown {} confusion {:?}",
-        total.correct(), total.total(), total.wrong(), total.unknown(), total.0
-    );
     Ok(())
-}
-
-#[allow(dead_code)]
-fn camera_of(g: &tengen_vision::GridGeometry) -> Option<tengen_vision::rectify::CameraFoot> {
-    tengen_vision::rectify::CameraFoot::estimate(g)
 }

@@ -1,9 +1,7 @@
-//! Development and evaluation aid for board location.
+//! Development aid for board location, for what a developer looks at by hand; the corner rates
+//! over labelled photos (all frames and those without a hand) are `tengen eval photos DIR`.
 //!
 //! `locate_eval overlay IMAGE OUT.png` — locates the board and draws the grid on the image.
-//! `locate_eval corners DIR` — corner error in cells over every `*.corners.json` in DIR
-//!   (roboflow-corners layout), printing the distribution for all frames, those without a hand
-//!   and those with one (`tests/labels/roboflow-corners-hands.txt`).
 //! `locate_eval analyse DIR [CROPDIR]` — signed label-minus-located corner error along the board's
 //!   own axes (outward positive), per corner and per source frame across its augmentations, and
 //!   both against the outer-line crossings measured from the pixels
@@ -29,13 +27,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("overlay") if args.len() == 3 => overlay(&args[1], &args[2]),
-        Some("corners") if args.len() == 2 => corners(Path::new(&args[1])),
         Some("analyse") if args.len() >= 2 => analyse(Path::new(&args[1]), args.get(2).map(PathBuf::from)),
         Some("synth") if args.len() >= 2 => synth(args[1].parse()?, args.get(2).map(PathBuf::from)),
         Some("zoom") if args.len() == 6 => zoom(&args[1], &args[2], &args[3], &args[4], &args[5]),
         Some("sheet") if args.len() == 3 => sheet(Path::new(&args[1]), Path::new(&args[2])),
         Some("folder") if args.len() >= 2 => folder(Path::new(&args[1]), args.get(2).map(PathBuf::from)),
-        _ => Err("usage: locate_eval overlay IMAGE OUT.png | corners DIR | analyse DIR [CROPDIR] | sheet DIR OUTPREFIX | \
+        _ => Err("usage: locate_eval overlay IMAGE OUT.png | analyse DIR [CROPDIR] | sheet DIR OUTPREFIX | \
                   synth N [OUTDIR] | zoom IMAGE X Y RADIUS OUT.png | folder DIR [OUTDIR]"
             .into()),
     }
@@ -109,19 +106,6 @@ fn parse_corners(json: &str) -> Option<[[f64; 2]; 4]> {
     Some(out)
 }
 
-/// Corner error in cells: each corner's distance divided by the mean cell size of the labelled
-/// board. `best` matches the located corners to the labels under the best of 4 rotations (a
-/// square board photographed from above has no canonical "up").
-fn corner_errors(found: [[f64; 2]; 4], truth: [[f64; 2]; 4]) -> (f64, f64) {
-    let dist = |a: [f64; 2], b: [f64; 2]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt();
-    let perimeter: f64 = (0..4).map(|i| dist(truth[i], truth[(i + 1) % 4])).sum();
-    let cell = perimeter / 4.0 / (BOARD_LINES - 1) as f64;
-    let worst = |rot: usize| (0..4).map(|i| dist(found[(i + rot) % 4], truth[i])).fold(0.0, f64::max) / cell;
-    let strict = worst(0);
-    let best = (0..4).map(worst).fold(f64::INFINITY, f64::min);
-    (strict, best)
-}
-
 /// The project's own labels of which roboflow-corners source frames show a hand (see the file
 /// for how they were made); a hand over the board's margin only (`margin`) counts as no hand
 /// here, as in `tengen eval photos`.
@@ -133,87 +117,6 @@ fn shows_hand(source: &str) -> bool {
         .lines()
         .map(|l| l.split('#').next().unwrap_or("").split_whitespace().collect::<Vec<_>>())
         .any(|words| words.first() == Some(&source) && words.get(1) == Some(&"hand"))
-}
-
-fn corners(dir: &Path) -> Result<(), Box<dyn Error>> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "jpg"))
-        .collect();
-    paths.sort();
-    let mut outcomes: Vec<(String, Option<(f64, f64)>)> = Vec::new();
-    let mut times = Vec::new();
-    for path in &paths {
-        let label = PathBuf::from(format!("{}.corners.json", path.display()));
-        let Some(truth) = std::fs::read_to_string(&label).ok().and_then(|s| parse_corners(&s)) else { continue };
-        let mut rgb = decode_rgb(&std::fs::read(path)?)?.rgb;
-        let start = Instant::now();
-        let result = locate(&rgb, &LocateOptions::default());
-        times.push(start.elapsed().as_secs_f64() * 1e3);
-        if let Some(out) = std::env::var_os("LOCATE_EVAL_OVERLAYS") {
-            if let Ok(l) = &result {
-                draw_grid(&mut rgb, &l.geometry);
-            }
-            for [x, y] in truth {
-                for d in -6i32..=6 {
-                    for (px, py) in [(x + f64::from(d), y), (x, y + f64::from(d))] {
-                        if px >= 0.0 && py >= 0.0 && (px as u32) < rgb.width() && (py as u32) < rgb.height() {
-                            rgb.put_pixel(px as u32, py as u32, Rgb([255, 255, 255]));
-                        }
-                    }
-                }
-            }
-            let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-            std::fs::create_dir_all(&out)?;
-            rgb.save(Path::new(&out).join(format!("{name}.png")))?;
-        }
-        match result {
-            Ok(located) => {
-                let (strict, best) = corner_errors(located.geometry.corners(), truth);
-                outcomes.push((source_of(path), Some((strict, best))));
-                if best > 0.25 {
-                    println!("{:6.2} cells  {}  {:?}", best, path.display(), located.quality);
-                }
-            }
-            Err(e) => {
-                outcomes.push((source_of(path), None));
-                println!("  FAIL  {}: {e}", path.display());
-            }
-        }
-    }
-    let pct = |v: &[f64], q: f64| v.get(((v.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(f64::NAN);
-    for (subset, keep) in [
-        ("all frames", &(|_: &str| true) as &dyn Fn(&str) -> bool),
-        ("frames without a hand", &|s: &str| !shows_hand(s)),
-        ("frames with a hand", &|s: &str| shows_hand(s)),
-    ] {
-        let chosen: Vec<&(String, Option<(f64, f64)>)> = outcomes.iter().filter(|o| keep(&o.0)).collect();
-        let n = chosen.len();
-        let mut best: Vec<f64> = chosen.iter().filter_map(|o| o.1.map(|e| e.1)).collect();
-        let mut strict: Vec<f64> = chosen.iter().filter_map(|o| o.1.map(|e| e.0)).collect();
-        best.sort_by(f64::total_cmp);
-        strict.sort_by(f64::total_cmp);
-        let within = |errs: &[f64], t: f64| errs.iter().filter(|&&e| e <= t).count();
-        println!("{subset}: frames {n}, located {}, not located {}", best.len(), n - best.len());
-        for t in [0.1, 0.25, 0.5, 1.0] {
-            println!(
-                "  worst corner ≤ {t:4} cell: {:3} / {n} ({:.1} %)   [strict TL,TR,BR,BL order: {}]",
-                within(&best, t),
-                100.0 * within(&best, t) as f64 / n.max(1) as f64,
-                within(&strict, t)
-            );
-        }
-        println!(
-            "  worst-corner error (cells): median {:.3}, p90 {:.3}, p95 {:.3}, max {:.3}",
-            pct(&best, 0.5),
-            pct(&best, 0.9),
-            pct(&best, 0.95),
-            pct(&best, 1.0)
-        );
-    }
-    times.sort_by(f64::total_cmp);
-    println!("locate time (ms): median {:.1}, p95 {:.1}", pct(&times, 0.5), pct(&times, 0.95));
-    Ok(())
 }
 
 fn collect_images(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -108,6 +108,14 @@ impl Symmetry {
         out
     }
 
+    /// The symmetry that undoes this one: a transposed turn is its own inverse (transposing
+    /// reverses the sense of a turn), a plain turn of q quarters is undone by 4 − q.
+    pub fn inverse(self) -> Symmetry {
+        let q = self.quarter_turns % 4;
+        let quarter_turns = if self.transpose { q } else { (4 - q) % 4 };
+        Symmetry { transpose: self.transpose, quarter_turns }
+    }
+
     /// Applies the symmetry to a grid.
     pub fn apply(self, grid: &Grid) -> Grid {
         let n = BOARD_LINES - 1;
@@ -340,6 +348,15 @@ mod tests {
         }
         let turn = Symmetry { transpose: false, quarter_turns: 1 };
         assert_eq!(turn.apply(&turn.apply(&turn.apply(&turn.apply(&g)))), g);
+    }
+
+    #[test]
+    fn every_symmetry_is_undone_by_its_inverse() {
+        let g = sample();
+        for s in Symmetry::all() {
+            assert_eq!(s.inverse().apply(&s.apply(&g)), g, "{s:?}");
+            assert_eq!(s.apply(&s.inverse().apply(&g)), g, "{s:?}");
+        }
     }
 
     #[test]
