@@ -22,7 +22,10 @@ struct Frame {
 fn place(board: &mut Position, frames: &mut Vec<Frame>, stone: Stone, sgf: &str, lifted: &[&str]) {
     let (col, row) = sgf_point(sgf);
     let side = if stone == Stone::BLACK { Side::South } else { Side::North };
-    frames.push(Frame { position: board.clone(), hand: Some(Hand::placing(side, col as f64, row as f64, 0.6, Some(stone))) });
+    frames.push(Frame {
+        position: board.clone(),
+        hand: Some(Hand::placing(side, col as f64, row as f64, 0.6, Some(stone))),
+    });
     board.set(col, row, stone);
     frames.push(Frame { position: board.clone(), hand: Some(Hand::placing(side, col as f64, row as f64, 1.0, None)) });
     for _ in 0..STABLE_FRAMES {
@@ -33,7 +36,10 @@ fn place(board: &mut Position, frames: &mut Vec<Frame>, stone: Stone, sgf: &str,
             let (c, r) = sgf_point(s);
             board.set(c, r, Stone::Empty);
         }
-        frames.push(Frame { position: board.clone(), hand: Some(Hand::placing(side, col as f64, row as f64, 0.9, None)) });
+        frames.push(Frame {
+            position: board.clone(),
+            hand: Some(Hand::placing(side, col as f64, row as f64, 0.9, None)),
+        });
         for _ in 0..STABLE_FRAMES {
             frames.push(Frame { position: board.clone(), hand: None });
         }
@@ -113,7 +119,8 @@ fn a_game_seen_through_the_camera_becomes_the_exact_record() -> anyhow::Result<(
         .map(|(s, p, _)| (if *s == Stone::BLACK { Color::Black } else { Color::White }, p.to_string()))
         .collect();
     assert_eq!(played(&referee), expected);
-    let infractions: Vec<_> = events.iter().filter(|e| e.kind.is_infraction()).map(|e| (e.kind, e.message.en.clone())).collect();
+    let infractions: Vec<_> =
+        events.iter().filter(|e| e.kind.is_infraction()).map(|e| (e.kind, e.message.en.clone())).collect();
     assert!(infractions.is_empty(), "false infractions: {infractions:?}");
     let capture = events.iter().find(|e| e.kind == EventKind::Capture).expect("a capture event");
     assert_eq!(capture.points.iter().map(|p| p.sgf.as_str()).collect::<Vec<_>>(), vec!["dc"]);

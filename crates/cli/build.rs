@@ -24,18 +24,16 @@ fn main() {
         }
     }
     files.sort();
-    let mut code = String::from("/// Sample files: (path under `samples/`, bytes).\npub static SAMPLE_FILES: &[(&str, &[u8])] = &[\n");
+    let mut code = String::from(
+        "/// Sample files: (path under `samples/`, bytes).\npub static SAMPLE_FILES: &[(&str, &[u8])] = &[\n",
+    );
     for file in &files {
         let Ok(relative) = file.strip_prefix(&samples) else {
             continue;
         };
         let name = relative.to_string_lossy().replace('\\', "/");
         let absolute = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
-        let _ = writeln!(
-            code,
-            "    ({name:?}, include_bytes!({:?})),",
-            absolute.to_string_lossy()
-        );
+        let _ = writeln!(code, "    ({name:?}, include_bytes!({:?})),", absolute.to_string_lossy());
     }
     code.push_str("];\n");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join("samples.rs");
@@ -46,14 +44,7 @@ fn main() {
 
 /// Frames and their schedule; not the READMEs or expected records.
 fn wanted(path: &Path) -> bool {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default().to_ascii_lowercase();
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     path.is_file() && (matches!(ext.as_str(), "jpg" | "jpeg" | "png") || name == "sequence.json")
 }

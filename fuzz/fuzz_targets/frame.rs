@@ -12,11 +12,7 @@ use tengen_vision::work::{WorkLimit, WorkStopped};
 use tengen_vision::{read_board, ReaderConfig};
 
 /// Small frames only: the fuzzer's seeds are small, and large ones would make runs slow.
-const LIMITS: FrameLimits = FrameLimits {
-    max_side: 1024,
-    max_pixels: 640 * 480,
-    min_side: 64,
-};
+const LIMITS: FrameLimits = FrameLimits { max_side: 1024, max_pixels: 640 * 480, min_side: 64 };
 const STEPS: u64 = 20_000_000;
 
 fuzz_target!(|data: &[u8]| {
@@ -32,10 +28,7 @@ fuzz_target!(|data: &[u8]| {
         info.width,
         info.height
     );
-    let options = LocateOptions {
-        work: WorkLimit::steps(STEPS),
-        ..LocateOptions::default()
-    };
+    let options = LocateOptions { work: WorkLimit::steps(STEPS), ..LocateOptions::default() };
     match locate(&frame.rgb, &options) {
         Ok(located) => {
             assert!(located.quality.work_steps <= STEPS);

@@ -7,10 +7,6 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let report = tengen_sgf::check_bytes(data);
     if let Ok(collection) = tengen_sgf::read_collection(data) {
-        assert_eq!(
-            report.games,
-            collection.games().len(),
-            "the check saw every game that was read"
-        );
+        assert_eq!(report.games, collection.games().len(), "the check saw every game that was read");
     }
 });

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use tengen_vision::calibration::Calibration;
-use tengen_vision::image_io::decode_rgb;
 use tengen_vision::grey::grey;
+use tengen_vision::image_io::decode_rgb;
 use tengen_vision::locate::{refine_corners, Refinement};
 use tengen_vision::{locate, LensDistortion, LocateOptions};
 

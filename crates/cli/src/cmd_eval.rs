@@ -10,11 +10,13 @@ use std::time::Instant;
 
 use anyhow::Context;
 use serde::Serialize;
-use tengen_vision::evaluate::{corner_error_cells, corner_errors_cells, parse_grid, reading_grid, score, Calibration, Confusion, Grid};
-use tengen_vision::reading::read_board_detailed;
-use tengen_vision::reader_model::fit;
-use tengen_vision::{locate, GridGeometry, LensDistortion, LocateOptions, ReaderConfig, ReaderModel};
 use tengen_rules::PointState;
+use tengen_vision::evaluate::{
+    corner_error_cells, corner_errors_cells, parse_grid, reading_grid, score, Calibration, Confusion, Grid,
+};
+use tengen_vision::reader_model::fit;
+use tengen_vision::reading::read_board_detailed;
+use tengen_vision::{locate, GridGeometry, LensDistortion, LocateOptions, ReaderConfig, ReaderModel};
 
 /// Arguments of `tengen eval`.
 #[derive(clap::Args)]
@@ -136,7 +138,9 @@ impl FolderScore {
 /// Runs `tengen eval`.
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     match args.target {
-        EvalTarget::Photos { dir, out, loso, label_geometry } => eval_photos(&dir, out.as_deref(), loso, label_geometry),
+        EvalTarget::Photos { dir, out, loso, label_geometry } => {
+            eval_photos(&dir, out.as_deref(), loso, label_geometry)
+        }
         EvalTarget::Rendered { stress, out, .. } if stress.stress => crate::eval_stress::run(&stress, out.as_deref()),
         EvalTarget::Rendered { per_preset, out, .. } => eval_rendered(per_preset, out.as_deref()),
     }
@@ -167,7 +171,11 @@ fn eval_photos(dir: &Path, out: Option<&Path>, loso: bool, label_geometry: bool)
             }
         };
         score_of.decode_ms.push(photo.decode_ms);
-        let geometry = if label_geometry { photo.label_geometry().ok_or("no labelled grid".to_string()) } else { photo.located.clone() };
+        let geometry = if label_geometry {
+            photo.label_geometry().ok_or("no labelled grid".to_string())
+        } else {
+            photo.located.clone()
+        };
         let geometry = match geometry.or_else(|_| photo.located.clone()) {
             Ok(g) => g,
             Err(e) => {
@@ -197,7 +205,9 @@ fn eval_photos(dir: &Path, out: Option<&Path>, loso: bool, label_geometry: bool)
         if details.reading.occluded {
             score_of.occluded_flagged += 1;
             if hand != Some(Some(HandLabel::Hand)) {
-                score_of.failures.push(format!("{rel}: flagged occluded ({} points)", details.reading.occluded_points.len()));
+                score_of
+                    .failures
+                    .push(format!("{rel}: flagged occluded ({} points)", details.reading.occluded_points.len()));
             }
         }
         match hand {
@@ -226,7 +236,8 @@ fn eval_photos(dir: &Path, out: Option<&Path>, loso: bool, label_geometry: bool)
                 let measured = tengen_vision::locate::crossings::measure_corners(&frame.rgb, &geometry);
                 if let [Some(a), Some(b), Some(c2), Some(d)] = measured {
                     let crossings = [a, b, c2, d];
-                    let worst_of = |found: &[[f64; 2]; 4]| corner_errors_cells(found, &crossings).into_iter().fold(0.0, f64::max);
+                    let worst_of =
+                        |found: &[[f64; 2]; 4]| corner_errors_cells(found, &crossings).into_iter().fold(0.0, f64::max);
                     score_of.crossing_frames += 1;
                     score_of.crossing_ours_within_quarter += usize::from(worst_of(&geometry.corners()) <= 0.25);
                     score_of.crossing_labels_within_quarter += usize::from(worst_of(&c) <= 0.25);
@@ -247,7 +258,9 @@ fn eval_photos(dir: &Path, out: Option<&Path>, loso: bool, label_geometry: bool)
             if let Some((sequence, number)) = sequence_position(rel) {
                 // Moves are diffs between frames: compare them in stored pixel order, because
                 // the EXIF orientation may change within a sequence (imago t1).
-                let raw_label = std::fs::read_to_string(crate::photo_set::sidecar(path, ".grid.raw.txt")).ok().and_then(|t| parse_grid(&t).ok());
+                let raw_label = std::fs::read_to_string(crate::photo_set::sidecar(path, ".grid.raw.txt"))
+                    .ok()
+                    .and_then(|t| parse_grid(&t).ok());
                 sequence_frames.push(SequenceFrame {
                     sequence,
                     number,
@@ -269,7 +282,11 @@ fn eval_photos(dir: &Path, out: Option<&Path>, loso: bool, label_geometry: bool)
                     "{rel}: {} wrong, {} unknown{}",
                     s.confusion.wrong(),
                     s.confusion.unknown(),
-                    if s.symmetry == tengen_vision::evaluate::Symmetry::IDENTITY { String::new() } else { format!(" (scored under {:?})", s.symmetry) }
+                    if s.symmetry == tengen_vision::evaluate::Symmetry::IDENTITY {
+                        String::new()
+                    } else {
+                        format!(" (scored under {:?})", s.symmetry)
+                    }
                 ));
             }
         }
@@ -340,7 +357,8 @@ fn reader_models(photos: &[crate::photo_set::Photo], loso: bool) -> anyhow::Resu
     let sources: std::collections::BTreeSet<&str> = frames.iter().map(|f| f.source.as_str()).collect();
     for source in sources {
         let others: Vec<_> = frames.iter().filter(|f| f.source != source).cloned().collect();
-        left_out.insert(source.to_string(), fit(&others).with_context(|| format!("fitting the reader without {source}"))?);
+        left_out
+            .insert(source.to_string(), fit(&others).with_context(|| format!("fitting the reader without {source}"))?);
     }
     Ok(ReaderModels { left_out, all, loso })
 }
@@ -415,7 +433,8 @@ impl MovePairs {
         let mut notes = Vec::new();
         let (pairs, exact) = self.sequences.values().fold((0, 0), |(p, e), s| (p + s.pairs, e + s.exact));
         if pairs > 0 {
-            let each: Vec<String> = self.sequences.iter().map(|(k, s)| format!("{k} {}/{}", s.exact, s.pairs)).collect();
+            let each: Vec<String> =
+                self.sequences.iter().map(|(k, s)| format!("{k} {}/{}", s.exact, s.pairs)).collect();
             notes.push(format!(
                 "Move-by-move sequences: {exact}/{pairs} consecutive frame pairs ({}) give exactly the true change (every point that changed, to the right colour, and nothing else; a `?` counts as a change); {}. Pairs with an excluded frame are not scored.",
                 pct(exact as u64, pairs as u64),
@@ -454,7 +473,11 @@ fn move_pairs(frames: &[SequenceFrame]) -> MovePairs {
                 continue;
             }
             let changes = |from: &Grid, to: &Grid| -> Vec<(usize, usize, PointState)> {
-                (0..19).flat_map(|r| (0..19).map(move |c| (r, c))).filter(|&(r, c)| from[r][c] != to[r][c]).map(|(r, c)| (r, c, to[r][c])).collect()
+                (0..19)
+                    .flat_map(|r| (0..19).map(move |c| (r, c)))
+                    .filter(|&(r, c)| from[r][c] != to[r][c])
+                    .map(|(r, c)| (r, c, to[r][c]))
+                    .collect()
             };
             let (seen, truth) = (changes(&a.read, &b.read), changes(&a.truth, &b.truth));
             let folder = sequence.rsplit_once('/').map_or(sequence, |(f, _)| f).to_string();
@@ -496,7 +519,8 @@ fn eval_rendered(per_preset: u64, out: Option<&Path>) -> anyhow::Result<ExitCode
             let with_hand = variant % 3 == 2;
             if with_hand {
                 let side = [Side::South, Side::East, Side::North, Side::West][(variant as usize / 3) % 4];
-                scene = scene.with_hand(Hand::reaching(side, 4.0 + (seed % 11) as f64, 0.3 + 0.1 * (variant % 4) as f64));
+                scene =
+                    scene.with_hand(Hand::reaching(side, 4.0 + (seed % 11) as f64, 0.3 + 0.1 * (variant % 4) as f64));
             }
             let mut rng = tengen_synth::noise::Rng::new(seed);
             let mut position = Position::empty();
@@ -507,7 +531,9 @@ fn eval_rendered(per_preset: u64, out: Option<&Path>) -> anyhow::Result<ExitCode
             }
             let frame = render(&position, &scene)?;
             let truth_info = &frame.truth;
-            let score_of = folders.entry(format!("{preset}{}", if with_hand { " + hand" } else { "" })).or_insert_with(FolderScore::with_bins);
+            let score_of = folders
+                .entry(format!("{preset}{}", if with_hand { " + hand" } else { "" }))
+                .or_insert_with(FolderScore::with_bins);
             score_of.images += 1;
             let t = Instant::now();
             let located = locate(&frame.image, &LocateOptions::default());
@@ -516,7 +542,11 @@ fn eval_rendered(per_preset: u64, out: Option<&Path>) -> anyhow::Result<ExitCode
             // location is scored by its corner error.
             let geometry = GridGeometry {
                 homography: truth_info.homography,
-                lens: LensDistortion { k1: truth_info.lens.k1, centre: truth_info.lens.centre, scale: truth_info.lens.scale },
+                lens: LensDistortion {
+                    k1: truth_info.lens.k1,
+                    centre: truth_info.lens.centre,
+                    scale: truth_info.lens.scale,
+                },
             };
             match located {
                 Ok(l) => {
@@ -599,7 +629,13 @@ fn median(v: &[f64]) -> f64 {
     s[s.len() / 2]
 }
 
-fn finish(title: &str, notes: &[String], folders: &BTreeMap<String, FolderScore>, out: Option<&Path>, stem: &str) -> anyhow::Result<ExitCode> {
+fn finish(
+    title: &str,
+    notes: &[String],
+    folders: &BTreeMap<String, FolderScore>,
+    out: Option<&Path>,
+    stem: &str,
+) -> anyhow::Result<ExitCode> {
     let mut md = String::new();
     let _ = writeln!(md, "# {title}\n");
     for n in notes {
@@ -645,12 +681,23 @@ fn finish(title: &str, notes: &[String], folders: &BTreeMap<String, FolderScore>
                 f.corner_worst_within_half,
                 pct(f.corner_worst_within_half as u64, all),
                 if f.corner_frames_no_hand > 0 {
-                    format!("{}/{} ({})", f.corner_no_hand_within_quarter, f.corner_frames_no_hand, pct(f.corner_no_hand_within_quarter as u64, f.corner_frames_no_hand as u64))
+                    format!(
+                        "{}/{} ({})",
+                        f.corner_no_hand_within_quarter,
+                        f.corner_frames_no_hand,
+                        pct(f.corner_no_hand_within_quarter as u64, f.corner_frames_no_hand as u64)
+                    )
                 } else {
                     "–".into()
                 },
                 if f.crossing_frames > 0 {
-                    format!("{}/{} / {}/{}", f.crossing_ours_within_quarter, f.crossing_frames, f.crossing_labels_within_quarter, f.crossing_frames)
+                    format!(
+                        "{}/{} / {}/{}",
+                        f.crossing_ours_within_quarter,
+                        f.crossing_frames,
+                        f.crossing_labels_within_quarter,
+                        f.crossing_frames
+                    )
                 } else {
                     "–".into()
                 }
@@ -707,7 +754,12 @@ fn finish(title: &str, notes: &[String], folders: &BTreeMap<String, FolderScore>
 fn row(md: &mut String, name: &str, f: &FolderScore) {
     let c = &f.confusion;
     let corner = if f.corner_frames > 0 {
-        format!("{:.3} / {:.3} ({} frames)", f.corner_error_sum / f.corner_frames as f64, f.corner_error_max, f.corner_frames)
+        format!(
+            "{:.3} / {:.3} ({} frames)",
+            f.corner_error_sum / f.corner_frames as f64,
+            f.corner_error_max,
+            f.corner_frames
+        )
     } else {
         "–".into()
     };
@@ -727,7 +779,11 @@ fn row(md: &mut String, name: &str, f: &FolderScore) {
         c.total(),
         c.wrong(),
         c.unknown(),
-        if f.graded_boards > 0 { format!("{}/{} ({})", f.exact_boards, f.graded_boards, pct(f.exact_boards as u64, f.graded_boards as u64)) } else { "–".into() },
+        if f.graded_boards > 0 {
+            format!("{}/{} ({})", f.exact_boards, f.graded_boards, pct(f.exact_boards as u64, f.graded_boards as u64))
+        } else {
+            "–".into()
+        },
         f.occluded_flagged,
         median(&f.decode_ms),
         median(&f.locate_ms),

@@ -110,6 +110,9 @@ pub fn run(args: RefereeArgs) -> anyhow::Result<ExitCode> {
         let json = serde_json::to_string_pretty(&referee.state())?;
         std::fs::write(path, json).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    eprintln!("tengen referee: {lines} lines, {skipped} skipped, {events} events, {} moves", referee.state().move_number);
+    eprintln!(
+        "tengen referee: {lines} lines, {skipped} skipped, {events} events, {} moves",
+        referee.state().move_number
+    );
     Ok(ExitCode::SUCCESS)
 }

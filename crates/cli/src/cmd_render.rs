@@ -75,18 +75,12 @@ pub fn run(args: RenderArgs) -> anyhow::Result<ExitCode> {
     let position = load_position(&args)?;
     let mut scene = match &args.scene {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            serde_json::from_str::<Scene>(&text)
-                .with_context(|| format!("parsing scene {}", path.display()))?
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            serde_json::from_str::<Scene>(&text).with_context(|| format!("parsing scene {}", path.display()))?
         }
         None => match Scene::preset(&args.preset) {
             Some(scene) => scene,
-            None => bail!(
-                "unknown preset {:?} (known: {})",
-                args.preset,
-                tengen_synth::PRESETS.join(", ")
-            ),
+            None => bail!("unknown preset {:?} (known: {})", args.preset, tengen_synth::PRESETS.join(", ")),
         },
     };
     if let Some(angle) = args.angle {
@@ -126,21 +120,16 @@ pub fn run(args: RenderArgs) -> anyhow::Result<ExitCode> {
         scene.jpeg_quality = quality;
     }
     if args.hand {
-        let side = Side::parse(&args.hand_side)
-            .with_context(|| format!("unknown --hand-side {:?}", args.hand_side))?;
+        let side = Side::parse(&args.hand_side).with_context(|| format!("unknown --hand-side {:?}", args.hand_side))?;
         let (col, row) = match &args.hand_at {
             Some(at) => {
-                let p = Point::from_human(at, BOARD_LINES as u8, BOARD_LINES as u8).with_context(|| format!("bad --hand-at {at:?}"))?;
+                let p = Point::from_human(at, BOARD_LINES as u8, BOARD_LINES as u8)
+                    .with_context(|| format!("bad --hand-at {at:?}"))?;
                 (usize::from(p.col), usize::from(p.row))
             }
             None => (9, 9),
         };
-        let holding = match args
-            .hand_holding
-            .as_deref()
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
+        let holding = match args.hand_holding.as_deref().map(str::to_ascii_lowercase).as_deref() {
             None => None,
             Some("black" | "b") => Some(Stone::BLACK),
             Some("white" | "w") => Some(Stone::WHITE),
@@ -169,11 +158,9 @@ pub fn run(args: RenderArgs) -> anyhow::Result<ExitCode> {
     let frame = tengen_synth::render(&position, &scene)?;
     let took = started.elapsed();
     let jpeg = frame.jpeg();
-    std::fs::write(&args.output, &jpeg)
-        .with_context(|| format!("writing {}", args.output.display()))?;
+    std::fs::write(&args.output, &jpeg).with_context(|| format!("writing {}", args.output.display()))?;
     let truth_path = truth_path(&args.output);
-    std::fs::write(&truth_path, frame.truth.to_json())
-        .with_context(|| format!("writing {}", truth_path.display()))?;
+    std::fs::write(&truth_path, frame.truth.to_json()).with_context(|| format!("writing {}", truth_path.display()))?;
     println!(
         "wrote {} ({}×{}, {} bytes, {} stones, hand {}) and {} in {:.0} ms",
         args.output.display(),
@@ -181,11 +168,7 @@ pub fn run(args: RenderArgs) -> anyhow::Result<ExitCode> {
         scene.height,
         jpeg.len(),
         position.stone_count(),
-        if frame.truth.hand_present {
-            "present"
-        } else {
-            "absent"
-        },
+        if frame.truth.hand_present { "present" } else { "absent" },
         truth_path.display(),
         took.as_secs_f64() * 1e3
     );
@@ -194,39 +177,22 @@ pub fn run(args: RenderArgs) -> anyhow::Result<ExitCode> {
 
 fn load_position(args: &RenderArgs) -> anyhow::Result<Position> {
     if let Some(path) = &args.position {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        return Position::parse_grid(&text)
-            .with_context(|| format!("grid file {}", path.display()));
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        return Position::parse_grid(&text).with_context(|| format!("grid file {}", path.display()));
     }
-    let Some(path) = &args.sgf else {
-        bail!("give --position GRID_FILE or --sgf FILE")
-    };
+    let Some(path) = &args.sgf else { bail!("give --position GRID_FILE or --sgf FILE") };
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let record =
-        tengen_sgf::read_game(&bytes).with_context(|| format!("reading SGF {}", path.display()))?;
+    let record = tengen_sgf::read_game(&bytes).with_context(|| format!("reading SGF {}", path.display()))?;
     if record.width != 19 || record.height != 19 {
-        bail!(
-            "only 19×19 boards can be rendered, {} is {}×{}",
-            path.display(),
-            record.width,
-            record.height
-        );
+        bail!("only 19×19 boards can be rendered, {} is {}×{}", path.display(), record.width, record.height);
     }
-    let mut game = record
-        .start_game()
-        .with_context(|| format!("setting up {}", path.display()))?;
+    let mut game = record.start_game().with_context(|| format!("setting up {}", path.display()))?;
     let count = args.move_number.unwrap_or(record.moves.len());
     if count > record.moves.len() {
-        bail!(
-            "--move {count} but {} has only {} moves",
-            path.display(),
-            record.moves.len()
-        );
+        bail!("--move {count} but {} has only {} moves", path.display(), record.moves.len());
     }
     for (i, m) in record.moves.iter().take(count).enumerate() {
-        game.play(m.color, m.mv)
-            .map_err(|e| anyhow::anyhow!("move {} is illegal: {e}", i + 1))?;
+        game.play(m.color, m.mv).map_err(|e| anyhow::anyhow!("move {} is illegal: {e}", i + 1))?;
     }
     let rows = game.board().rows();
     Position::from_rows(&rows).context("converting the board")
@@ -235,15 +201,9 @@ fn load_position(args: &RenderArgs) -> anyhow::Result<Position> {
 fn parse_size(text: &str) -> anyhow::Result<(u32, u32)> {
     let bad = || anyhow::anyhow!("bad --size {text:?}, expected e.g. 1280x720");
     let (w, h) = text.split_once(['x', 'X', '×']).ok_or_else(bad)?;
-    let (w, h): (u32, u32) = (
-        w.trim().parse().map_err(|_| bad())?,
-        h.trim().parse().map_err(|_| bad())?,
-    );
+    let (w, h): (u32, u32) = (w.trim().parse().map_err(|_| bad())?, h.trim().parse().map_err(|_| bad())?);
     if w < 16 || h < 16 || w > tengen_synth::MAX_SIDE || h > tengen_synth::MAX_SIDE {
-        bail!(
-            "--size {w}x{h} out of range (16..={} per side)",
-            tengen_synth::MAX_SIDE
-        );
+        bail!("--size {w}x{h} out of range (16..={} per side)", tengen_synth::MAX_SIDE);
     }
     Ok((w, h))
 }

@@ -82,7 +82,9 @@ fn frame_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.is_file()
-                && p.extension().and_then(|e| e.to_str()).is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "jpg" | "jpeg" | "png"))
+                && p.extension()
+                    .and_then(|e| e.to_str())
+                    .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "jpg" | "jpeg" | "png"))
         })
         .collect();
     files.sort();
@@ -96,10 +98,14 @@ fn frame_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 fn sequence_times(dir: &Path) -> anyhow::Result<BTreeMap<String, f64>> {
     let path = dir.join("sequence.json");
     let Ok(text) = std::fs::read_to_string(&path) else { return Ok(BTreeMap::new()) };
-    let value: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
     let mut times = BTreeMap::new();
     for frame in value.get("frames").and_then(serde_json::Value::as_array).into_iter().flatten() {
-        if let (Some(file), Some(t)) = (frame.get("file").and_then(serde_json::Value::as_str), frame.get("time_s").and_then(serde_json::Value::as_f64)) {
+        if let (Some(file), Some(t)) = (
+            frame.get("file").and_then(serde_json::Value::as_str),
+            frame.get("time_s").and_then(serde_json::Value::as_f64),
+        ) {
             times.insert(file.to_string(), t);
         }
     }
@@ -122,7 +128,8 @@ fn schedule(files: &[PathBuf], times: &BTreeMap<String, f64>, fps: f64, hold: Op
     for i in 0..files.len() {
         let t = start(i);
         seen.push((i, t));
-        let shown_until = if i + 1 < files.len() && (!times.is_empty() || hold.is_some()) { Some(start(i + 1)) } else { None };
+        let shown_until =
+            if i + 1 < files.len() && (!times.is_empty() || hold.is_some()) { Some(start(i + 1)) } else { None };
         if let Some(next) = shown_until {
             let mut repeat = t + 1.0 / fps;
             while repeat + 1e-9 < next {
@@ -187,10 +194,14 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         ..RefereeConfig::default()
     };
     let mut referee = Referee::new(config);
-    let events_file = std::fs::File::create(events_path).with_context(|| format!("cannot create {}", events_path.display()))?;
+    let events_file =
+        std::fs::File::create(events_path).with_context(|| format!("cannot create {}", events_path.display()))?;
     let mut events_out = BufWriter::new(events_file);
     let bar = ProgressBar::new(seen.len() as u64);
-    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} frames {msg} [{elapsed}<{eta}]").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} frames {msg} [{elapsed}<{eta}]")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
     let mut reader = FrameReader::new(fixed, if args.relocate { Tracking::LocateEveryFrame } else { Tracking::Track });
     let mut all_events: Vec<Event> = Vec::new();
     let (mut unreadable, mut no_board) = (0usize, 0usize);
@@ -201,7 +212,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         let t = whole_ms(t);
         bar.inc(1);
         if decoded.as_ref().is_none_or(|(d, _)| *d != i) {
-            let rgb = match std::fs::read(path).map_err(anyhow::Error::from).and_then(|b| decode_rgb(&b).map_err(anyhow::Error::from)) {
+            let rgb = match std::fs::read(path)
+                .map_err(anyhow::Error::from)
+                .and_then(|b| decode_rgb(&b).map_err(anyhow::Error::from))
+            {
                 Ok(d) => Some(d.rgb),
                 Err(err) => {
                     say(&bar, format!("tengen replay: {name}: skipped, cannot read: {err:#}"));
@@ -224,19 +238,39 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             }
         };
         if frame.turned > 0 {
-            say(&bar, format!("tengen replay: {name}: the view turned; the board keeps its first indexing ({} quarter turn(s))", frame.turned));
+            say(
+                &bar,
+                format!(
+                    "tengen replay: {name}: the view turned; the board keeps its first indexing ({} quarter turn(s))",
+                    frame.turned
+                ),
+            );
         }
         let mut produced = match frame.moved_cells {
             Some(shift) => referee.board_moved(t, Some(shift)),
             None => Vec::new(),
         };
-        let observation = Observation::from_points(t, frame.states().zip(frame.confidences()), frame.reading.occluded, Some(name.clone()));
+        let observation = Observation::from_points(
+            t,
+            frame.states().zip(frame.confidences()),
+            frame.reading.occluded,
+            Some(name.clone()),
+        );
         produced.extend(referee.observe(&observation));
         for e in &produced {
             serde_json::to_writer(&mut events_out, e)?;
             events_out.write_all(b"\n")?;
             if e.kind.is_infraction() {
-                say(&bar, format!("{:>7.1}s  {} (Art. {}): {}", e.t, e.kind.name(), e.article.as_deref().unwrap_or("-"), e.message.en));
+                say(
+                    &bar,
+                    format!(
+                        "{:>7.1}s  {} (Art. {}): {}",
+                        e.t,
+                        e.kind.name(),
+                        e.article.as_deref().unwrap_or("-"),
+                        e.message.en
+                    ),
+                );
             }
         }
         bar.set_message(format!("move {}", referee.move_number()));
@@ -246,7 +280,12 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     events_out.flush()?;
     let sgf = write_game(&referee.game_record(&all_events, &RecordHeader::default()));
     std::fs::write(out, sgf).with_context(|| format!("cannot write {}", out.display()))?;
-    let infractions = all_events.iter().filter(|e| e.kind.is_infraction()).filter_map(|e| e.infraction).collect::<std::collections::BTreeSet<u64>>().len();
+    let infractions = all_events
+        .iter()
+        .filter(|e| e.kind.is_infraction())
+        .filter_map(|e| e.infraction)
+        .collect::<std::collections::BTreeSet<u64>>()
+        .len();
     eprintln!(
         "tengen replay: {} frames seen ({} files, {unreadable} unreadable, {no_board} frames without a board), {} events, {} moves, {infractions} suspected infractions; wrote {} and {}",
         seen.len(),

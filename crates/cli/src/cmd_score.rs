@@ -26,7 +26,8 @@ pub struct ScoreArgs {
 /// Runs `tengen score`.
 pub fn run(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     let bytes = std::fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
-    let rec = tengen_sgf::read_game(&bytes).with_context(|| format!("cannot read the record {}", args.file.display()))?;
+    let rec =
+        tengen_sgf::read_game(&bytes).with_context(|| format!("cannot read the record {}", args.file.display()))?;
     print!("{}: {}", args.file.display(), report(&rec, args.dead.as_deref(), args.komi)?);
     Ok(ExitCode::SUCCESS)
 }
@@ -47,7 +48,12 @@ fn report(rec: &GameRecord, dead_arg: Option<&str>, komi_arg: Option<f64>) -> an
     for text in dead_arg.iter().flat_map(|d| d.split(',')).map(str::trim).filter(|t| !t.is_empty()) {
         let p = Point::parse(text, width, height).with_context(|| format!("--dead {text}"))?;
         if board.get(p) == Stone::Empty {
-            bail!("--dead {text}: no stone at {} (SGF {}) after move {}", p.to_human(height), p.to_sgf(), rec.moves.len());
+            bail!(
+                "--dead {text}: no stone at {} (SGF {}) after move {}",
+                p.to_human(height),
+                p.to_sgf(),
+                rec.moves.len()
+            );
         }
         dead.push(p);
     }
@@ -81,11 +87,17 @@ fn report(rec: &GameRecord, dead_arg: Option<&str>, komi_arg: Option<f64>) -> an
     writeln!(out, "shared points (dame, seki): {}", count.shared)?;
     writeln!(out, "par {}; komi {} points ({} stones)", count.par(), komi.points, komi.stones())?;
     writeln!(out, "result: {}", result.exact())?;
-    writeln!(out, "  (exact, in stones: Black's area against the par {} plus komi {} stones; Art. 9, 11)", count.par(), komi.stones())?;
+    writeln!(
+        out,
+        "  (exact, in stones: Black's area against the par {} plus komi {} stones; Art. 9, 11)",
+        count.par(),
+        komi.stones()
+    )?;
     writeln!(out, "points: {}", result.points())?;
     writeln!(out, "  (the same margin in points, one stone = two points, as a record's RE writes it)")?;
     writeln!(out, "customary: {}", result.customary())?;
-    let quarter = (result.black_margin_stones.abs().fract() - 0.25).abs() < 1e-9 || (result.black_margin_stones.abs().fract() - 0.75).abs() < 1e-9;
+    let quarter = (result.black_margin_stones.abs().fract() - 0.25).abs() < 1e-9
+        || (result.black_margin_stones.abs().fract() - 0.75).abs() < 1e-9;
     if quarter {
         writeln!(out, "  (as it is announced: a margin of ¼ or ¾ stone is said as ½ by custom, Art. 11)")?;
     } else {
@@ -94,7 +106,11 @@ fn report(rec: &GameRecord, dead_arg: Option<&str>, komi_arg: Option<f64>) -> an
     if let Some(recorded) = &rec.result {
         writeln!(out, "recorded RE: {recorded}")?;
         if recorded.trim() != result.points() {
-            writeln!(out, "  (the record's own result differs from this count: {})", why_recorded_differs(recorded, dead.is_empty(), rec.komi, komi))?;
+            writeln!(
+                out,
+                "  (the record's own result differs from this count: {})",
+                why_recorded_differs(recorded, dead.is_empty(), rec.komi, komi)
+            )?;
         }
     }
     Ok(out)
@@ -111,7 +127,11 @@ fn why_recorded_differs(recorded: &str, no_dead_marked: bool, recorded_komi: Opt
         reasons.push("no dead stones were marked (--dead), so stones left dead on the board count as alive".to_owned());
     }
     if recorded_komi.is_some_and(|k| (k - komi.points).abs() > 1e-9) {
-        reasons.push(format!("the count uses komi {} points, the record {}", komi.points, recorded_komi.unwrap_or_default()));
+        reasons.push(format!(
+            "the count uses komi {} points, the record {}",
+            komi.points,
+            recorded_komi.unwrap_or_default()
+        ));
     }
     if reasons.is_empty() {
         reasons.push("the record's scorer marked other dead stones or counted under other rules".to_owned());
@@ -145,7 +165,9 @@ mod tests {
         let text = report(&rec, None, None)?;
         assert!(text.contains("dead stones: none marked"), "{text}");
         // Every form says what it is; a quarter margin says why it is announced as a half.
-        let rec = tengen_sgf::read_game(b"(;SZ[5]KM[0]RE[W+0.5];B[ca];W[da];B[cb];W[db];B[cc];W[dc];B[cd];W[dd];B[ce];W[de];B[];W[ac])")?;
+        let rec = tengen_sgf::read_game(
+            b"(;SZ[5]KM[0]RE[W+0.5];B[ca];W[da];B[cb];W[db];B[cc];W[dc];B[cd];W[dd];B[ce];W[de];B[];W[ac])",
+        )?;
         let text = report(&rec, Some("A3"), Some(3.5))?;
         assert!(text.contains("said as ½ by custom"), "{text}");
         assert!(text.contains("one stone = two points"), "{text}");

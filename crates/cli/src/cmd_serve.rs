@@ -89,8 +89,8 @@ fn unpack_samples(dir: &Path) -> anyhow::Result<PathBuf> {
 /// The sample sequences: sub-folders of `samples` holding JPEG or PNG frames.
 fn sample_sequences(samples: &std::path::Path) -> anyhow::Result<Vec<(String, PathBuf)>> {
     let mut found = Vec::new();
-    let entries = std::fs::read_dir(samples)
-        .with_context(|| format!("cannot read the samples folder {}", samples.display()))?;
+    let entries =
+        std::fs::read_dir(samples).with_context(|| format!("cannot read the samples folder {}", samples.display()))?;
     for entry in entries {
         let path = entry?.path();
         if !path.is_dir() {
@@ -113,13 +113,19 @@ fn sample_sequences(samples: &std::path::Path) -> anyhow::Result<Vec<(String, Pa
 
 /// A token from, in order: the command line (with a warning: `ps` shows it), a file, the
 /// environment variable; `None` leaves the configuration's (or a generated one).
-fn token(flag: Option<String>, file: Option<&std::path::Path>, env: &str, name: &str) -> anyhow::Result<Option<String>> {
+fn token(
+    flag: Option<String>,
+    file: Option<&std::path::Path>,
+    env: &str,
+    name: &str,
+) -> anyhow::Result<Option<String>> {
     if let Some(token) = flag {
         eprintln!("tengen: warning: --{name} on the command line is visible to every user in `ps`; use {env} or --{name}-file");
         return Ok(Some(token));
     }
     if let Some(path) = file {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read the {name} file {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read the {name} file {}", path.display()))?;
         let token = text.lines().next().unwrap_or("").trim().to_owned();
         anyhow::ensure!(!token.is_empty(), "the {name} file {} is empty", path.display());
         return Ok(Some(token));
@@ -145,10 +151,14 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(https) = args.https_listen {
         config.https_listen = Some(https);
     }
-    if let Some(token) = token(args.arbiter_token, args.arbiter_token_file.as_deref(), "TENGEN_ARBITER_TOKEN", "arbiter-token")? {
+    if let Some(token) =
+        token(args.arbiter_token, args.arbiter_token_file.as_deref(), "TENGEN_ARBITER_TOKEN", "arbiter-token")?
+    {
         config.arbiter_token = Some(token);
     }
-    if let Some(token) = token(args.camera_token, args.camera_token_file.as_deref(), "TENGEN_CAMERA_TOKEN", "camera-token")? {
+    if let Some(token) =
+        token(args.camera_token, args.camera_token_file.as_deref(), "TENGEN_CAMERA_TOKEN", "camera-token")?
+    {
         config.camera_token = Some(token);
     }
     if let (Some(nats), Some(node)) = (args.nats, args.node) {
@@ -187,10 +197,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     config.validate()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")?;
     runtime.block_on(async move {
         let server = tengen_server::start(config.clone(), tengen_server::adapters::standard_engines())
             .await

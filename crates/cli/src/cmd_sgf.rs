@@ -162,7 +162,14 @@ fn check_all(files: &[PathBuf], json: bool, out: &mut impl Write) -> std::io::Re
             } else if f.kind == FindingKind::ParseError {
                 writeln!(out, "{display}: {}: {}", f.kind.name(), f.reason)?;
             } else {
-                writeln!(out, "{display}: move {}: {}: {} (Art. {})", f.move_number, f.kind.name(), f.reason, f.article)?;
+                writeln!(
+                    out,
+                    "{display}: move {}: {}: {} (Art. {})",
+                    f.move_number,
+                    f.kind.name(),
+                    f.reason,
+                    f.article
+                )?;
             }
         }
     }

@@ -19,12 +19,10 @@ use tengen_rules::Stone;
 use tengen_rules::{PointState, BOARD_LINES};
 use tengen_synth::noise::{hash2, Rng};
 use tengen_synth::{
-    render, BoardMaterial, Bowl, Camera, ColourCast, GroundTruth, Hand, Hue, NeighbourBoard,
-    PersonShadow, Position, Prop, Scene, Side, StoneColours, TableTexture, SKIN_TONES,
+    render, BoardMaterial, Bowl, Camera, ColourCast, GroundTruth, Hand, Hue, NeighbourBoard, PersonShadow, Position,
+    Prop, Scene, Side, StoneColours, TableTexture, SKIN_TONES,
 };
-use tengen_vision::evaluate::{
-    analyse_frame, corner_errors_cells, parse_grid, reading_grid, score, Grid,
-};
+use tengen_vision::evaluate::{analyse_frame, corner_errors_cells, parse_grid, reading_grid, score, Grid};
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::reading::read_board_detailed;
 use tengen_vision::{GridGeometry, LocateOptions, ReaderConfig};
@@ -59,17 +57,8 @@ struct Bucket {
     apply: Apply,
 }
 
-fn bucket(
-    name: &str,
-    frames: usize,
-    apply: impl Fn(&mut Setup, &mut Rng) + Send + Sync + 'static,
-) -> Bucket {
-    Bucket {
-        name: name.to_string(),
-        frames,
-        found_target: true,
-        apply: Box::new(apply),
-    }
+fn bucket(name: &str, frames: usize, apply: impl Fn(&mut Setup, &mut Rng) + Send + Sync + 'static) -> Bucket {
+    Bucket { name: name.to_string(), frames, found_target: true, apply: Box::new(apply) }
 }
 
 /// The typical hall every sweep starts from: a 1080p camera about 20° off vertical, a light
@@ -85,11 +74,7 @@ fn typical_hall(seed: u64, rng: &mut Rng) -> Setup {
     scene.camera.board_fill = rng.range(0.72, 0.85);
     scene.camera.offset = [rng.range(-0.03, 0.03), rng.range(-0.03, 0.03)];
     scene.lens_k1 = rng.range(-0.08, -0.02);
-    scene.light.lamp_mm = [
-        rng.range(-700.0, 700.0),
-        rng.range(-700.0, 300.0),
-        rng.range(1300.0, 2000.0),
-    ];
+    scene.light.lamp_mm = [rng.range(-700.0, 700.0), rng.range(-700.0, 300.0), rng.range(1300.0, 2000.0)];
     scene.light.glare = rng.range(0.2, 0.5) as f32;
     scene.light.gradient = rng.range(0.0, 0.15) as f32;
     scene.light.gradient_angle_deg = rng.range(0.0, 360.0) as f32;
@@ -116,11 +101,7 @@ fn random_hand(rng: &mut Rng, reach: [f64; 2]) -> Hand {
     let sides = [Side::South, Side::North, Side::East, Side::West];
     let mut hand = Hand::reaching(sides[pick(rng, 4)], rng.range(2.0, 16.0), reach);
     hand.skin_rgb = SKIN_TONES[pick(rng, SKIN_TONES.len())];
-    hand.sleeve_rgb = [
-        rng.range(10.0, 240.0) as u8,
-        rng.range(10.0, 240.0) as u8,
-        rng.range(10.0, 240.0) as u8,
-    ];
+    hand.sleeve_rgb = [rng.range(10.0, 240.0) as u8, rng.range(10.0, 240.0) as u8, rng.range(10.0, 240.0) as u8];
     hand.lift_mm = rng.range(14.0, 50.0);
     hand
 }
@@ -130,25 +111,17 @@ fn random_hand(rng: &mut Rng, reach: [f64; 2]) -> Hand {
 fn buckets() -> Vec<Bucket> {
     let mut all = vec![bucket("hall/typical", 12, |_, _| {})];
     for stones in [0usize, 40, 80, 120, 160, 200, 240, 270, 300, 330] {
-        let mut b = bucket(&format!("stones/{stones}"), 8, move |s, _| {
-            s.stones = stones
-        });
+        let mut b = bucket(&format!("stones/{stones}"), 8, move |s, _| s.stones = stones);
         b.found_target = stones <= 300;
         all.push(b);
     }
     for hue in Hue::ALL {
-        all.push(bucket(
-            &format!("cast/stage-{}", hue.name()),
-            8,
-            move |s, _| s.scene.light.cast = ColourCast::Stage(hue),
-        ));
+        all.push(bucket(&format!("cast/stage-{}", hue.name()), 8, move |s, _| {
+            s.scene.light.cast = ColourCast::Stage(hue)
+        }));
     }
-    all.push(bucket("cast/white-balance-warm", 8, |s, _| {
-        s.scene.light.cast = ColourCast::Warm
-    }));
-    all.push(bucket("cast/white-balance-cool", 8, |s, _| {
-        s.scene.light.cast = ColourCast::Cool
-    }));
+    all.push(bucket("cast/white-balance-warm", 8, |s, _| s.scene.light.cast = ColourCast::Warm));
+    all.push(bucket("cast/white-balance-cool", 8, |s, _| s.scene.light.cast = ColourCast::Cool));
     for tilt in [0u32, 15, 30, 40, 50, 55, 60] {
         let mut b = bucket(&format!("tilt/{tilt}°"), 8, move |s, rng| {
             s.scene.camera.tilt_deg = f64::from(tilt);
@@ -163,17 +136,9 @@ fn buckets() -> Vec<Bucket> {
             s.scene.camera.roll_deg = sign * f64::from(roll);
         }));
     }
-    all.push(bucket("rotation/any", 6, |s, rng| {
-        s.scene.camera.roll_deg = rng.range(-180.0, 180.0)
-    }));
-    for (name, k1) in [
-        ("barrel-strong", -0.3),
-        ("barrel", -0.15),
-        ("pincushion", 0.08),
-    ] {
-        all.push(bucket(&format!("lens/{name}"), 6, move |s, rng| {
-            s.scene.lens_k1 = k1 * rng.range(0.85, 1.0)
-        }));
+    all.push(bucket("rotation/any", 6, |s, rng| s.scene.camera.roll_deg = rng.range(-180.0, 180.0)));
+    for (name, k1) in [("barrel-strong", -0.3), ("barrel", -0.15), ("pincushion", 0.08)] {
+        all.push(bucket(&format!("lens/{name}"), 6, move |s, rng| s.scene.lens_k1 = k1 * rng.range(0.85, 1.0)));
     }
     for fill in [20u32, 35, 50, 70, 100] {
         all.push(bucket(&format!("fill/{fill}%"), 6, move |s, rng| {
@@ -191,14 +156,10 @@ fn buckets() -> Vec<Bucket> {
         ("phone-portrait", 774, 1032, 6),
         ("12MP", 4000, 3000, 3),
     ] {
-        all.push(bucket(
-            &format!("resolution/{name}"),
-            frames,
-            move |s, _| {
-                s.scene.width = w;
-                s.scene.height = h;
-            },
-        ));
+        all.push(bucket(&format!("resolution/{name}"), frames, move |s, _| {
+            s.scene.width = w;
+            s.scene.height = h;
+        }));
     }
     all.push(bucket("board/dark-wood", 6, |s, rng| {
         let woods = [[160, 104, 58], [142, 92, 52], [176, 120, 70]];
@@ -207,11 +168,7 @@ fn buckets() -> Vec<Bucket> {
     }));
     all.push(bucket("board/bamboo", 6, |s, rng| {
         s.scene.board.material = BoardMaterial::Bamboo;
-        s.scene.board.wood_rgb = if rng.unit() < 0.6 {
-            [216, 182, 124]
-        } else {
-            [168, 116, 70]
-        };
+        s.scene.board.wood_rgb = if rng.unit() < 0.6 { [216, 182, 124] } else { [168, 116, 70] };
     }));
     all.push(bucket("board/vinyl", 6, |s, rng| {
         s.scene.board.material = BoardMaterial::Vinyl;
@@ -252,18 +209,10 @@ fn buckets() -> Vec<Bucket> {
     all.push(bucket("board/narrow-margin", 6, |s, rng| {
         s.scene.board.margin_mm = [rng.range(4.0, 7.0), rng.range(4.0, 7.0)]
     }));
-    all.push(bucket("stone-look/matte", 6, |s, _| {
-        s.scene.stones.gloss = 0.1
-    }));
-    all.push(bucket("stone-look/shell-stripes", 6, |s, _| {
-        s.scene.stones.shell_stripes = 1.0
-    }));
-    all.push(bucket("stone-look/greens", 6, |s, _| {
-        s.scene.stones.colours = StoneColours::Greens
-    }));
-    all.push(bucket("stone-look/blues", 6, |s, _| {
-        s.scene.stones.colours = StoneColours::Blues
-    }));
+    all.push(bucket("stone-look/matte", 6, |s, _| s.scene.stones.gloss = 0.1));
+    all.push(bucket("stone-look/shell-stripes", 6, |s, _| s.scene.stones.shell_stripes = 1.0));
+    all.push(bucket("stone-look/greens", 6, |s, _| s.scene.stones.colours = StoneColours::Greens));
+    all.push(bucket("stone-look/blues", 6, |s, _| s.scene.stones.colours = StoneColours::Blues));
     all.push(bucket("surroundings/dark-table", 6, |s, _| {
         s.scene.board.table_rgb = [28, 26, 26];
         s.scene.board.table_texture = TableTexture::Laminate;
@@ -278,15 +227,9 @@ fn buckets() -> Vec<Bucket> {
         s.scene.board.table_rgb = tables[pick(rng, 3)];
         s.scene.board.table_texture = TableTexture::Wood;
     }));
-    all.push(bucket("surroundings/neighbour-board", 6, |s, rng| {
-        add_neighbours(s, rng)
-    }));
-    all.push(bucket("surroundings/loose-stones", 6, |s, rng| {
-        add_loose_stones(s, rng)
-    }));
-    all.push(bucket("surroundings/sheet-and-clock", 6, |s, rng| {
-        add_sheet_and_clock(s, rng)
-    }));
+    all.push(bucket("surroundings/neighbour-board", 6, |s, rng| add_neighbours(s, rng)));
+    all.push(bucket("surroundings/loose-stones", 6, |s, rng| add_loose_stones(s, rng)));
+    all.push(bucket("surroundings/sheet-and-clock", 6, |s, rng| add_sheet_and_clock(s, rng)));
     all.push(bucket("surroundings/cluttered", 6, |s, rng| {
         add_neighbours(s, rng);
         add_loose_stones(s, rng);
@@ -294,21 +237,13 @@ fn buckets() -> Vec<Bucket> {
         s.scene.camera.board_fill = rng.range(0.45, 0.6);
     }));
     all.push(bucket("light/low-lamp", 6, |s, rng| {
-        s.scene.light.lamp_mm = [
-            rng.range(-400.0, 400.0),
-            rng.range(-400.0, 200.0),
-            rng.range(500.0, 700.0),
-        ];
+        s.scene.light.lamp_mm = [rng.range(-400.0, 400.0), rng.range(-400.0, 200.0), rng.range(500.0, 700.0)];
         s.scene.light.ambient = 0.3;
         s.scene.light.glare = 0.6;
     }));
     all.push(bucket("light/strong-glare", 6, |s, rng| {
         s.scene.light.glare = 1.0;
-        s.scene.light.lamp_mm = [
-            rng.range(-200.0, 200.0),
-            rng.range(-200.0, 200.0),
-            rng.range(1200.0, 1600.0),
-        ];
+        s.scene.light.lamp_mm = [rng.range(-200.0, 200.0), rng.range(-200.0, 200.0), rng.range(1200.0, 1600.0)];
         s.scene.camera.tilt_deg = rng.range(0.0, 10.0);
     }));
     all.push(bucket("light/person-shadow", 6, |s, rng| {
@@ -323,11 +258,7 @@ fn buckets() -> Vec<Bucket> {
     }));
     all.push(bucket("light/hard-shadows", 6, |s, rng| {
         s.scene.light.ambient = 0.15;
-        s.scene.light.lamp_mm = [
-            rng.range(-900.0, 900.0),
-            rng.range(-900.0, 900.0),
-            rng.range(600.0, 900.0),
-        ];
+        s.scene.light.lamp_mm = [rng.range(-900.0, 900.0), rng.range(-900.0, 900.0), rng.range(600.0, 900.0)];
     }));
     all.push(bucket("light/dim", 6, |s, _| {
         s.scene.light.brightness = 0.45;
@@ -341,20 +272,14 @@ fn buckets() -> Vec<Bucket> {
         s.scene.jpeg_quality = 70;
     }));
     for sigma in [1.5f32, 3.0] {
-        all.push(bucket(
-            &format!("blur/defocus-{sigma}px"),
-            6,
-            move |s, _| s.scene.blur_sigma = sigma,
-        ));
+        all.push(bucket(&format!("blur/defocus-{sigma}px"), 6, move |s, _| s.scene.blur_sigma = sigma));
     }
     all.push(bucket("blur/shake-8px", 6, |s, rng| {
         let a = rng.range(0.0, std::f64::consts::PI);
         s.scene.shake_px = [(8.0 * a.cos()) as f32, (8.0 * a.sin()) as f32];
     }));
     for quality in [30u8, 50, 70, 95] {
-        all.push(bucket(&format!("jpeg/{quality}"), 6, move |s, _| {
-            s.scene.jpeg_quality = quality
-        }));
+        all.push(bucket(&format!("jpeg/{quality}"), 6, move |s, _| s.scene.jpeg_quality = quality));
     }
     all.push(bucket("hands/over-centre", 8, |s, rng| {
         let hand = random_hand(rng, [0.35, 0.6]);
@@ -370,11 +295,7 @@ fn buckets() -> Vec<Bucket> {
     }));
     all.push(bucket("hands/holding-stone", 8, |s, rng| {
         let mut hand = random_hand(rng, [0.1, 0.8]);
-        hand.holding = Some(if rng.unit() < 0.5 {
-            Stone::BLACK
-        } else {
-            Stone::WHITE
-        });
+        hand.holding = Some(if rng.unit() < 0.5 { Stone::BLACK } else { Stone::WHITE });
         s.scene.hands.push(hand);
     }));
     all.push(bucket("hands/two-hands", 8, |s, rng| {
@@ -386,19 +307,13 @@ fn buckets() -> Vec<Bucket> {
             Side::East => Side::West,
             Side::West => Side::East,
         };
-        second = Hand {
-            target: Hand::reaching(second.side, rng.range(2.0, 16.0), rng.range(0.1, 0.5)).target,
-            ..second
-        };
+        second =
+            Hand { target: Hand::reaching(second.side, rng.range(2.0, 16.0), rng.range(0.1, 0.5)).target, ..second };
         s.scene.hands.extend([first, second]);
     }));
     all.push(bucket("hands/moving", 8, |s, rng| {
         let mut hand = random_hand(rng, [0.2, 0.7]);
-        hand.motion_mm = [
-            rng.range(-20.0, 20.0),
-            rng.range(-20.0, 20.0),
-            rng.range(-5.0, 5.0),
-        ];
+        hand.motion_mm = [rng.range(-20.0, 20.0), rng.range(-20.0, 20.0), rng.range(-5.0, 5.0)];
         s.scene.hands.push(hand);
     }));
     let mut joint = bucket("joint/random", 30, joint_random);
@@ -443,15 +358,8 @@ fn add_loose_stones(s: &mut Setup, rng: &mut Rng) {
         let x = side * rng.range(225.0, 300.0);
         let y = rng.range(-260.0, 260.0);
         let (x, y) = if rng.unit() < 0.5 { (x, y) } else { (y, x) };
-        let stone = if rng.unit() < 0.5 {
-            Stone::BLACK
-        } else {
-            Stone::WHITE
-        };
-        s.scene.props.push(Prop::Stone {
-            centre_mm: [x, y],
-            stone,
-        });
+        let stone = if rng.unit() < 0.5 { Stone::BLACK } else { Stone::WHITE };
+        s.scene.props.push(Prop::Stone { centre_mm: [x, y], stone });
     }
     s.scene.camera.board_fill = rng.range(0.6, 0.75);
 }
@@ -485,48 +393,24 @@ fn joint_random(s: &mut Setup, rng: &mut Rng) {
         ColourCast::Yellow,
         ColourCast::Blue,
     ];
-    s.scene.light.cast = if rng.unit() < 0.25 {
-        ColourCast::Stage(Hue::ALL[pick(rng, 8)])
-    } else {
-        casts[pick(rng, casts.len())]
-    };
+    s.scene.light.cast =
+        if rng.unit() < 0.25 { ColourCast::Stage(Hue::ALL[pick(rng, 8)]) } else { casts[pick(rng, casts.len())] };
     s.scene.camera.tilt_deg = rng.range(0.0, 60.0);
     s.scene.camera.azimuth_deg = rng.range(-180.0, 180.0);
-    s.scene.camera.roll_deg = if rng.unit() < 0.3 {
-        rng.range(-180.0, 180.0)
-    } else {
-        rng.range(-10.0, 10.0)
-    };
+    s.scene.camera.roll_deg = if rng.unit() < 0.3 { rng.range(-180.0, 180.0) } else { rng.range(-10.0, 10.0) };
     s.scene.lens_k1 = rng.range(-0.3, 0.08);
     let fill = rng.range(0.2, 1.0);
     let slack = (1.0 - fill) / 2.0 * 0.8;
     s.scene.camera.board_fill = fill;
     s.scene.camera.offset = [rng.range(-slack, slack), rng.range(-slack, slack)];
-    let sizes = [
-        (640, 480),
-        (1280, 720),
-        (1920, 1080),
-        (1920, 1080),
-        (2560, 1440),
-    ];
+    let sizes = [(640, 480), (1280, 720), (1920, 1080), (1920, 1080), (2560, 1440)];
     let (w, h) = sizes[pick(rng, sizes.len())];
     s.scene.width = w;
     s.scene.height = h;
-    let materials = [
-        BoardMaterial::Wood,
-        BoardMaterial::Wood,
-        BoardMaterial::Bamboo,
-        BoardMaterial::Vinyl,
-        BoardMaterial::Paper,
-    ];
+    let materials =
+        [BoardMaterial::Wood, BoardMaterial::Wood, BoardMaterial::Bamboo, BoardMaterial::Vinyl, BoardMaterial::Paper];
     s.scene.board.material = materials[pick(rng, materials.len())];
-    let colours = [
-        [222, 176, 108],
-        [160, 104, 58],
-        [236, 214, 160],
-        [216, 182, 124],
-        [240, 230, 205],
-    ];
+    let colours = [[222, 176, 108], [160, 104, 58], [236, 214, 160], [216, 182, 124], [240, 230, 205]];
     s.scene.board.wood_rgb = colours[pick(rng, colours.len())];
     s.scene.board.line_width_mm = rng.range(0.5, 2.0);
     s.scene.board.margin_mm = [rng.range(4.0, 50.0), rng.range(4.0, 50.0)];
@@ -535,17 +419,10 @@ fn joint_random(s: &mut Setup, rng: &mut Rng) {
     }
     s.scene.stones.colours = StoneColours::ALL[pick(rng, 3)];
     s.scene.stones.gloss = rng.range(0.1, 1.0);
-    let textures = [
-        TableTexture::Cloth,
-        TableTexture::Wood,
-        TableTexture::Laminate,
-    ];
+    let textures = [TableTexture::Cloth, TableTexture::Wood, TableTexture::Laminate];
     s.scene.board.table_texture = textures[pick(rng, 3)];
-    s.scene.board.table_rgb = [
-        rng.range(20.0, 230.0) as u8,
-        rng.range(20.0, 230.0) as u8,
-        rng.range(20.0, 230.0) as u8,
-    ];
+    s.scene.board.table_rgb =
+        [rng.range(20.0, 230.0) as u8, rng.range(20.0, 230.0) as u8, rng.range(20.0, 230.0) as u8];
     if rng.unit() < 0.3 {
         add_neighbours(s, rng);
         s.scene.camera.board_fill = fill;
@@ -649,17 +526,12 @@ fn summarise(b: &Bucket, frames: &[FrameScore]) -> BucketReport {
     let located: Vec<&FrameScore> = frames.iter().filter(|f| f.located).collect();
     let mut corner: Vec<f64> = located.iter().filter_map(|f| f.corner_mean).collect();
     let mut worst: Vec<f64> = located.iter().filter_map(|f| f.corner_worst).collect();
-    let (points, points_right) = frames
-        .iter()
-        .fold((0, 0), |(t, r), f| (t + f.points, r + f.points_right));
+    let (points, points_right) = frames.iter().fold((0, 0), |(t, r), f| (t + f.points, r + f.points_right));
     let found = frames.iter().filter(|f| f.found).count();
     let exact = frames.iter().filter(|f| f.exact).count();
     let hand: Vec<&&FrameScore> = located.iter().filter(|f| f.hand_over_points).collect();
     let margin: Vec<&&FrameScore> = located.iter().filter(|f| f.hand_margin_only).collect();
-    let clean: Vec<&&FrameScore> = located
-        .iter()
-        .filter(|f| !f.hand_over_points && !f.hand_margin_only)
-        .collect();
+    let clean: Vec<&&FrameScore> = located.iter().filter(|f| !f.hand_over_points && !f.hand_margin_only).collect();
     let hands_flagged = hand.iter().filter(|f| f.flagged).count();
     let clean_flagged = clean.iter().filter(|f| f.flagged).count();
     let n = frames.len() as u64;
@@ -684,8 +556,7 @@ fn summarise(b: &Bucket, frames: &[FrameScore]) -> BucketReport {
         margin_only_flagged: margin.iter().filter(|f| f.flagged).count(),
         clean_frames: clean.len(),
         clean_flagged,
-        clean_flagged_pct: (!clean.is_empty())
-            .then(|| pct(clean_flagged as u64, clean.len() as u64)),
+        clean_flagged_pct: (!clean.is_empty()).then(|| pct(clean_flagged as u64, clean.len() as u64)),
         render_ms_median: median(&mut frames.iter().map(|f| f.render_ms).collect::<Vec<_>>()),
         vision_ms_median: median(&mut frames.iter().map(|f| f.vision_ms).collect::<Vec<_>>()),
         read_ms_median: median(&mut located.iter().map(|f| f.read_ms).collect::<Vec<_>>()),
@@ -700,24 +571,16 @@ fn summarise(b: &Bucket, frames: &[FrameScore]) -> BucketReport {
 fn misses(r: &BucketReport) -> Vec<String> {
     let mut out = Vec::new();
     if r.found_target_applies && r.found_pct < FOUND_TARGET_PCT {
-        out.push(format!(
-            "board found {:.1} % < {FOUND_TARGET_PCT} %",
-            r.found_pct
-        ));
+        out.push(format!("board found {:.1} % < {FOUND_TARGET_PCT} %", r.found_pct));
     }
     if r.per_point_pct < POINT_TARGET_PCT {
-        out.push(format!(
-            "per point {:.2} % < {POINT_TARGET_PCT} %",
-            r.per_point_pct
-        ));
+        out.push(format!("per point {:.2} % < {POINT_TARGET_PCT} %", r.per_point_pct));
     }
     if let Some(h) = r.hands_flagged_pct.filter(|h| *h < HANDS_TARGET_PCT) {
         out.push(format!("hands flagged {h:.1} % < {HANDS_TARGET_PCT} %"));
     }
     if let Some(c) = r.clean_flagged_pct.filter(|c| *c > CLEAN_TARGET_PCT) {
-        out.push(format!(
-            "clean frames flagged {c:.1} % > {CLEAN_TARGET_PCT} %"
-        ));
+        out.push(format!("clean frames flagged {c:.1} % > {CLEAN_TARGET_PCT} %"));
     }
     out
 }
@@ -759,11 +622,7 @@ fn reading_in_truth_order(read: &Grid, geometry: &GridGeometry, truth: &GroundTr
 
 /// Renders one frame, runs the vision on its JPEG and scores it.
 /// `save` names the file stem to write the frame's JPEG and truth to, if wanted.
-fn run_frame(
-    setup: &Setup,
-    reader: &ReaderConfig,
-    save: Option<&Path>,
-) -> anyhow::Result<FrameScore> {
+fn run_frame(setup: &Setup, reader: &ReaderConfig, save: Option<&Path>) -> anyhow::Result<FrameScore> {
     let t = Instant::now();
     let position = Position::game_like(setup.scene.seed, setup.stones);
     let frame = render(&position, &setup.scene)?;
@@ -772,20 +631,14 @@ fn run_frame(
     if let Some(stem) = save {
         // Not `with_extension`: bucket names such as `blur/defocus-1.5px` hold dots.
         let named = |ext: &str| std::path::PathBuf::from(format!("{}.{ext}", stem.display()));
-        std::fs::write(named("jpg"), &jpeg)
-            .with_context(|| format!("writing {}.jpg", stem.display()))?;
+        std::fs::write(named("jpg"), &jpeg).with_context(|| format!("writing {}.jpg", stem.display()))?;
         std::fs::write(named("truth.json"), frame.truth.to_json())
             .with_context(|| format!("writing {}.truth.json", stem.display()))?;
     }
     let image = decode_rgb(&jpeg).context("decoding the rendered JPEG")?.rgb;
     let truth = &frame.truth;
     let true_grid = parse_grid(&truth.grid.join("\n"))?;
-    let covered = truth
-        .occluded
-        .iter()
-        .zip(&truth.in_frame)
-        .filter(|(o, f)| **o && **f)
-        .count();
+    let covered = truth.occluded.iter().zip(&truth.in_frame).filter(|(o, f)| **o && **f).count();
     let mut score_of = FrameScore {
         points: (BOARD_LINES * BOARD_LINES) as u64,
         hand_over_points: covered > 0,
@@ -812,12 +665,10 @@ fn run_frame(
     let errors = corner_errors_cells(&geometry.corners(), &truth.corners);
     score_of.corner_mean = Some(errors.iter().sum::<f64>() / 4.0);
     score_of.corner_worst = Some(errors.iter().copied().fold(0.0, f64::max));
-    let worst_point =
-        tengen_vision::evaluate::worst_intersection_error_cells(geometry, &truth.intersections);
+    let worst_point = tengen_vision::evaluate::worst_intersection_error_cells(geometry, &truth.intersections);
     score_of.found = worst_point <= FOUND_WITHIN_CELLS;
     score_of.flagged = analysis.details.reading.occluded;
-    let mut read =
-        reading_in_truth_order(&reading_grid(&analysis.details.reading), geometry, truth);
+    let mut read = reading_in_truth_order(&reading_grid(&analysis.details.reading), geometry, truth);
     // A point truly hidden by a hand (or outside the frame) may honestly be `?`.
     for r in 0..BOARD_LINES {
         for c in 0..BOARD_LINES {
@@ -833,11 +684,7 @@ fn run_frame(
     if !score_of.found {
         score_of.failure = Some(format!("located {worst_point:.2} cells off"));
     } else if !s.exact {
-        score_of.failure = Some(format!(
-            "{} wrong, {} unknown",
-            s.confusion.wrong(),
-            s.confusion.unknown()
-        ));
+        score_of.failure = Some(format!("{} wrong, {} unknown", s.confusion.wrong(), s.confusion.unknown()));
     }
     Ok(score_of)
 }
@@ -884,9 +731,8 @@ pub struct StressArgs {
 
 /// The stable seed of a bucket's frame: from its name and number only.
 fn frame_seed(name: &str, k: usize) -> u64 {
-    let name_hash = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3)
-    });
+    let name_hash =
+        name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3));
     hash2(name_hash, k as u64)
 }
 
@@ -904,8 +750,7 @@ fn keep_board_in_frame(scene: &mut Scene) {
     let (w, h) = (f64::from(scene.width), f64::from(scene.height));
     for _ in 0..4 {
         let camera = Camera::from_scene(scene);
-        let corners =
-            [[-hw, -hl], [hw, -hl], [hw, hl], [-hw, hl]].map(|[x, y]| camera.project([x, y, 0.0]));
+        let corners = [[-hw, -hl], [hw, -hl], [hw, hl], [-hw, hl]].map(|[x, y]| camera.project([x, y, 0.0]));
         let shift = |lo: f64, hi: f64, size: f64| {
             if hi - lo > size {
                 (size - lo - hi) / 2.0
@@ -956,24 +801,13 @@ fn frame_setup(b: &Bucket, k: usize, max_side: Option<u32>) -> Setup {
 
 /// Runs the suite and returns the per-bucket reports.
 fn run_suite(options: &StressArgs) -> anyhow::Result<Vec<BucketReport>> {
-    let chosen: Vec<Bucket> = buckets()
-        .into_iter()
-        .filter(|b| {
-            options
-                .only
-                .as_ref()
-                .is_none_or(|o| b.name.contains(o.as_str()))
-        })
-        .collect();
+    let chosen: Vec<Bucket> =
+        buckets().into_iter().filter(|b| options.only.as_ref().is_none_or(|o| b.name.contains(o.as_str()))).collect();
     let jobs: Vec<(usize, usize)> = chosen
         .iter()
         .enumerate()
         .flat_map(|(i, b)| {
-            let n = if options.quick {
-                1
-            } else {
-                ((b.frames as f64 * options.frames_scale).round() as usize).max(1)
-            };
+            let n = if options.quick { 1 } else { ((b.frames as f64 * options.frames_scale).round() as usize).max(1) };
             (0..n).map(move |k| (i, k))
         })
         .collect();
@@ -982,11 +816,8 @@ fn run_suite(options: &StressArgs) -> anyhow::Result<Vec<BucketReport>> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<anyhow::Result<FrameScore>>>> =
-        Mutex::new((0..jobs.len()).map(|_| None).collect());
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 4);
+    let results: Mutex<Vec<Option<anyhow::Result<FrameScore>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
     let started = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..workers {
@@ -1019,9 +850,7 @@ fn run_suite(options: &StressArgs) -> anyhow::Result<Vec<BucketReport>> {
             });
         }
     });
-    let results = results
-        .into_inner()
-        .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
+    let results = results.into_inner().map_err(|_| anyhow::anyhow!("a worker panicked"))?;
     let mut per_bucket: Vec<Vec<FrameScore>> = vec![Vec::new(); chosen.len()];
     for (&(bi, k), outcome) in jobs.iter().zip(results) {
         let frame = outcome
@@ -1029,16 +858,11 @@ fn run_suite(options: &StressArgs) -> anyhow::Result<Vec<BucketReport>> {
             .with_context(|| format!("{} #{k}", chosen[bi].name))?;
         per_bucket[bi].push(frame);
     }
-    Ok(chosen
-        .iter()
-        .zip(&per_bucket)
-        .map(|(b, frames)| summarise(b, frames))
-        .collect())
+    Ok(chosen.iter().zip(&per_bucket).map(|(b, frames)| summarise(b, frames)).collect())
 }
 
 fn fmt_opt(v: Option<f64>, digits: usize) -> String {
-    v.filter(|x| x.is_finite())
-        .map_or_else(|| "–".to_string(), |x| format!("{x:.digits$}"))
+    v.filter(|x| x.is_finite()).map_or_else(|| "–".to_string(), |x| format!("{x:.digits$}"))
 }
 
 /// The Markdown report.
@@ -1089,13 +913,8 @@ pub fn run(options: &StressArgs, out: Option<&Path>) -> anyhow::Result<ExitCode>
     let cpu_before = process_cpu_seconds();
     let buckets = run_suite(options)?;
     let wall = started.elapsed().as_secs_f64();
-    let cpu = process_cpu_seconds()
-        .zip(cpu_before)
-        .map(|(after, before)| after - before);
-    let command = format!(
-        "tengen eval rendered --stress{}",
-        if options.quick { " --quick" } else { "" }
-    );
+    let cpu = process_cpu_seconds().zip(cpu_before).map(|(after, before)| after - before);
+    let command = format!("tengen eval rendered --stress{}", if options.quick { " --quick" } else { "" });
     let title = format!("Vision under stress, rendered: `{command}`");
     let notes = vec![
         format!(
@@ -1161,19 +980,11 @@ mod tests {
     #[test]
     fn every_bucket_keeps_the_whole_grid_in_frame() {
         // Geometry only depends on proportions: render small.
-        for b in buckets()
-            .iter()
-            .filter(|b| b.name.starts_with("fill/") || b.name.starts_with("tilt/"))
-        {
+        for b in buckets().iter().filter(|b| b.name.starts_with("fill/") || b.name.starts_with("tilt/")) {
             let setup = frame_setup(b, 0, Some(160));
-            let frame = render(&Position::empty(), &setup.scene)
-                .unwrap_or_else(|e| panic!("{}: {e}", b.name));
+            let frame = render(&Position::empty(), &setup.scene).unwrap_or_else(|e| panic!("{}: {e}", b.name));
             let outside = frame.truth.in_frame.iter().filter(|f| !**f).count();
-            assert_eq!(
-                outside, 0,
-                "{}: {outside} intersections out of frame",
-                b.name
-            );
+            assert_eq!(outside, 0, "{}: {outside} intersections out of frame", b.name);
         }
     }
 
@@ -1200,25 +1011,15 @@ mod tests {
         assert_eq!(buckets.len(), 1, "{json}");
         let r = &buckets[0];
         assert_eq!(
-            (
-                r["name"].as_str(),
-                r["frames"].as_u64(),
-                r["points"].as_u64()
-            ),
+            (r["name"].as_str(), r["frames"].as_u64(), r["points"].as_u64()),
             (Some("stones/0"), Some(1), Some(361))
         );
         let count = |key: &str| r[key].as_u64().unwrap_or(u64::MAX);
-        assert!(
-            count("found") <= count("located") && count("located") <= 1,
-            "{r}"
-        );
+        assert!(count("found") <= count("located") && count("located") <= 1, "{r}");
         assert!(count("points_right") <= 361, "{r}");
         let per_point = r["per_point_pct"].as_f64().unwrap_or(-1.0);
         assert!((0.0..=100.0).contains(&per_point), "{r}");
         assert!(r["render_ms_median"].as_f64().unwrap_or(0.0) > 0.0, "{r}");
-        assert!(
-            report["wall_seconds"].as_f64().unwrap_or(0.0) > 0.0,
-            "{json}"
-        );
+        assert!(report["wall_seconds"].as_f64().unwrap_or(0.0) > 0.0, "{json}");
     }
 }

@@ -7,11 +7,11 @@ use std::time::Instant;
 
 use anyhow::Context;
 use tengen_vision::evaluate::{parse_grid, reading_grid, score, Grid};
+use tengen_vision::grey::grey;
 use tengen_vision::image_io::{decode_rgb, DecodedFrame};
+use tengen_vision::locate::refine_corners;
 use tengen_vision::reader_model::LabelledFrame;
 use tengen_vision::reading::read_board_detailed;
-use tengen_vision::grey::grey;
-use tengen_vision::locate::refine_corners;
 use tengen_vision::{locate, GridGeometry, LocateOptions, ReaderConfig};
 
 /// Photos whose labels are known to be wrong (the labels move stones the photos show unchanged).
@@ -116,7 +116,10 @@ pub fn collect(dir: &Path) -> anyhow::Result<(Vec<Photo>, Vec<String>)> {
         }
         let grid_path = sidecar(&path, ".grid.txt");
         let truth = if grid_path.exists() {
-            Some(parse_grid(&std::fs::read_to_string(&grid_path)?).with_context(|| format!("parsing {}", grid_path.display()))?)
+            Some(
+                parse_grid(&std::fs::read_to_string(&grid_path)?)
+                    .with_context(|| format!("parsing {}", grid_path.display()))?,
+            )
         } else {
             None
         };
@@ -126,7 +129,8 @@ pub fn collect(dir: &Path) -> anyhow::Result<(Vec<Photo>, Vec<String>)> {
             continue;
         }
         let t = Instant::now();
-        let frame = std::fs::read(&path).map_err(|e| e.to_string()).and_then(|b| decode_rgb(&b).map_err(|e| e.to_string()));
+        let frame =
+            std::fs::read(&path).map_err(|e| e.to_string()).and_then(|b| decode_rgb(&b).map_err(|e| e.to_string()));
         let decode_ms = ms(t);
         let t = Instant::now();
         let located = match &frame {

@@ -43,7 +43,9 @@ fn referee_turns_readings_into_moves_and_flags_two_moves_in_a_row() {
     let w2 = with_stone(w1.clone(), 15, 3, 'O');
     let mut lines = String::new();
     let mut t = 0.0;
-    for (board, hand) in [(&empty_rows(), false), (&b1, true), (&b1, false), (&w1, true), (&w1, false), (&w2, true), (&w2, false)] {
+    for (board, hand) in
+        [(&empty_rows(), false), (&b1, true), (&b1, false), (&w1, true), (&w1, false), (&w2, true), (&w2, false)]
+    {
         for _ in 0..6 {
             lines.push_str(&serde_json::json!({"t": t, "grid": board, "occluded": hand}).to_string());
             lines.push('\n');
@@ -80,7 +82,8 @@ fn referee_skips_a_line_that_is_not_utf8_and_reads_on() {
     let mut t = 0.0;
     for (i, (board, hand)) in [(&empty_rows(), false), (&b1, true), (&b1, false)].into_iter().enumerate() {
         for _ in 0..6 {
-            bytes.extend_from_slice(serde_json::json!({"t": t, "grid": board, "occluded": hand}).to_string().as_bytes());
+            bytes
+                .extend_from_slice(serde_json::json!({"t": t, "grid": board, "occluded": hand}).to_string().as_bytes());
             bytes.push(b'\n');
             t += 0.5;
         }
@@ -122,18 +125,29 @@ fn replay_reads_the_sample_frames_into_the_expected_record_and_infractions() {
     infractions.dedup();
     assert_eq!(
         infractions,
-        [("missed_capture".to_string(), "18.2".to_string()), ("takeback".into(), "17.3".into()), ("double_move".into(), "17.2".into())]
+        [
+            ("missed_capture".to_string(), "18.2".to_string()),
+            ("takeback".into(), "17.3".into()),
+            ("double_move".into(), "17.2".into())
+        ]
     );
     let others: Vec<&serde_json::Value> = events
         .iter()
-        .filter(|e| e["status"] == "suspected" && !["missed_capture", "takeback", "double_move"].contains(&e["kind"].as_str().unwrap_or("")))
+        .filter(|e| {
+            e["status"] == "suspected"
+                && !["missed_capture", "takeback", "double_move"].contains(&e["kind"].as_str().unwrap_or(""))
+        })
         .collect();
     assert!(others.is_empty(), "false infractions: {others:?}");
     // The record agrees with the sample's expected record, move by move.
     let expected = std::fs::read_to_string(samples.join("expected.sgf")).expect("expected.sgf");
     let written = std::fs::read_to_string(&sgf).expect("sgf written");
     let moves = |text: &str| -> Vec<String> {
-        text.split(';').filter_map(|node| node.trim().get(0..5).filter(|m| m.starts_with("B[") || m.starts_with("W[")).map(str::to_string)).collect()
+        text.split(';')
+            .filter_map(|node| {
+                node.trim().get(0..5).filter(|m| m.starts_with("B[") || m.starts_with("W[")).map(str::to_string)
+            })
+            .collect()
     };
     assert_eq!(moves(&written), moves(&expected));
 }
@@ -203,7 +217,8 @@ fn eval_photos_scores_points_boards_and_the_moves_of_a_sequence_whose_orientatio
     // t1's EXIF tag flips between frames 002 and 003: move diffs are taken in stored order,
     // and every label turned back agrees with its `.grid.raw.txt`.
     let exif = report.lines().find(|l| l.contains("EXIF orientation undone")).expect("EXIF line");
-    let (agree, of) = exif.split_once(": ").and_then(|(_, r)| r.split_once(' ')).and_then(|(f, _)| f.split_once('/')).expect("n/m");
+    let (agree, of) =
+        exif.split_once(": ").and_then(|(_, r)| r.split_once(' ')).and_then(|(f, _)| f.split_once('/')).expect("n/m");
     assert_eq!(agree, of, "{exif}");
     assert!(of.parse::<u32>().expect("count") >= 8, "{exif}");
     let pairs = report.lines().find(|l| l.contains("consecutive frame pairs")).expect("pairs line");
@@ -241,7 +256,8 @@ fn replay_imago(sequence: &str, extra: &[&str]) -> Option<(Vec<serde_json::Value
 
 /// An imago-tests sequence folder, or `None` (with a line) when the dataset is absent.
 fn imago(sequence: &str) -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/photos/imago-tests").join(sequence);
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/photos/imago-tests").join(sequence);
     if !dir.is_dir() {
         println!("SKIP: {} absent", dir.display());
     }
@@ -292,7 +308,11 @@ fn replay_of_webcam_photos_with_hands_at_the_board_edge_gives_the_true_moves() {
     let t3 = imago("t3").expect("present");
     assert!(suspected(&events).is_empty(), "false infractions: {:#?}", suspected(&events));
     let label = |n: u32| -> Vec<Vec<char>> {
-        std::fs::read_to_string(t3.join(format!("t3_{n:03}.jpg.grid.txt"))).expect("label").lines().map(|l| l.chars().collect()).collect()
+        std::fs::read_to_string(t3.join(format!("t3_{n:03}.jpg.grid.txt")))
+            .expect("label")
+            .lines()
+            .map(|l| l.chars().collect())
+            .collect()
     };
     let human = |r: usize, c: usize| format!("{}{}", "ABCDEFGHJKLMNOPQRST".as_bytes()[c] as char, 19 - r);
     let moves: Vec<String> = events
@@ -304,7 +324,11 @@ fn replay_of_webcam_photos_with_hands_at_the_board_edge_gives_the_true_moves() {
     let truth: Vec<String> = (0..11)
         .flat_map(|n| {
             let (a, b) = (label(n), label(n + 1));
-            let changed: Vec<String> = (0..19).flat_map(|r| (0..19).map(move |c| (r, c))).filter(|&(r, c)| a[r][c] != b[r][c]).map(|(r, c)| human(r, c)).collect();
+            let changed: Vec<String> = (0..19)
+                .flat_map(|r| (0..19).map(move |c| (r, c)))
+                .filter(|&(r, c)| a[r][c] != b[r][c])
+                .map(|(r, c)| human(r, c))
+                .collect();
             assert!(changed.len() <= 1, "at most one stone per frame in the labels");
             changed
         })

@@ -51,12 +51,8 @@ fn a_rendered_board_is_printed_as_19_lines_and_as_json() {
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 19);
     assert!(lines.iter().all(|l| l.chars().count() == 19));
-    let wrong = lines
-        .iter()
-        .zip(&frame.truth.grid)
-        .flat_map(|(a, b)| a.chars().zip(b.chars()))
-        .filter(|(a, b)| a != b)
-        .count();
+    let wrong =
+        lines.iter().zip(&frame.truth.grid).flat_map(|(a, b)| a.chars().zip(b.chars())).filter(|(a, b)| a != b).count();
     assert!(wrong <= 1, "{wrong} points differ from the truth:\n{stdout}");
 
     let (code, stdout, _) = detect(&path, &["--json"]);
@@ -85,7 +81,11 @@ fn bad_input_gives_a_clear_error_and_non_zero_exit() {
     let no_board = {
         let img = image::RgbImage::from_fn(400, 300, |x, y| {
             let d = ((x as f32 - 200.0).powi(2) + (y as f32 - 150.0).powi(2)).sqrt();
-            if d < 90.0 { image::Rgb([150, 110, 70]) } else { image::Rgb([60, 70, 120]) }
+            if d < 90.0 {
+                image::Rgb([150, 110, 70])
+            } else {
+                image::Rgb([60, 70, 120])
+            }
         });
         let mut out = Vec::new();
         image::DynamicImage::ImageRgb8(img)

@@ -54,7 +54,13 @@ struct Record {
 
 fn record_of(sgf: &[u8]) -> Record {
     let r = tengen_sgf::read_game(sgf).expect("the record reads back");
-    Record { setup_black: r.setup_black, setup_white: r.setup_white, moves: r.moves, result: r.result, root_comment: r.root_comment }
+    Record {
+        setup_black: r.setup_black,
+        setup_white: r.setup_white,
+        moves: r.moves,
+        result: r.result,
+        root_comment: r.root_comment,
+    }
 }
 
 /// An event read back from its JSON (the referee's own type: numbers compare as the referee
@@ -161,8 +167,19 @@ fn serve(frames: &Path, extra: &[&str]) -> Outcome {
             clock.0.store((t * 1000.0).round() as i64, Ordering::SeqCst);
             let before = table.metrics.latency.count();
             let bytes = std::fs::read(file).unwrap();
-            let mime = if file.extension().is_some_and(|e| e.eq_ignore_ascii_case("png")) { "image/png" } else { "image/jpeg" };
-            let (status, _, body) = common::http(server.addr, "POST", "/api/tables/1/frames", &[("Authorization", &format!("Bearer {CAMERA}")), ("Content-Type", mime)], &bytes).await;
+            let mime = if file.extension().is_some_and(|e| e.eq_ignore_ascii_case("png")) {
+                "image/png"
+            } else {
+                "image/jpeg"
+            };
+            let (status, _, body) = common::http(
+                server.addr,
+                "POST",
+                "/api/tables/1/frames",
+                &[("Authorization", &format!("Bearer {CAMERA}")), ("Content-Type", mime)],
+                &bytes,
+            )
+            .await;
             assert_eq!(status, 202, "{}", String::from_utf8_lossy(&body));
             // One frame at a time, in order: the next is posted when this one is processed.
             let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
@@ -209,7 +226,11 @@ fn the_sample_games_give_the_same_events_and_record_through_replay_and_the_servi
         let (replayed, served) = (replay(&dir, &camera), serve(&dir, &camera));
         assert!(replayed.events.iter().filter(|e| e.kind == EventKind::Move).count() >= 17, "{name}: the game is seen");
         assert_same(name, &replayed, &served);
-        println!("{name}: {} events, {} moves, the same through replay and the service", replayed.events.len(), replayed.record.moves.len());
+        println!(
+            "{name}: {} events, {} moves, the same through replay and the service",
+            replayed.events.len(),
+            replayed.record.moves.len()
+        );
     }
 }
 
@@ -227,6 +248,10 @@ fn the_imago_webcam_games_give_the_same_events_and_record_through_replay_and_the
         let (replayed, served) = (replay(&dir, &camera), serve(&dir, &camera));
         assert!(replayed.events.iter().filter(|e| e.kind == EventKind::Move).count() >= 8, "{name}: the game is seen");
         assert_same(name, &replayed, &served);
-        println!("{name}: {} events, {} moves, the same through replay and the service", replayed.events.len(), replayed.record.moves.len());
+        println!(
+            "{name}: {} events, {} moves, the same through replay and the service",
+            replayed.events.len(),
+            replayed.record.moves.len()
+        );
     }
 }

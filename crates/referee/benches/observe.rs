@@ -109,6 +109,14 @@ fn main() {
 
     println!("frames: {} ({} occluded), events: {events}", frames.len(), copied);
     println!("baseline (copy one frame's reading): {:.2} µs/frame", baseline * 1e6);
-    println!("referee.observe:                     {:.2} µs/frame = {:.1}× baseline", per_frame * 1e6, per_frame / baseline);
-    println!("six stones at once (10 frames, search of 720 orders): {:.2} ms = {:.0}× baseline frame", six_at_once * 1e3, six_at_once / baseline);
+    println!(
+        "referee.observe:                     {:.2} µs/frame = {:.1}× baseline",
+        per_frame * 1e6,
+        per_frame / baseline
+    );
+    println!(
+        "six stones at once (10 frames, search of 720 orders): {:.2} ms = {:.0}× baseline frame",
+        six_at_once * 1e3,
+        six_at_once / baseline
+    );
 }

@@ -114,7 +114,17 @@ impl EventKind {
 
     /// Whether this kind is an infraction the arbiter confirms or dismisses.
     pub fn is_infraction(self) -> bool {
-        self.article().is_some() && !matches!(self, EventKind::Warning | EventKind::Pass | EventKind::GameEnd | EventKind::Result | EventKind::Capture | EventKind::UnclearPoint | EventKind::DeadStones)
+        self.article().is_some()
+            && !matches!(
+                self,
+                EventKind::Warning
+                    | EventKind::Pass
+                    | EventKind::GameEnd
+                    | EventKind::Result
+                    | EventKind::Capture
+                    | EventKind::UnclearPoint
+                    | EventKind::DeadStones
+            )
     }
 
     /// The article of the 2002 Chinese rules the event applies, e.g. "18.2".
@@ -152,7 +162,11 @@ impl EventKind {
     pub fn warns(self) -> bool {
         matches!(
             self,
-            EventKind::DoubleMove | EventKind::Takeback | EventKind::WrongCapture | EventKind::MissedCapture | EventKind::KoRetaken
+            EventKind::DoubleMove
+                | EventKind::Takeback
+                | EventKind::WrongCapture
+                | EventKind::MissedCapture
+                | EventKind::KoRetaken
         )
     }
 
@@ -300,7 +314,10 @@ impl ResultForms {
     /// The result as people read it: the exact form in English, the customary form in
     /// Chinese, each with the record's points form (`RE`).
     pub fn message(&self) -> Message {
-        Message::new(format!("{} ({})", self.exact, self.points), format!("{}（記譜：{}）", self.customary, self.points))
+        Message::new(
+            format!("{} ({})", self.exact, self.points),
+            format!("{}（記譜：{}）", self.customary, self.points),
+        )
     }
 }
 
@@ -319,14 +336,25 @@ pub fn result_message(re: &str) -> Message {
             };
             let how = lower.get(1..).and_then(|rest| rest.strip_prefix('+'));
             match (winner, how) {
-                (Some(c), Some("r" | "resign")) => (format!("{} wins by resignation", c.title()), format!("{}中盤勝", c.chinese())),
-                (Some(c), Some("t" | "time")) => (format!("{} wins on time", c.title()), format!("{}超時勝", c.chinese())),
-                (Some(c), Some("f" | "forfeit")) => (format!("{} wins by forfeit", c.title()), format!("{}勝（對方判負）", c.chinese())),
+                (Some(c), Some("r" | "resign")) => {
+                    (format!("{} wins by resignation", c.title()), format!("{}中盤勝", c.chinese()))
+                }
+                (Some(c), Some("t" | "time")) => {
+                    (format!("{} wins on time", c.title()), format!("{}超時勝", c.chinese()))
+                }
+                (Some(c), Some("f" | "forfeit")) => {
+                    (format!("{} wins by forfeit", c.title()), format!("{}勝（對方判負）", c.chinese()))
+                }
                 (Some(c), Some(points)) => match points.parse::<f64>() {
                     Ok(p) if p.is_finite() && p > 0.0 => {
                         // Points form: half a point is a quarter stone (Art. 11).
                         let margin = if c == Color::Black { p / 2.0 } else { -p / 2.0 };
-                        let result = tengen_rules::GameResult { winner: Some(c), black_margin_stones: margin, black_count: 0.0, lost_by_warnings: None };
+                        let result = tengen_rules::GameResult {
+                            winner: Some(c),
+                            black_margin_stones: margin,
+                            black_count: 0.0,
+                            lost_by_warnings: None,
+                        };
                         (result.exact(), result.customary())
                     }
                     _ => return Message::new(text, text),

@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 
 use tengen_rules::{Color, Game, Grid, IllegalReason, Move, Point, Stone};
 
-
 /// Cost of a move out of turn (a double move, or an unrecorded pass).
 const COST_OUT_OF_TURN: u32 = 10;
 /// Cost of an illegal placement treated as a void move.
@@ -121,9 +120,18 @@ pub(crate) fn explain(ctx: &Context<'_>) -> Plan {
     if d.added.len() > ctx.max_moves {
         // Too many stones to order: missed frames (a resync) unless stones also vanished en masse.
         if disturbed * 2 <= d.added.len() {
-            return Plan { orders: 1, findings: vec![Finding::Resync { added: d.added.len() as u32 }], ..Plan::default() };
+            return Plan {
+                orders: 1,
+                findings: vec![Finding::Resync { added: d.added.len() as u32 }],
+                ..Plan::default()
+            };
         }
-        let points = ctx.legal.differences(ctx.physical).into_iter().filter(|p| ctx.acked.get(&p.index()) != Some(&ctx.physical.get(*p))).collect();
+        let points = ctx
+            .legal
+            .differences(ctx.physical)
+            .into_iter()
+            .filter(|p| ctx.acked.get(&p.index()) != Some(&ctx.physical.get(*p)))
+            .collect();
         return Plan { orders: 1, findings: vec![Finding::Scattered { points }], ..Plan::default() };
     }
 
@@ -134,8 +142,12 @@ pub(crate) fn explain(ctx: &Context<'_>) -> Plan {
     // Hypothesis 2: the last stone was taken back (lifted, maybe replayed elsewhere).
     if let Some(lm) = &ctx.last_move {
         let lifted = d.removed.iter().any(|&(p, c)| p == lm.point && c == lm.side);
-        let restored: Vec<Point> =
-            d.added.iter().filter(|&&(p, c)| c == lm.side.opponent() && lm.captured.contains(&p)).map(|&(p, _)| p).collect();
+        let restored: Vec<Point> = d
+            .added
+            .iter()
+            .filter(|&&(p, c)| c == lm.side.opponent() && lm.captured.contains(&p))
+            .map(|&(p, _)| p)
+            .collect();
         let other_opponent = d.added.iter().any(|&(p, c)| c == lm.side.opponent() && !lm.captured.contains(&p));
         if lifted && !other_opponent {
             let own_added: Vec<Point> = d.added.iter().filter(|&&(_, c)| c == lm.side).map(|&(p, _)| p).collect();
@@ -156,7 +168,9 @@ pub(crate) fn explain(ctx: &Context<'_>) -> Plan {
     let mut pairs: Vec<(Point, Point)> = Vec::new();
     let mut used_added = Vec::new();
     for &(q, c) in &d.removed {
-        if let Some(&(p, _)) = d.added.iter().find(|&&(p, pc)| pc == c && chebyshev(p, q) == 1 && !used_added.contains(&p)) {
+        if let Some(&(p, _)) =
+            d.added.iter().find(|&&(p, pc)| pc == c && chebyshev(p, q) == 1 && !used_added.contains(&p))
+        {
             pairs.push((q, p));
             used_added.push(p);
         }
@@ -171,8 +185,12 @@ pub(crate) fn explain(ctx: &Context<'_>) -> Plan {
     }
     if !pairs.is_empty() {
         let added: Vec<(Point, Color)> = d.added.iter().copied().filter(|(p, _)| !used_added.contains(p)).collect();
-        let removed: Vec<(Point, Color)> = d.removed.iter().copied().filter(|(q, _)| !pairs.iter().any(|(f, _)| f == q)).collect();
-        let finding = Finding::MovedStones { from: pairs.iter().map(|(q, _)| *q).collect(), to: pairs.iter().map(|(_, p)| *p).collect() };
+        let removed: Vec<(Point, Color)> =
+            d.removed.iter().copied().filter(|(q, _)| !pairs.iter().any(|(f, _)| f == q)).collect();
+        let finding = Finding::MovedStones {
+            from: pairs.iter().map(|(q, _)| *q).collect(),
+            to: pairs.iter().map(|(_, p)| *p).collect(),
+        };
         let cost = COST_MOVED_PAIR * pairs.len() as u32;
         candidates.push(search(ctx, &added, &removed, &d.recoloured, vec![finding], cost));
     }
@@ -207,7 +225,10 @@ fn finish(ctx: &Context<'_>, mut plan: Plan) -> Plan {
     let mut void_removals = Vec::new();
     for s in plan.steps.iter().filter(|s| s.void.is_some()) {
         for n in s.point.neighbours() {
-            if after.get(n) == Stone::Of(s.side.opponent()) && ctx.physical.get(n) == Stone::Empty && ctx.acked.get(&n.index()) != Some(&Stone::Empty) {
+            if after.get(n) == Stone::Of(s.side.opponent())
+                && ctx.physical.get(n) == Stone::Empty
+                && ctx.acked.get(&n.index()) != Some(&Stone::Empty)
+            {
                 for q in game.board().chain(n) {
                     if ctx.physical.get(q) == Stone::Empty && !void_removals.contains(&q) {
                         void_removals.push(q);
@@ -243,12 +264,24 @@ fn finish(ctx: &Context<'_>, mut plan: Plan) -> Plan {
             _ => {}
         }
     }
-    let moved_count: usize = plan.findings.iter().map(|f| if let Finding::MovedStones { from, .. } = f { from.len() } else { 0 }).sum();
+    let moved_count: usize =
+        plan.findings.iter().map(|f| if let Finding::MovedStones { from, .. } = f { from.len() } else { 0 }).sum();
     let residual = removed_by_colour[0].len() + removed_by_colour[1].len() + recoloured.len();
     if residual + moved_count >= ctx.scatter_min {
         // Many stones disturbed at once: one scattered board, restore from the record, no moves.
-        let points = ctx.legal.differences(ctx.physical).into_iter().filter(|p| ctx.acked.get(&p.index()) != Some(&ctx.physical.get(*p))).collect();
-        return Plan { steps: Vec::new(), orders: 1, findings: vec![Finding::Scattered { points }], void_removals: Vec::new(), cost: plan.cost };
+        let points = ctx
+            .legal
+            .differences(ctx.physical)
+            .into_iter()
+            .filter(|p| ctx.acked.get(&p.index()) != Some(&ctx.physical.get(*p)))
+            .collect();
+        return Plan {
+            steps: Vec::new(),
+            orders: 1,
+            findings: vec![Finding::Scattered { points }],
+            void_removals: Vec::new(),
+            cost: plan.cost,
+        };
     }
     for (i, stones) in removed_by_colour.into_iter().enumerate() {
         if stones.is_empty() {
@@ -281,8 +314,16 @@ struct SearchState<'a> {
 const MAX_NODES: u32 = 50_000;
 
 /// Orders the added stones as moves; returns the cheapest plan with `findings` attached.
-fn search(ctx: &Context<'_>, added: &[(Point, Color)], removed: &[(Point, Color)], recoloured: &[Point], findings: Vec<Finding>, base_cost: u32) -> Plan {
-    let mut st = SearchState { ctx, removed, recoloured, best_cost: u32::MAX, best_steps: Vec::new(), ties: 0, nodes: 0 };
+fn search(
+    ctx: &Context<'_>,
+    added: &[(Point, Color)],
+    removed: &[(Point, Color)],
+    recoloured: &[Point],
+    findings: Vec<Finding>,
+    base_cost: u32,
+) -> Plan {
+    let mut st =
+        SearchState { ctx, removed, recoloured, best_cost: u32::MAX, best_steps: Vec::new(), ties: 0, nodes: 0 };
     let mut remaining: Vec<(Point, Color)> = added.to_vec();
     let mut path = Vec::new();
     let skip: Vec<Point> = findings
@@ -302,7 +343,14 @@ fn search(ctx: &Context<'_>, added: &[(Point, Color)], removed: &[(Point, Color)
     Plan { steps: st.best_steps, orders: st.ties.max(1), findings, void_removals: Vec::new(), cost: st.best_cost }
 }
 
-fn dfs(st: &mut SearchState<'_>, game: Game, remaining: &mut Vec<(Point, Color)>, path: &mut Vec<(Step, Vec<Point>)>, cost: u32, skip: &[Point]) {
+fn dfs(
+    st: &mut SearchState<'_>,
+    game: Game,
+    remaining: &mut Vec<(Point, Color)>,
+    path: &mut Vec<(Step, Vec<Point>)>,
+    cost: u32,
+    skip: &[Point],
+) {
     st.nodes += 1;
     if cost > st.best_cost || st.nodes > MAX_NODES {
         return;

@@ -106,12 +106,10 @@ const SAME_IN_BOTH: &str = "一七三上下不中之九了予二五些交以但�
 pub fn to_simplified(traditional: &str) -> String {
     traditional
         .chars()
-        .map(
-            |c| match TRADITIONAL_TO_SIMPLIFIED.binary_search_by_key(&c, |&(t, _)| t) {
-                Ok(i) => TRADITIONAL_TO_SIMPLIFIED[i].1,
-                Err(_) => c,
-            },
-        )
+        .map(|c| match TRADITIONAL_TO_SIMPLIFIED.binary_search_by_key(&c, |&(t, _)| t) {
+            Ok(i) => TRADITIONAL_TO_SIMPLIFIED[i].1,
+            Err(_) => c,
+        })
         .collect()
 }
 
@@ -121,22 +119,11 @@ fn chinese_number(n: u32) -> String {
     let digit = |d: u32| DIGITS[d as usize % 10];
     match n {
         0..=9 => digit(n).to_string(),
-        10..=19 => format!(
-            "十{}",
-            if n == 10 {
-                String::new()
-            } else {
-                digit(n % 10).to_string()
-            }
-        ),
+        10..=19 => format!("十{}", if n == 10 { String::new() } else { digit(n % 10).to_string() }),
         20..=99 => format!(
             "{}十{}",
             digit(n / 10),
-            if n.is_multiple_of(10) {
-                String::new()
-            } else {
-                digit(n % 10).to_string()
-            }
+            if n.is_multiple_of(10) { String::new() } else { digit(n % 10).to_string() }
         ),
         _ => n.to_string(),
     }
@@ -148,9 +135,7 @@ pub fn chinese_articles(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
     let number_at = |from: usize| -> (Option<u32>, usize) {
-        let end = (from..chars.len())
-            .find(|&k| !chars[k].is_ascii_digit())
-            .unwrap_or(chars.len());
+        let end = (from..chars.len()).find(|&k| !chars[k].is_ascii_digit()).unwrap_or(chars.len());
         let digits: String = chars[from..end].iter().collect();
         (digits.parse().ok(), end)
     };
@@ -182,31 +167,16 @@ mod tests {
 
     #[test]
     fn the_table_is_sorted_and_articles_read_as_in_the_rules() {
-        assert!(
-            TRADITIONAL_TO_SIMPLIFIED
-                .windows(2)
-                .all(|w| w[0].0 < w[1].0),
-            "sorted for binary search"
-        );
-        assert_eq!(
-            to_simplified("黑將悔棋。裁判確認前該手記為Q16"),
-            "黑将悔棋。裁判确认前该手记为Q16"
-        );
+        assert!(TRADITIONAL_TO_SIMPLIFIED.windows(2).all(|w| w[0].0 < w[1].0), "sorted for binary search");
+        assert_eq!(to_simplified("黑將悔棋。裁判確認前該手記為Q16"), "黑将悔棋。裁判确认前该手记为Q16");
         assert_eq!(to_simplified("虛著"), "虚着");
         assert_eq!(chinese_articles("（第18條2款）"), "（第十八條第二款）");
         assert_eq!(
             chinese_articles("第18條3款、第20條1款；第2條；第24條"),
             "第十八條第三款、第二十條第一款；第二條；第二十四條"
         );
-        assert_eq!(
-            chinese_articles("第17手"),
-            "第17手",
-            "move numbers stay in digits"
-        );
-        assert_eq!(
-            to_simplified(&chinese_articles("第17條1款")),
-            "第十七条第一款"
-        );
+        assert_eq!(chinese_articles("第17手"), "第17手", "move numbers stay in digits");
+        assert_eq!(to_simplified(&chinese_articles("第17條1款")), "第十七条第一款");
     }
 
     #[test]
@@ -229,15 +199,9 @@ mod tests {
             .flat_map(|s| s.chars())
             .filter(|c| ('\u{3400}'..='\u{9fff}').contains(c))
             .filter(|c| {
-                TRADITIONAL_TO_SIMPLIFIED
-                    .binary_search_by_key(c, |&(t, _)| t)
-                    .is_err()
-                    && !SAME_IN_BOTH.contains(*c)
+                TRADITIONAL_TO_SIMPLIFIED.binary_search_by_key(c, |&(t, _)| t).is_err() && !SAME_IN_BOTH.contains(*c)
             })
             .collect();
-        assert!(
-            unknown.is_empty(),
-            "add these to the table (or to SAME_IN_BOTH): {unknown:?}"
-        );
+        assert!(unknown.is_empty(), "add these to the table (or to SAME_IN_BOTH): {unknown:?}");
     }
 }

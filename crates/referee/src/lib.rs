@@ -35,11 +35,14 @@ mod record;
 mod referee;
 mod stabilise;
 
-pub use event::{result_message, Event, EventKind, Evidence, Message, PointRef, ResultForms, Restore, Sighting, Status, EVENT_SCHEMA_VERSION};
+pub use event::{
+    result_message, Event, EventKind, Evidence, Message, PointRef, Restore, ResultForms, Sighting, Status,
+    EVENT_SCHEMA_VERSION,
+};
 pub use observation::{confidence_in_tenths, Observation, ObservationError, PointObservation, ReadingLine};
 pub use record::{comment_line, RecordHeader};
 pub use referee::{
-    ArbiterAction, ArbiterError, Difference, DifferenceCause, Input, InfractionView, InputLineError, Phase, RecordAction,
-    RecordEntry, Referee, RefereeConfig, Snapshot, StartPosition, StartPositionError,
+    ArbiterAction, ArbiterError, Difference, DifferenceCause, InfractionView, Input, InputLineError, Phase,
+    RecordAction, RecordEntry, Referee, RefereeConfig, Snapshot, StartPosition, StartPositionError,
 };
-pub use stabilise::{StableBoard, Stabiliser, StabiliserConfig};
+pub use stabilise::{Stabiliser, StabiliserConfig, StableBoard};

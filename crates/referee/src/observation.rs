@@ -116,7 +116,12 @@ impl Observation {
     /// One camera frame's reading from its points, row-major from the top-left as seen (the
     /// state and the reader's confidence of each): each confidence in whole tenths
     /// ([`confidence_in_tenths`]), none for an unknown point. Missing points are unknown.
-    pub fn from_points(t: f64, points: impl IntoIterator<Item = (PointState, f32)>, occluded: bool, frame_ref: Option<String>) -> Self {
+    pub fn from_points(
+        t: f64,
+        points: impl IntoIterator<Item = (PointState, f32)>,
+        occluded: bool,
+        frame_ref: Option<String>,
+    ) -> Self {
         let mut grid = [[PointObservation::default(); BOARD_LINES]; BOARD_LINES];
         for (cell, (reading, confidence)) in grid.iter_mut().flatten().zip(points) {
             let confidence = if reading == PointState::Unknown { 0.0 } else { confidence_in_tenths(confidence) };
@@ -161,7 +166,10 @@ mod tests {
         assert_eq!(err, ObservationError::Grid(BoardTextError::Char { row: 2, col: 18, ch: 'Z', alphabet: ". X O ?" }));
         assert!(ReadingLine::parse("{\"t\": 1}").is_err());
         let short = serde_json::json!({"t": 1.0, "grid": &rows[..18]}).to_string();
-        assert_eq!(ReadingLine::parse(&short).and_then(ReadingLine::into_observation), Err(ObservationError::Grid(BoardTextError::Rows { found: 18, expected: 19 })));
+        assert_eq!(
+            ReadingLine::parse(&short).and_then(ReadingLine::into_observation),
+            Err(ObservationError::Grid(BoardTextError::Rows { found: 18, expected: 19 }))
+        );
     }
 
     #[test]
@@ -171,7 +179,11 @@ mod tests {
         let reading = serde_json::json!({"t": 2.5, "grid": rows}).to_string();
         assert!(matches!(Input::from_line(&reading), Ok(Input::Observe(o)) if o.t == 2.5));
         let pass = r#"{"t": 90, "action": "pass", "side": "black"}"#;
-        assert!(matches!(Input::from_line(pass), Ok(Input::Arbiter { t, .. }) if t == 90.0), "{:?}", Input::from_line(pass));
+        assert!(
+            matches!(Input::from_line(pass), Ok(Input::Arbiter { t, .. }) if t == 90.0),
+            "{:?}",
+            Input::from_line(pass)
+        );
         assert!(matches!(Input::from_line("not json"), Err(InputLineError::NotJson(_))));
         assert_eq!(Input::from_line(r#"{"action": "pass", "side": "black"}"#), Err(InputLineError::ArbiterTime));
         assert!(matches!(Input::from_line(r#"{"t": 1, "action": "dance"}"#), Err(InputLineError::Arbiter(_))));

@@ -63,11 +63,15 @@ impl Referee {
         rec.date.clone_from(&header.date);
         rec.game_name.clone_from(&header.game_name);
         // Wrong colours after move 10 stand (Art. 17.1): the record names who played which colour.
-        let (black, white) = if state.players_swapped { (&header.white, &header.black) } else { (&header.black, &header.white) };
+        let (black, white) =
+            if state.players_swapped { (&header.white, &header.black) } else { (&header.black, &header.white) };
         rec.black_name.clone_from(black);
         rec.white_name.clone_from(white);
-        let (black_rank, white_rank) =
-            if state.players_swapped { (&header.white_rank, &header.black_rank) } else { (&header.black_rank, &header.white_rank) };
+        let (black_rank, white_rank) = if state.players_swapped {
+            (&header.white_rank, &header.black_rank)
+        } else {
+            (&header.black_rank, &header.white_rank)
+        };
         rec.black_rank.clone_from(black_rank);
         rec.white_rank.clone_from(white_rank);
         rec.event.clone_from(&header.event);
@@ -108,21 +112,30 @@ impl Referee {
                 }
                 RecordAction::Setup { missed, .. } => {
                     // FF[4] readers of this project refuse setup after the first move: say it instead.
-                    carried.push(format!("resync: about {missed} moves were not seen; the board as seen was adopted here"));
+                    carried.push(format!(
+                        "resync: about {missed} moves were not seen; the board as seen was adopted here"
+                    ));
                     continue;
                 }
                 RecordAction::Turn => continue,
             };
             let mut comment: Vec<String> = std::mem::take(&mut carried);
             comment.extend(notes.remove(&entry.number).unwrap_or_default());
-            rec.moves.push(RecordedMove { color: entry.side, mv, comment: (!comment.is_empty()).then(|| comment.join("\n")) });
+            rec.moves.push(RecordedMove {
+                color: entry.side,
+                mv,
+                comment: (!comment.is_empty()).then(|| comment.join("\n")),
+            });
         }
         // Notes on moves past the record's end (a game end, dead stones, the result) go on the
         // last move.
         let mut rest: Vec<String> = carried;
         rest.extend(notes.into_values().flatten());
         if !state.dead.is_empty() {
-            rest.push(format!("Dead stones: {}", state.dead.iter().map(|p| p.sgf.as_str()).collect::<Vec<_>>().join(" ")));
+            rest.push(format!(
+                "Dead stones: {}",
+                state.dead.iter().map(|p| p.sgf.as_str()).collect::<Vec<_>>().join(" ")
+            ));
         }
         if !rest.is_empty() {
             match rec.moves.last_mut() {

@@ -29,7 +29,13 @@ pub struct StabiliserConfig {
 
 impl Default for StabiliserConfig {
     fn default() -> Self {
-        StabiliserConfig { frames: 4, flicker_tolerance: 1, min_seconds: 1.0, min_confidence: 0.5, unclear_notice_seconds: 5.0 }
+        StabiliserConfig {
+            frames: 4,
+            flicker_tolerance: 1,
+            min_seconds: 1.0,
+            min_confidence: 0.5,
+            unclear_notice_seconds: 5.0,
+        }
     }
 }
 
@@ -231,7 +237,8 @@ mod tests {
 
     #[test]
     fn a_stone_is_accepted_after_enough_hand_free_frames_and_a_flicker_never() {
-        let mut s = Stabiliser::new(StabiliserConfig { min_seconds: 0.3, ..StabiliserConfig::default() }, Grid::empty());
+        let mut s =
+            Stabiliser::new(StabiliserConfig { min_seconds: 0.3, ..StabiliserConfig::default() }, Grid::empty());
         assert!(s.push(&obs(0.0, &[(3, 3, 'X')], true)).changed.is_none(), "hand frame");
         // A single flicker at a different point in one frame.
         assert!(s.push(&obs(0.1, &[(3, 3, 'X'), (9, 9, 'O')], false)).changed.is_none());

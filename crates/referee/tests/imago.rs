@@ -60,7 +60,11 @@ fn run(seq: &[(String, Vec<String>)]) -> Score {
         // A hand frame, then the photo's reading repeated as a camera would see it.
         let mut events: Vec<Event> = Vec::new();
         t += 1.0;
-        let hand: Vec<String> = rows.iter().enumerate().map(|(r, row)| if (8..11).contains(&r) { "?".repeat(19) } else { row.clone() }).collect();
+        let hand: Vec<String> = rows
+            .iter()
+            .enumerate()
+            .map(|(r, row)| if (8..11).contains(&r) { "?".repeat(19) } else { row.clone() })
+            .collect();
         events.extend(referee.observe(&Observation::from_rows(t, &hand, true).expect("rows")));
         for k in 0..5 {
             t += 0.5;
@@ -68,7 +72,8 @@ fn run(seq: &[(String, Vec<String>)]) -> Score {
             obs.frame_ref = Some(format!("{name}#{k}"));
             events.extend(referee.observe(&obs));
         }
-        let inf: Vec<&Event> = events.iter().filter(|e| e.kind.is_infraction() && e.status == Status::Suspected).collect();
+        let inf: Vec<&Event> =
+            events.iter().filter(|e| e.kind.is_infraction() && e.status == Status::Suspected).collect();
         for e in &inf {
             eprintln!("{name}: false infraction {:?}: {}", e.kind, e.message.en);
         }
@@ -76,8 +81,13 @@ fn run(seq: &[(String, Vec<String>)]) -> Score {
         if let Some(prev) = &previous {
             score.steps += 1;
             let diff = prev.differences(&grid);
-            let added: Vec<(Point, Color)> =
-                diff.iter().filter_map(|&p| match (prev.get(p), grid.get(p)) { (Stone::Empty, Stone::Of(c)) => Some((p, c)), _ => None }).collect();
+            let added: Vec<(Point, Color)> = diff
+                .iter()
+                .filter_map(|&p| match (prev.get(p), grid.get(p)) {
+                    (Stone::Empty, Stone::Of(c)) => Some((p, c)),
+                    _ => None,
+                })
+                .collect();
             let moves: Vec<(Point, Color)> = events
                 .iter()
                 .filter(|e| e.kind == EventKind::Move)
@@ -103,7 +113,11 @@ fn run(seq: &[(String, Vec<String>)]) -> Score {
             }
         }
         let state = referee.state();
-        assert_eq!(Grid::from_rows(&state.physical).ok(), Some(grid.clone()), "{name}: the physical board follows the photos");
+        assert_eq!(
+            Grid::from_rows(&state.physical).ok(),
+            Some(grid.clone()),
+            "{name}: the physical board follows the photos"
+        );
         previous = Some(grid);
     }
     score

@@ -40,7 +40,10 @@ fn frame(t: f64, cells: &Cells, occluded: bool, rng: &mut Rng) -> Observation {
     let mut points = [[PointObservation { reading: PointState::Empty, confidence: 0.95 }; BOARD_LINES]; BOARD_LINES];
     for r in 0..BOARD_LINES {
         for c in 0..BOARD_LINES {
-            points[r][c] = PointObservation { reading: reading(cells[r][c]), confidence: 0.9 + 0.1 * (rng.below(10) as f32 / 10.0) };
+            points[r][c] = PointObservation {
+                reading: reading(cells[r][c]),
+                confidence: 0.9 + 0.1 * (rng.below(10) as f32 / 10.0),
+            };
         }
     }
     if occluded {
@@ -49,7 +52,8 @@ fn frame(t: f64, cells: &Cells, occluded: bool, rng: &mut Rng) -> Observation {
         let (h, w) = (3 + rng.below(8) as usize, 2 + rng.below(5) as usize);
         for row in points.iter_mut().skip(r0).take(h) {
             for p in row.iter_mut().skip(c0).take(w) {
-                let reading = [PointState::Empty, PointState::Black, PointState::White, PointState::Unknown][rng.below(4) as usize];
+                let reading = [PointState::Empty, PointState::Black, PointState::White, PointState::Unknown]
+                    [rng.below(4) as usize];
                 *p = PointObservation { reading, confidence: rng.below(100) as f32 / 100.0 };
             }
         }

@@ -21,13 +21,21 @@ fn run(name: &str) -> Option<(Referee, Vec<tengen_referee::Event>, Moves)> {
     };
     let seq: serde_json::Value = serde_json::from_str(&text).expect("sequence.json is JSON");
     // The samples show two clear frames per move, about 1.5 s apart.
-    let config = RefereeConfig { stabiliser: StabiliserConfig { frames: 2, ..StabiliserConfig::default() }, ..RefereeConfig::default() };
+    let config = RefereeConfig {
+        stabiliser: StabiliserConfig { frames: 2, ..StabiliserConfig::default() },
+        ..RefereeConfig::default()
+    };
     let mut referee = Referee::new(config);
     let mut events = Vec::new();
     for frame in seq["frames"].as_array().expect("frames") {
-        let grid: Vec<String> = frame["grid"].as_array().expect("grid").iter().map(|r| r.as_str().expect("row").to_string()).collect();
-        let mut obs = Observation::from_rows(frame["time_s"].as_f64().expect("time"), &grid, frame["hand_over_board"].as_bool().expect("hand flag"))
-            .expect("19 rows");
+        let grid: Vec<String> =
+            frame["grid"].as_array().expect("grid").iter().map(|r| r.as_str().expect("row").to_string()).collect();
+        let mut obs = Observation::from_rows(
+            frame["time_s"].as_f64().expect("time"),
+            &grid,
+            frame["hand_over_board"].as_bool().expect("hand flag"),
+        )
+        .expect("19 rows");
         obs.frame_ref = frame["file"].as_str().map(str::to_string);
         events.extend(referee.observe(&obs));
     }

@@ -7,7 +7,10 @@
 mod common;
 
 use common::{infractions, kinds, moves, only_infraction, Table};
-use tengen_referee::{ArbiterAction, ArbiterError, DifferenceCause, EventKind, Input, Observation, RecordAction, Referee, RefereeConfig, Status};
+use tengen_referee::{
+    ArbiterAction, ArbiterError, DifferenceCause, EventKind, Input, Observation, RecordAction, Referee, RefereeConfig,
+    Status,
+};
 use tengen_rules::{ByColor, Color};
 
 #[test]
@@ -191,7 +194,8 @@ fn scattered_board_article_17_6_lists_the_stones_to_restore() {
     let ev = t.show();
     let e = only_infraction(&ev, EventKind::ScatteredBoard, "17.6");
     assert!(moves(&ev).is_empty());
-    let mut restore: Vec<(String, Option<Color>)> = e.restore.iter().map(|r| (r.point.human.clone(), r.stone)).collect();
+    let mut restore: Vec<(String, Option<Color>)> =
+        e.restore.iter().map(|r| (r.point.human.clone(), r.stone)).collect();
     restore.sort();
     assert_eq!(
         restore,
@@ -241,7 +245,18 @@ fn missed_capture_article_18_2_when_the_opponent_moves() {
 fn missed_capture_after_the_grace_time_and_partly_removed() {
     let mut t = Table::new();
     // Black captures two white stones at D5 and E5 with F5; only D5 is lifted.
-    for (at, ch) in [("D4", 'X'), ("D5", 'O'), ("E4", 'X'), ("E5", 'O'), ("C5", 'X'), ("Q16", 'O'), ("D6", 'X'), ("R16", 'O'), ("E6", 'X'), ("S16", 'O')] {
+    for (at, ch) in [
+        ("D4", 'X'),
+        ("D5", 'O'),
+        ("E4", 'X'),
+        ("E5", 'O'),
+        ("C5", 'X'),
+        ("Q16", 'O'),
+        ("D6", 'X'),
+        ("R16", 'O'),
+        ("E6", 'X'),
+        ("S16", 'O'),
+    ] {
         t.play(at, ch, &[]);
     }
     let ev = t.play("F5", 'X', &["D5"]);
@@ -326,7 +341,14 @@ fn repetition_article_6_and_no_result_article_20_3_in_a_triple_ko() {
     t.show();
     t.arbiter(ArbiterAction::SetToMove { side: Color::Black });
     // The cycle: B takes ko 1, W ko 2, B ko 3, W ko 1, B ko 2, W ko 3 — and again.
-    let cycle = [("C18", 'X', "B18"), ("K18", 'O', "L18"), ("S18", 'X', "R18"), ("B18", 'O', "C18"), ("L18", 'X', "K18"), ("R18", 'O', "S18")];
+    let cycle = [
+        ("C18", 'X', "B18"),
+        ("K18", 'O', "L18"),
+        ("S18", 'X', "R18"),
+        ("B18", 'O', "C18"),
+        ("L18", 'X', "K18"),
+        ("R18", 'O', "S18"),
+    ];
     let mut all = Vec::new();
     for round in 0..2 {
         for &(at, ch, lift) in &cycle {
@@ -354,7 +376,10 @@ fn several_moves_at_once_are_ordered_by_legality() {
     t.put("A3", 'X').put("R16", 'O').put("A1", 'X').put("A2", '.');
     let ev = t.show();
     assert!(infractions(&ev).is_empty(), "{:?}", kinds(&ev));
-    assert_eq!(moves(&ev), vec![(Color::Black, "A3".into()), (Color::White, "R16".into()), (Color::Black, "A1".into())]);
+    assert_eq!(
+        moves(&ev),
+        vec![(Color::Black, "A3".into()), (Color::White, "R16".into()), (Color::Black, "A1".into())]
+    );
     assert!(ev.iter().filter(|e| e.kind == EventKind::Move).all(|e| e.orders == Some(1)));
     assert!(kinds(&ev).contains(&EventKind::Capture));
     // Two white stones that could come in either order: ambiguous, and said so.
@@ -416,7 +441,11 @@ fn a_second_confirmed_warning_loses_the_game() {
     t.put("Q4", '.');
     t.show();
     t.play("Q16", 'O', &[]);
-    let e2 = only_infraction(&t.play("C16", 'X', &[]).iter().chain(t.play("R16", 'X', &[]).iter()).cloned().collect::<Vec<_>>(), EventKind::DoubleMove, "17.2");
+    let e2 = only_infraction(
+        &t.play("C16", 'X', &[]).iter().chain(t.play("R16", 'X', &[]).iter()).cloned().collect::<Vec<_>>(),
+        EventKind::DoubleMove,
+        "17.2",
+    );
     let ev = t.arbiter(ArbiterAction::Confirm { infraction: e2.infraction.expect("id") });
     let result = ev.iter().find(|e| e.kind == EventKind::Result).expect("second warning ends the game");
     assert_eq!(result.result.as_ref().map(|r| r.points.as_str()), Some("W+F"));
@@ -468,20 +497,30 @@ fn notices_board_moved_occluded_and_refused_arbiter_actions() {
     let rows = t.rows();
     let mut notices = Vec::new();
     for k in 0..25 {
-        notices.extend(t.referee.observe(&Observation::from_rows(t.t + 0.5 * f64::from(k), &rows, true).expect("rows")));
+        notices
+            .extend(t.referee.observe(&Observation::from_rows(t.t + 0.5 * f64::from(k), &rows, true).expect("rows")));
     }
     t.t += 12.5;
     assert_eq!(kinds(&notices), vec![EventKind::Occluded]);
     // Refused actions change nothing and say why.
-    assert_eq!(t.referee.arbiter(t.t, &ArbiterAction::Confirm { infraction: 99 }), Err(tengen_referee::ArbiterError::UnknownInfraction(99)));
+    assert_eq!(
+        t.referee.arbiter(t.t, &ArbiterAction::Confirm { infraction: 99 }),
+        Err(tengen_referee::ArbiterError::UnknownInfraction(99))
+    );
     assert!(matches!(t.referee.arbiter(t.t, &ArbiterAction::Count), Err(tengen_referee::ArbiterError::WrongPhase(_))));
-    assert!(matches!(t.referee.arbiter(t.t, &ArbiterAction::MarkDead { points: vec!["Z99".into()] }), Err(tengen_referee::ArbiterError::WrongPhase(_))));
+    assert!(matches!(
+        t.referee.arbiter(t.t, &ArbiterAction::MarkDead { points: vec!["Z99".into()] }),
+        Err(tengen_referee::ArbiterError::WrongPhase(_))
+    ));
     let ev = t.play("Q16", 'O', &[]);
     assert_eq!(moves(&ev), vec![(Color::White, "Q16".into())]);
     // Resignation: the result in its three forms.
     let ev = t.arbiter(ArbiterAction::EndGame { resigned: Some(Color::White) });
     let r = ev.iter().find_map(|e| e.result.clone()).expect("result");
-    assert_eq!((r.exact.as_str(), r.points.as_str(), r.customary.as_str()), ("Black wins by resignation", "B+R", "黑中盤勝"));
+    assert_eq!(
+        (r.exact.as_str(), r.points.as_str(), r.customary.as_str()),
+        ("Black wins by resignation", "B+R", "黑中盤勝")
+    );
 }
 
 #[test]
@@ -605,12 +644,16 @@ fn a_move_under_an_open_infraction_or_after_play_ended_is_not_corrected() {
     t.put("Q4", '.');
     let e = only_infraction(&t.play("R4", 'X', &[]), EventKind::Takeback, "17.3");
     let before = t.state();
-    let err = t.referee.arbiter(t.t, &ArbiterAction::CorrectMove { number: 3, point: Some("C3".into()) }).expect_err("open takeback");
+    let err = t
+        .referee
+        .arbiter(t.t, &ArbiterAction::CorrectMove { number: 3, point: Some("C3".into()) })
+        .expect_err("open takeback");
     assert!(matches!(err, ArbiterError::BadCorrection(ref m) if m.contains("confirm or dismiss")), "{err}");
     assert_eq!(t.state(), before);
     t.arbiter(ArbiterAction::Dismiss { infraction: e.infraction.expect("id") });
     t.arbiter(ArbiterAction::CorrectMove { number: 3, point: Some("C3".into()) });
     t.arbiter(ArbiterAction::EndGame { resigned: None });
-    let err = t.referee.arbiter(t.t, &ArbiterAction::CorrectMove { number: 1, point: Some("C4".into()) }).expect_err("ended");
+    let err =
+        t.referee.arbiter(t.t, &ArbiterAction::CorrectMove { number: 1, point: Some("C4".into()) }).expect_err("ended");
     assert_eq!(err, ArbiterError::WrongPhase("ended"));
 }

@@ -83,7 +83,9 @@ impl std::fmt::Debug for Board {
 impl PartialEq for Board {
     /// Boards are equal when they have the same size and the same stones.
     fn eq(&self, other: &Self) -> bool {
-        self.width == other.width && self.height == other.height && self.cells[..self.used()] == other.cells[..other.used()]
+        self.width == other.width
+            && self.height == other.height
+            && self.cells[..self.used()] == other.cells[..other.used()]
     }
 }
 impl Eq for Board {}
@@ -537,7 +539,11 @@ mod tests {
         assert_eq!(b.check_placement(BLACK, b.index(Point::new(0, 0))), Ok(()));
         // Multi-stone suicide.
         let b = board(&["OO.X", "XXXX", "....", "...."]);
-        assert_eq!(b.check_placement(WHITE, b.index(Point::new(2, 0))), Err(PlaceError::Suicide), "d4 joins a chain with liberties");
+        assert_eq!(
+            b.check_placement(WHITE, b.index(Point::new(2, 0))),
+            Err(PlaceError::Suicide),
+            "d4 joins a chain with liberties"
+        );
         let b = board(&["OO.XO", "XXXXO", "OOOOO", ".....", "....."]);
         assert_eq!(b.check_placement(WHITE, b.index(Point::new(2, 0))), Ok(()), "captures the black chain");
         let b = board(&["OO.X.", "XXXXX", ".....", ".....", "....."]);

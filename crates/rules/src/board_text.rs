@@ -66,7 +66,11 @@ pub enum BoardTextError {
 
 /// Reads `height` rows of `width` characters, row-major from the top-left. Whitespace inside
 /// a row is skipped, so `". . X"` reads as `"..X"`.
-pub fn parse_rows<T: BoardChar, S: AsRef<str>>(rows: &[S], width: usize, height: usize) -> Result<Vec<T>, BoardTextError> {
+pub fn parse_rows<T: BoardChar, S: AsRef<str>>(
+    rows: &[S],
+    width: usize,
+    height: usize,
+) -> Result<Vec<T>, BoardTextError> {
     if rows.len() != height {
         return Err(BoardTextError::Rows { found: rows.len(), expected: height });
     }
@@ -106,8 +110,14 @@ mod tests {
             parse_rows::<Stone, _>(&["X.?", "..."], 3, 2),
             Err(BoardTextError::Char { row: 0, col: 2, ch: '?', alphabet: ". X O" })
         );
-        assert_eq!(parse_rows::<Stone, _>(&["X.", "..."], 3, 2), Err(BoardTextError::RowLength { row: 0, found: 2, expected: 3 }));
-        assert_eq!(parse_rows::<Stone, _>(&["X...", "..."], 3, 2), Err(BoardTextError::RowLength { row: 0, found: 4, expected: 3 }));
+        assert_eq!(
+            parse_rows::<Stone, _>(&["X.", "..."], 3, 2),
+            Err(BoardTextError::RowLength { row: 0, found: 2, expected: 3 })
+        );
+        assert_eq!(
+            parse_rows::<Stone, _>(&["X...", "..."], 3, 2),
+            Err(BoardTextError::RowLength { row: 0, found: 4, expected: 3 })
+        );
         assert_eq!(parse_rows::<Stone, _>(&["..."], 3, 2), Err(BoardTextError::Rows { found: 1, expected: 2 }));
         let spaced: Vec<Stone> = parse_rows(&[". X O"], 3, 1).expect("spaces skipped");
         assert_eq!(spaced, vec![Stone::Empty, Stone::BLACK, Stone::WHITE]);

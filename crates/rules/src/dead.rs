@@ -3,9 +3,9 @@
 //! alive whatever the opponent does, and a simple enclosure heuristic proposes dead chains.
 
 use crate::board::Board;
-use crate::stone::Stone;
 use crate::color::Color;
 use crate::point::Point;
+use crate::stone::Stone;
 
 /// A suggestion of dead chains, for the players and the arbiter to confirm (never applied
 /// automatically).
@@ -79,7 +79,10 @@ pub fn pass_alive_chains(board: &Board, color: Color) -> Vec<Point> {
             }
         }
         for &c in &borders[r] {
-            let vital = pts.iter().filter(|&&q| board.get(q) == Stone::Empty).all(|&q| board.adjacent(q).any(|n| chain_id[slot(n)] == c));
+            let vital = pts
+                .iter()
+                .filter(|&&q| board.get(q) == Stone::Empty)
+                .all(|&q| board.adjacent(q).any(|n| chain_id[slot(n)] == c));
             if vital {
                 vital_to[r].push(c);
             }
@@ -139,7 +142,8 @@ pub fn suggest_dead(board: &Board) -> DeadSuggestion {
             Color::White => alive_white.contains(&key),
         }
     };
-    let mut suggestion = DeadSuggestion { pass_alive_chains: [alive_black.clone(), alive_white.clone()].concat(), ..Default::default() };
+    let mut suggestion =
+        DeadSuggestion { pass_alive_chains: [alive_black.clone(), alive_white.clone()].concat(), ..Default::default() };
     let mut visited = vec![false; board.area()];
     for start in board.points() {
         let Stone::Of(color) = board.get(start) else { continue };

@@ -8,10 +8,10 @@
 //! board at all.
 
 use crate::board::{Board, PlaceError};
-use crate::stone::Stone;
 use crate::color::Color;
 use crate::moves::Move;
 use crate::point::Point;
+use crate::stone::Stone;
 use crate::zobrist::WHITE_TO_MOVE;
 
 /// Why a move is illegal. The game is unchanged; under Art. 18.3/19 the caller may record the
@@ -216,7 +216,9 @@ impl Game {
     /// when a point is off the board or a chain is left without liberties.
     pub fn setup(&mut self, black: &[Point], white: &[Point], empty: &[Point]) -> Result<(), SetupError> {
         let mut board = self.board.clone();
-        for (points, stone) in [(empty, Stone::Empty), (black, Stone::Of(Color::Black)), (white, Stone::Of(Color::White))] {
+        for (points, stone) in
+            [(empty, Stone::Empty), (black, Stone::Of(Color::Black)), (white, Stone::Of(Color::White))]
+        {
             for &p in points {
                 if !board.contains(p) {
                     return Err(SetupError::OffBoard { point: p });
@@ -256,7 +258,8 @@ impl Game {
             return Err(Illegal { color, point, reason: IllegalReason::Ko });
         }
         self.board.is_legal_placement(color, point).then_some(()).ok_or_else(|| {
-            let reason = if self.board.get(point) == Stone::Empty { IllegalReason::Suicide } else { IllegalReason::Occupied };
+            let reason =
+                if self.board.get(point) == Stone::Empty { IllegalReason::Suicide } else { IllegalReason::Occupied };
             Illegal { color, point, reason }
         })
     }
@@ -345,7 +348,8 @@ impl Game {
             if pos.hash == hash && self.board_at(earlier as usize).raw_cells() == self.board.raw_cells() {
                 let pos = &self.positions[earlier as usize];
                 let same_player = pos.to_move == self.to_move;
-                repetition = Some(Repetition { first_seen_after_move: pos.after_move, same_player_to_move: same_player });
+                repetition =
+                    Some(Repetition { first_seen_after_move: pos.after_move, same_player_to_move: same_player });
                 if same_player && earlier >= self.since_pass {
                     same_situation += 1;
                 }
@@ -358,7 +362,12 @@ impl Game {
         if (index as usize).is_multiple_of(CHECKPOINT_EVERY) {
             self.checkpoints.extend_from_slice(self.board.raw_cells());
         }
-        self.positions.push(Position { hash, to_move: self.to_move, after_move: self.move_number, previous_same_stones: previous });
+        self.positions.push(Position {
+            hash,
+            to_move: self.to_move,
+            after_move: self.move_number,
+            previous_same_stones: previous,
+        });
         (repetition, same_situation >= 2)
     }
 
@@ -459,7 +468,11 @@ mod tests {
         while g.positions.len() < 5 * CHECKPOINT_EVERY {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let color = g.to_move();
-            let mv = if seed >> 60 == 0 { Move::Pass } else { Move::Place(Point::new(((seed >> 33) % 5) as u8, ((seed >> 45) % 5) as u8)) };
+            let mv = if seed >> 60 == 0 {
+                Move::Pass
+            } else {
+                Move::Place(Point::new(((seed >> 33) % 5) as u8, ((seed >> 45) % 5) as u8))
+            };
             if g.play(color, mv).is_ok() {
                 seen.push(g.board().rows());
             }

@@ -34,12 +34,8 @@ pub fn handicap_points(stones: u8, size: u8) -> Result<Vec<Point>, HandicapError
     let near = if size >= 13 { 3 } else { 2 };
     let (far, mid) = (size - 1 - near, size / 2);
     // Rows count from the top (SGF), so "upper" is `near` and "lower" is `far`.
-    let (upper_right, lower_left, lower_right, upper_left) = (
-        Point::new(far, near),
-        Point::new(near, far),
-        Point::new(far, far),
-        Point::new(near, near),
-    );
+    let (upper_right, lower_left, lower_right, upper_left) =
+        (Point::new(far, near), Point::new(near, far), Point::new(far, far), Point::new(near, near));
     let (centre, left, right, top, bottom) = (
         Point::new(mid, mid),
         Point::new(near, mid),
@@ -85,10 +81,7 @@ pub fn handicap_placements(stones: u8, size: u8) -> Result<Vec<Vec<Point>>, Hand
     let standard = handicap_points(stones, size)?;
     let mut placements: Vec<Vec<Point>> = Vec::new();
     for symmetry in 0..8 {
-        let mut seen: Vec<Point> = standard
-            .iter()
-            .map(|&p| transform(p, symmetry, size))
-            .collect();
+        let mut seen: Vec<Point> = standard.iter().map(|&p| transform(p, symmetry, size)).collect();
         seen.sort();
         if !placements.contains(&seen) {
             placements.push(seen);
@@ -112,11 +105,7 @@ mod tests {
         let expect = |n: u8, points: &[&str]| {
             let mut want: Vec<String> = points.iter().map(|s| (*s).to_owned()).collect();
             want.sort();
-            assert_eq!(
-                human(&handicap_points(n, 19).expect("standard")),
-                want,
-                "{n} stones"
-            );
+            assert_eq!(human(&handicap_points(n, 19).expect("standard")), want, "{n} stones");
         };
         expect(2, &["Q16", "D4"]);
         expect(3, &["Q16", "D4", "Q4"]);
@@ -125,15 +114,8 @@ mod tests {
         expect(6, &["Q16", "D4", "Q4", "D16", "D10", "Q10"]);
         expect(7, &["Q16", "D4", "Q4", "D16", "D10", "Q10", "K10"]);
         expect(8, &["Q16", "D4", "Q4", "D16", "D10", "Q10", "K16", "K4"]);
-        expect(
-            9,
-            &["Q16", "D4", "Q4", "D16", "D10", "Q10", "K16", "K4", "K10"],
-        );
-        let mut nine: Vec<String> = handicap_points(2, 9)
-            .expect("9x9")
-            .iter()
-            .map(|p| p.to_human(9))
-            .collect();
+        expect(9, &["Q16", "D4", "Q4", "D16", "D10", "Q10", "K16", "K4", "K10"]);
+        let mut nine: Vec<String> = handicap_points(2, 9).expect("9x9").iter().map(|p| p.to_human(9)).collect();
         nine.sort();
         assert_eq!(nine, ["C3", "G7"]);
         assert_eq!(handicap_points(1, 19), Err(HandicapError::Stones(1)));

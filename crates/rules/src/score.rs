@@ -2,9 +2,9 @@
 //! three forms an arbiter writes: exact stones, points, and the customary Chinese half-stone form.
 
 use crate::board::Board;
-use crate::stone::Stone;
 use crate::color::{ByColor, Color};
 use crate::point::Point;
+use crate::stone::Stone;
 
 /// Komi, held in points (7½ points = 3¾ stones, the default since 2001).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -191,7 +191,11 @@ impl GameResult {
     /// Exact form in English, e.g. "Black wins by ¾ stone".
     pub fn exact(&self) -> String {
         if let Some(loser) = self.lost_by_warnings {
-            return format!("{} wins: {} received a second warning (Art. 24.2)", capitalise(loser.opponent().name()), loser.name());
+            return format!(
+                "{} wins: {} received a second warning (Art. 24.2)",
+                capitalise(loser.opponent().name()),
+                loser.name()
+            );
         }
         match self.winner {
             None => "Draw (jigo)".to_string(),
@@ -295,13 +299,25 @@ mod tests {
     fn article_11_examples() {
         let k = Komi::default();
         let r = count_with_black_area(185.0).result(k, Penalties::default());
-        assert_eq!((r.exact().as_str(), r.points().as_str(), r.customary().as_str()), ("Black wins by ¾ stone", "B+1.5", "黑勝1/2子"));
+        assert_eq!(
+            (r.exact().as_str(), r.points().as_str(), r.customary().as_str()),
+            ("Black wins by ¾ stone", "B+1.5", "黑勝1/2子")
+        );
         let r = count_with_black_area(184.0).result(k, Penalties::default());
-        assert_eq!((r.exact().as_str(), r.points().as_str(), r.customary().as_str()), ("White wins by ¼ stone", "W+0.5", "白勝1/2子"));
+        assert_eq!(
+            (r.exact().as_str(), r.points().as_str(), r.customary().as_str()),
+            ("White wins by ¼ stone", "W+0.5", "白勝1/2子")
+        );
         let r = count_with_black_area(184.5).result(k, Penalties::default());
-        assert_eq!((r.exact().as_str(), r.points().as_str(), r.customary().as_str()), ("Black wins by ¼ stone", "B+0.5", "黑勝1/2子"));
+        assert_eq!(
+            (r.exact().as_str(), r.points().as_str(), r.customary().as_str()),
+            ("Black wins by ¼ stone", "B+0.5", "黑勝1/2子")
+        );
         let r = count_with_black_area(190.0).result(k, Penalties::default());
-        assert_eq!((r.exact().as_str(), r.points().as_str(), r.customary().as_str()), ("Black wins by 5¾ stones", "B+11.5", "黑勝5又1/2子"));
+        assert_eq!(
+            (r.exact().as_str(), r.points().as_str(), r.customary().as_str()),
+            ("Black wins by 5¾ stones", "B+11.5", "黑勝5又1/2子")
+        );
     }
 
     #[test]
@@ -329,7 +345,10 @@ mod tests {
         assert_eq!((c.black_territory, c.white_territory, c.shared), (0, 4, 2));
         assert_eq!((c.black_area(), c.white_area()), (11.0, 13.0));
         let r = c.result(Komi { points: 0.0 }, Penalties::default());
-        assert_eq!((r.exact().as_str(), r.points().as_str(), r.customary().as_str()), ("White wins by 1 stone", "W+2", "白勝1子"));
+        assert_eq!(
+            (r.exact().as_str(), r.points().as_str(), r.customary().as_str()),
+            ("White wins by 1 stone", "W+2", "白勝1子")
+        );
     }
 
     #[test]

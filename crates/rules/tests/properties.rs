@@ -92,10 +92,16 @@ fn slow_is_legal(board: &Board, color: Color, p: Point) -> bool {
             i += 1;
             for (dc, dr) in [(0, 1), (1, 0), (0, -1), (-1, 0)] {
                 let (nc, nr) = (c + dc, r + dr);
-                if nc < 0 || nr < 0 || nc >= w || nr >= h { continue; }
+                if nc < 0 || nr < 0 || nc >= w || nr >= h {
+                    continue;
+                }
                 let v = rows[nr as usize][nc as usize];
-                if v == '.' { return true; }
-                if v == colour && !seen.contains(&(nc, nr)) { seen.push((nc, nr)); }
+                if v == '.' {
+                    return true;
+                }
+                if v == colour && !seen.contains(&(nc, nr)) {
+                    seen.push((nc, nr));
+                }
             }
         }
         false
@@ -103,7 +109,12 @@ fn slow_is_legal(board: &Board, color: Color, p: Point) -> bool {
     let (pc, pr) = (i32::from(p.col), i32::from(p.row));
     let captures = [(0, 1), (1, 0), (0, -1), (-1, 0)].iter().any(|(dc, dr)| {
         let (nc, nr) = (pc + dc, pr + dr);
-        nc >= 0 && nr >= 0 && nc < w && nr < h && rows[nr as usize][nc as usize] == theirs && !has_liberty(&rows, (nc, nr))
+        nc >= 0
+            && nr >= 0
+            && nc < w
+            && nr < h
+            && rows[nr as usize][nc as usize] == theirs
+            && !has_liberty(&rows, (nc, nr))
     });
     captures || has_liberty(&rows, (pc, pr))
 }

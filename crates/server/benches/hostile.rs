@@ -18,12 +18,7 @@
 //!
 //! Run: `cargo bench -p tengen-server --bench hostile`.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    missing_docs,
-    clippy::cast_precision_loss
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs, clippy::cast_precision_loss)]
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,20 +35,12 @@ const FPS: f64 = 2.0;
 fn game_frames() -> Vec<Arc<Vec<u8>>> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/infractions");
     let files = tengen_server::sources::folder_frames(&dir).unwrap_or_default();
-    assert!(
-        !files.is_empty(),
-        "the bench needs samples/infractions (rendered frames)"
-    );
+    assert!(!files.is_empty(), "the bench needs samples/infractions (rendered frames)");
     files
         .iter()
         .map(|f| {
             let img = image::open(f).unwrap().to_rgb8();
-            encode_jpeg(&image::imageops::resize(
-                &img,
-                1920,
-                1080,
-                image::imageops::FilterType::Triangle,
-            ))
+            encode_jpeg(&image::imageops::resize(&img, 1920, 1080, image::imageops::FilterType::Triangle))
         })
         .collect()
 }
@@ -129,18 +116,8 @@ async fn phase(
     let stop = Arc::new(AtomicBool::new(false));
     let mut cameras = vec![camera(addr, "play", game.to_vec(), Arc::clone(&stop))];
     if disturb {
-        cameras.push(camera(
-            addr,
-            "bad1",
-            vec![Arc::clone(&corrupt[0])],
-            Arc::clone(&stop),
-        ));
-        cameras.push(camera(
-            addr,
-            "bad2",
-            vec![Arc::clone(&corrupt[1 % corrupt.len()])],
-            Arc::clone(&stop),
-        ));
+        cameras.push(camera(addr, "bad1", vec![Arc::clone(&corrupt[0])], Arc::clone(&stop)));
+        cameras.push(camera(addr, "bad2", vec![Arc::clone(&corrupt[1 % corrupt.len()])], Arc::clone(&stop)));
     }
     tokio::time::sleep(Duration::from_secs_f64(warmup)).await;
     let play = &hub.tables["play"];
@@ -148,10 +125,7 @@ async fn phase(
     let analysed_before = play.metrics.frames_analysed.load(Ordering::Relaxed);
     let bad = |name: &str| {
         let m = &hub.tables[name].metrics;
-        (
-            m.board_searches.load(Ordering::Relaxed),
-            m.stages.total(tengen_server::metrics::Stage::Vision),
-        )
+        (m.board_searches.load(Ordering::Relaxed), m.stages.total(tengen_server::metrics::Stage::Vision))
     };
     let (s1, v1) = (bad("bad1"), bad("bad2"));
     tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
@@ -167,11 +141,7 @@ async fn phase(
         p99_ms: play.metrics.recent_quantile(0.99).unwrap_or(f64::NAN) * 1000.0,
         analysed: play.metrics.frames_analysed.load(Ordering::Relaxed) - analysed_before,
         bad_searches: searches,
-        bad_vision_ms: if searches > 0 {
-            vision_s * 1000.0 / searches as f64
-        } else {
-            0.0
-        },
+        bad_vision_ms: if searches > 0 { vision_s * 1000.0 / searches as f64 } else { 0.0 },
     };
     // Let the frames in flight finish before the next phase.
     tokio::time::sleep(Duration::from_secs(3)).await;
@@ -179,14 +149,8 @@ async fn phase(
 }
 
 fn main() {
-    let seconds: f64 = std::env::var("TENGEN_BENCH_SECONDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20.0);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let seconds: f64 = std::env::var("TENGEN_BENCH_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(20.0);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(async move {
         let game = game_frames();
         let (corrupt, what) = corrupt_frames();

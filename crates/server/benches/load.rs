@@ -93,8 +93,12 @@ struct Level {
 /// log): what the service itself costs, apart from reading boards.
 struct DecodeOnly;
 impl tengen_server::FrameAnalyzer for DecodeOnly {
-    fn analyze(&mut self, encoded: &[u8]) -> Result<tengen_server::model::Observation, tengen_server::engine::AnalyzeError> {
-        let img = image::load_from_memory(encoded).map_err(|e| tengen_server::engine::AnalyzeError::Decode(e.to_string()))?;
+    fn analyze(
+        &mut self,
+        encoded: &[u8],
+    ) -> Result<tengen_server::model::Observation, tengen_server::engine::AnalyzeError> {
+        let img =
+            image::load_from_memory(encoded).map_err(|e| tengen_server::engine::AnalyzeError::Decode(e.to_string()))?;
         std::hint::black_box(img);
         Ok(tengen_server::model::Observation {
             points: vec![tengen_rules::PointState::Empty; tengen_rules::BOARD_POINTS],
@@ -109,7 +113,11 @@ impl tengen_server::FrameAnalyzer for DecodeOnly {
 }
 struct DecodeOnlyFactory;
 impl tengen_server::engine::AnalyzerFactory for DecodeOnlyFactory {
-    fn create(&self, _table: &str, _calibration: Option<tengen_server::engine::Corners>) -> Box<dyn tengen_server::FrameAnalyzer> {
+    fn create(
+        &self,
+        _table: &str,
+        _calibration: Option<tengen_server::engine::Corners>,
+    ) -> Box<dyn tengen_server::FrameAnalyzer> {
         Box::new(DecodeOnly)
     }
 }
@@ -161,7 +169,11 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<
                 // like a still board.
                 let frame = &frames[(n / 2) % frames.len()][n % 2];
                 n += 1;
-                if post_frame(addr, &format!("t{i}"), "image/jpeg", frame).await == 202 { posted += 1 } else { refused += 1 }
+                if post_frame(addr, &format!("t{i}"), "image/jpeg", frame).await == 202 {
+                    posted += 1
+                } else {
+                    refused += 1
+                }
             }
             (posted, refused)
         }));
@@ -173,7 +185,8 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<
     tokio::time::sleep_until(warm.into()).await;
     if warmup > 0.0 {
         let limit = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < limit && !hub.tables.values().all(|t| t.live().is_some_and(|l| l.last_reading.is_some())) {
+        while Instant::now() < limit && !hub.tables.values().all(|t| t.live().is_some_and(|l| l.last_reading.is_some()))
+        {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
@@ -188,14 +201,17 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<
             .values()
             .map(|t| {
                 let m = &t.metrics;
-                [&m.frames_received, &m.frames_analysed, &m.frames_dropped, &m.board_searches].map(|c| c.load(Ordering::Relaxed))
+                [&m.frames_received, &m.frames_analysed, &m.frames_dropped, &m.board_searches]
+                    .map(|c| c.load(Ordering::Relaxed))
             })
             .collect()
     };
     let stage_totals = |hub: &tengen_server::Hub| -> Vec<(f64, u64)> {
         Stage::ALL
             .iter()
-            .map(|&st| hub.tables.values().map(|t| t.metrics.stages.total(st)).fold((0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1)))
+            .map(|&st| {
+                hub.tables.values().map(|t| t.metrics.stages.total(st)).fold((0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+            })
             .collect()
     };
     let events_before: u64 = hub.tables.values().map(|t| t.metrics.events.load(Ordering::Relaxed)).sum();
@@ -298,17 +314,29 @@ fn stage_costs(frames_by_variant: &[[Arc<Vec<u8>>; 2]]) {
     time("grey_within (board window only)", &mut |i| {
         let rgb = &decoded[i % frames.len()];
         let c = located[i % frames.len()].corners();
-        let (x0, x1) = (c.iter().map(|p| p[0]).fold(f64::MAX, f64::min), c.iter().map(|p| p[0]).fold(f64::MIN, f64::max));
-        let (y0, y1) = (c.iter().map(|p| p[1]).fold(f64::MAX, f64::min), c.iter().map(|p| p[1]).fold(f64::MIN, f64::max));
+        let (x0, x1) =
+            (c.iter().map(|p| p[0]).fold(f64::MAX, f64::min), c.iter().map(|p| p[0]).fold(f64::MIN, f64::max));
+        let (y0, y1) =
+            (c.iter().map(|p| p[1]).fold(f64::MAX, f64::min), c.iter().map(|p| p[1]).fold(f64::MIN, f64::max));
         let cell = (x1 - x0) / 18.0;
         let px = |v: f64| v.max(0.0) as u32;
-        std::hint::black_box(tengen_vision::grey::grey_within(rgb, px(x0 - cell), px(y0 - cell), px(x1 + cell), px(y1 + cell)));
+        std::hint::black_box(tengen_vision::grey::grey_within(
+            rgb,
+            px(x0 - cell),
+            px(y0 - cell),
+            px(x1 + cell),
+            px(y1 + cell),
+        ));
     });
     time("line_score (tracking check)", &mut |i| {
         std::hint::black_box(tengen_vision::tracking::line_score(&grey[i % frames.len()], &located[i % frames.len()]));
     });
     time("read_board (361 points)", &mut |i| {
-        std::hint::black_box(tengen_vision::read_board(&decoded[i % frames.len()], &located[i % frames.len()], &config));
+        std::hint::black_box(tengen_vision::read_board(
+            &decoded[i % frames.len()],
+            &located[i % frames.len()],
+            &config,
+        ));
     });
     time("refine_gray (local re-fit)", &mut |i| {
         std::hint::black_box(refine_gray(&grey[i % frames.len()], &located[i % frames.len()]).ok());
@@ -320,7 +348,8 @@ fn stage_costs(frames_by_variant: &[[Arc<Vec<u8>>; 2]]) {
         std::hint::black_box(tengen_server::imaging::evidence_crop(&frames[i % frames.len()], None));
     });
     let mut analyzer = tengen_server::adapters::VisionAnalyzer::new(None);
-    let observations: Vec<_> = frames.iter().map(|f| tengen_server::FrameAnalyzer::analyze(&mut analyzer, f).unwrap()).collect();
+    let observations: Vec<_> =
+        frames.iter().map(|f| tengen_server::FrameAnalyzer::analyze(&mut analyzer, f).unwrap()).collect();
     time("VisionAnalyzer::analyze (tracked, seq.)", &mut |i| {
         std::hint::black_box(tengen_server::FrameAnalyzer::analyze(&mut analyzer, &frames[i % frames.len()]).ok());
     });
@@ -332,8 +361,13 @@ fn stage_costs(frames_by_variant: &[[Arc<Vec<u8>>; 2]]) {
     for f in &sequence {
         std::hint::black_box(tengen_server::FrameAnalyzer::analyze(&mut camera, f).ok());
     }
-    println!("stage {:<34} {:>7.2} ms", "analyze, one camera's every frame", start.elapsed().as_secs_f64() * 1000.0 / sequence.len() as f64);
-    let mut referee = tengen_server::adapters::RefereeAdapter::new("bench", 1, 7.5, tengen_server::model::StartPosition::Even);
+    println!(
+        "stage {:<34} {:>7.2} ms",
+        "analyze, one camera's every frame",
+        start.elapsed().as_secs_f64() * 1000.0 / sequence.len() as f64
+    );
+    let mut referee =
+        tengen_server::adapters::RefereeAdapter::new("bench", 1, 7.5, tengen_server::model::StartPosition::Even);
     let mut t = 0i64;
     time("referee observe (tengen-referee)", &mut |i| {
         t += 500;
@@ -364,12 +398,35 @@ fn main() {
         stage_costs(&frames);
     }
     println!("load bench: {} frames of 1920x1080 JPEG (~{} KiB), {FPS} fps per camera, {seconds} s measured per level after {warmup} s of warm-up (and until every table has read its board once), {cores} cores", frames.len(), frames[0][0].len() / 1024);
-    println!("baseline: bare JPEG decode of one frame {decode_ms:.1} ms → at most {:.0} frames/s on {cores} cores", 1000.0 / decode_ms * cores as f64);
-    println!("vision: {}", if decode_only { "bare JPEG decode only (TENGEN_BENCH_VISION=decode)" } else { "tengen-vision (locate/track + read 361 points)" });
+    println!(
+        "baseline: bare JPEG decode of one frame {decode_ms:.1} ms → at most {:.0} frames/s on {cores} cores",
+        1000.0 / decode_ms * cores as f64
+    );
+    println!(
+        "vision: {}",
+        if decode_only {
+            "bare JPEG decode only (TENGEN_BENCH_VISION=decode)"
+        } else {
+            "tengen-vision (locate/track + read 361 points)"
+        }
+    );
     println!("(received, analysed, dropped, per-table min/max and events are counted over the measured window; rss is the peak)");
     println!(
         "{:>6} {:>7} {:>7} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8} {:>8} {:>7} {:>8} {:>8} {:>9}",
-        "tables", "posted", "refused", "received", "analysed", "dropped", "min/max", "p50 ms", "p99 ms", "p99/dec", "least", "events", "searches", "rss MiB"
+        "tables",
+        "posted",
+        "refused",
+        "received",
+        "analysed",
+        "dropped",
+        "min/max",
+        "p50 ms",
+        "p99 ms",
+        "p99/dec",
+        "least",
+        "events",
+        "searches",
+        "rss MiB"
     );
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let mut best = None;
@@ -378,12 +435,27 @@ fn main() {
         let dropped_pct = 100.0 * level.dropped as f64 / level.received.max(1) as f64;
         println!(
             "{:>6} {:>7} {:>7} {:>8} {:>8} {:>7.1}% {:>9} {:>8.0} {:>8.0} {:>8.1} {:>7.2} {:>8} {:>8} {:>9.0}",
-            level.tables, level.posted, level.refused, level.received, level.analysed, dropped_pct,
-            format!("{}/{}", level.min_max.0, level.min_max.1), level.p50 * 1000.0, level.p99 * 1000.0,
-            level.p99 * 1000.0 / decode_ms, level.least_served, level.events, level.searches, level.rss
+            level.tables,
+            level.posted,
+            level.refused,
+            level.received,
+            level.analysed,
+            dropped_pct,
+            format!("{}/{}", level.min_max.0, level.min_max.1),
+            level.p50 * 1000.0,
+            level.p99 * 1000.0,
+            level.p99 * 1000.0 / decode_ms,
+            level.least_served,
+            level.events,
+            level.searches,
+            level.rss
         );
         let stages: Vec<String> = level.stages.iter().map(|(name, ms)| format!("{name} {ms:.1}")).collect();
-        println!("       measured after {:.1} s of warm-up; mean ms per frame by stage: {}", level.startup, stages.join(", "));
+        println!(
+            "       measured after {:.1} s of warm-up; mean ms per frame by stage: {}",
+            level.startup,
+            stages.join(", ")
+        );
         // CPU per analysed frame does not depend on what else the machine runs (wall-clock
         // latencies do): the frames/s this process could sustain on its cores alone.
         let cpu_ms = level.cpu * 1000.0 / level.analysed.max(1) as f64;
@@ -398,7 +470,10 @@ fn main() {
         if ok {
             best = Some(n);
         } else {
-            println!("  level {n}: not kept up (p99 {:.2} s, least-served {:.2}, {:.2} analysed frames/s per table)", level.p99, level.least_served, per_table_rate);
+            println!(
+                "  level {n}: not kept up (p99 {:.2} s, least-served {:.2}, {:.2} analysed frames/s per table)",
+                level.p99, level.least_served, per_table_rate
+            );
             break;
         }
     }

@@ -13,8 +13,7 @@ use tengen_referee::RecordHeader;
 use tengen_sgf::GameRecord;
 
 use crate::engine::{
-    AnalyzeError, AnalyzerFactory, Corners, Engines, FrameAnalyzer, RefereeFactory,
-    SystemClock, TableReferee,
+    AnalyzeError, AnalyzerFactory, Corners, Engines, FrameAnalyzer, RefereeFactory, SystemClock, TableReferee,
 };
 use crate::error::Error;
 use crate::json::{ArbiterAction, Detail, GameView, OpenAlert, RecordMove, RefereeEvent, Severity};
@@ -89,7 +88,6 @@ impl AnalyzerFactory for VisionAnalyzers {
     }
 }
 
-
 /// Referees games with `tengen-referee` (stabiliser, two boards, infractions, rulings).
 pub struct RefereeAdapter {
     referee: referee::Referee,
@@ -155,11 +153,7 @@ impl TableReferee for RefereeAdapter {
         converted
     }
 
-    fn arbiter(
-        &mut self,
-        at_ms: i64,
-        action: &ArbiterAction,
-    ) -> Result<Vec<RefereeEvent>, Error> {
+    fn arbiter(&mut self, at_ms: i64, action: &ArbiterAction) -> Result<Vec<RefereeEvent>, Error> {
         use referee::ArbiterAction as A;
         let mapped = match action {
             ArbiterAction::Confirm { alert_id } => A::Confirm { infraction: *alert_id },
@@ -188,9 +182,7 @@ impl TableReferee for RefereeAdapter {
             ArbiterAction::CorrectRecord { move_number, point } => {
                 A::CorrectMove { number: *move_number, point: point.clone() }
             }
-            ArbiterAction::NewGame { .. } => {
-                return Err(Error::invalid_action("new games are started by the service"))
-            }
+            ArbiterAction::NewGame { .. } => return Err(Error::invalid_action("new games are started by the service")),
         };
         let events = self.referee.arbiter(seconds(at_ms), &mapped).map_err(refusal)?;
         let converted = events.iter().map(RefereeEvent::of_referee).collect();
@@ -277,18 +269,14 @@ impl RefereeFactory for RefereeAdapters {
 
 /// The production engines: `tengen-vision` and `tengen-referee` with the system clock.
 pub fn standard_engines() -> Engines {
-    Engines {
-        analyzers: Arc::new(VisionAnalyzers),
-        referees: Arc::new(RefereeAdapters),
-        clock: Arc::new(SystemClock),
-    }
+    Engines { analyzers: Arc::new(VisionAnalyzers), referees: Arc::new(RefereeAdapters), clock: Arc::new(SystemClock) }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tengen_rules::{PointState, BOARD_POINTS};
     use tengen_rules::Stone;
+    use tengen_rules::{PointState, BOARD_POINTS};
     use tengen_synth::{render, Hand, Position, Scene, Side};
 
     fn jpeg(position: &Position, scene: &Scene) -> Vec<u8> {
@@ -304,7 +292,14 @@ mod tests {
         let mut point_confidence = vec![0.9; BOARD_POINTS];
         point_confidence[0] = 0.3;
         point_confidence[1] = 0.8;
-        let obs = Observation { points, corners: None, confidence: 0.85, occluded: false, moved_cells: None, point_confidence };
+        let obs = Observation {
+            points,
+            corners: None,
+            confidence: 0.85,
+            occluded: false,
+            moved_cells: None,
+            point_confidence,
+        };
         let fed = RefereeAdapter::to_referee_observation(1000, &obs);
         assert_eq!(fed.points[0][0].reading, PointState::Black);
         assert!((fed.points[0][0].confidence - 0.3).abs() < 1e-6, "the doubtful stone keeps its own confidence");
@@ -347,7 +342,10 @@ mod tests {
         #[allow(clippy::cast_precision_loss)]
         let mean = obs.point_confidence.iter().sum::<f32>() / BOARD_POINTS as f32;
         assert!((mean - obs.confidence).abs() < 1e-4, "the frame's confidence is their mean");
-        assert!(obs.point_confidence.iter().any(|&c| (c - obs.confidence).abs() > 1e-3), "they differ from point to point");
+        assert!(
+            obs.point_confidence.iter().any(|&c| (c - obs.confidence).abs() > 1e-3),
+            "they differ from point to point"
+        );
     }
 
     #[test]
@@ -371,7 +369,12 @@ mod tests {
         let shift = moved.moved_cells.expect("the bump is reported");
         assert!(shift > 0.25, "shift {shift}");
         assert_eq!(moved.board_string(), first.board_string(), "the same stones are read after the bump");
-        let kinds: Vec<crate::json::Kind> = [first, still, moved].iter().enumerate().flat_map(|(i, o)| referee.observe(i as i64 * 500, o)).map(|e| e.kind).collect();
+        let kinds: Vec<crate::json::Kind> = [first, still, moved]
+            .iter()
+            .enumerate()
+            .flat_map(|(i, o)| referee.observe(i as i64 * 500, o))
+            .map(|e| e.kind)
+            .collect();
         let board_moved = crate::json::Kind::Referee(referee::EventKind::BoardMoved);
         assert_eq!(kinds.iter().filter(|&&k| k == board_moved).count(), 1, "{kinds:?}");
     }

@@ -21,8 +21,8 @@ use crate::engine::{Clock, Corners};
 use crate::error::{Error, ErrorKind};
 use crate::imaging::{check_frame, FrameError};
 use crate::json::{
-    ArbiterAction, ArbiterReply, Calibration, CalibrationBody, EventsPage, EventsQuery, FrameAccepted,
-    GameDetail, Health, Role, StoredEvent, StreamQuery, TableDetail, TableSummary,
+    ArbiterAction, ArbiterReply, Calibration, CalibrationBody, EventsPage, EventsQuery, FrameAccepted, GameDetail,
+    Health, Role, StoredEvent, StreamQuery, TableDetail, TableSummary,
 };
 use crate::store::{GameRow, Store};
 use crate::table::{BusMessage, Frame, TableHandle};
@@ -89,14 +89,17 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .merge(crate::rounds::routes())
         .merge(crate::phone::routes())
         .fallback(|| async { Error::not_found("no such route") })
-        .method_not_allowed_fallback(|| async { Error::new(ErrorKind::MethodNotAllowed, "method_not_allowed", "method not allowed here") })
+        .method_not_allowed_fallback(|| async {
+            Error::new(ErrorKind::MethodNotAllowed, "method_not_allowed", "method not allowed here")
+        })
         .layer(axum::middleware::map_response(security_headers))
         .with_state(hub)
 }
 
 /// The dashboard keeps the arbiter's token in the browser: no script but our own, no framing
 /// (clickjacking), no guessing of content types, no referrer leaving the page.
-const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; img-src 'self' data: blob:; media-src 'self' blob: mediastream:; \
+const CONTENT_SECURITY_POLICY: &str =
+    "default-src 'self'; img-src 'self' data: blob:; media-src 'self' blob: mediastream:; \
      object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 async fn security_headers(mut response: Response) -> Response {
@@ -131,9 +134,7 @@ pub(crate) fn check_token(headers: &HeaderMap, expected: &[&str]) -> ApiResult<(
     let value = headers.get(header::AUTHORIZATION).map(|v| v.to_str().unwrap_or(""));
     let token = bearer_token(value).ok_or(Error::missing_token())?;
     // Compare against every accepted token so the time does not reveal which one matched.
-    let matched = expected
-        .iter()
-        .fold(false, |acc, t| acc | constant_time_eq(token.as_bytes(), t.as_bytes()));
+    let matched = expected.iter().fold(false, |acc, t| acc | constant_time_eq(token.as_bytes(), t.as_bytes()));
     if matched {
         Ok(())
     } else {
@@ -154,16 +155,18 @@ fn content_type(headers: &HeaderMap) -> String {
 /// Reads a body of at most `limit` bytes within `timeout` (a client trickling a body a byte at
 /// a time is cut off, and its connection freed).
 async fn read_body(headers: &HeaderMap, body: Body, limit: usize, timeout: Duration) -> ApiResult<Vec<u8>> {
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
+    let declared =
+        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|n| n > limit) {
         return Err(Error::too_large(limit));
     }
-    let read = tokio::time::timeout(timeout, axum::body::to_bytes(body, limit))
-        .await
-        .map_err(|_| Error::new(ErrorKind::Timeout, "request_timeout", format!("the request body did not arrive within {} s", timeout.as_secs())))?;
+    let read = tokio::time::timeout(timeout, axum::body::to_bytes(body, limit)).await.map_err(|_| {
+        Error::new(
+            ErrorKind::Timeout,
+            "request_timeout",
+            format!("the request body did not arrive within {} s", timeout.as_secs()),
+        )
+    })?;
     match read {
         Ok(bytes) => Ok(bytes.to_vec()),
         Err(err) => {
@@ -181,14 +184,10 @@ async fn read_body(headers: &HeaderMap, body: Body, limit: usize, timeout: Durat
 async fn read_json<T: serde::de::DeserializeOwned>(headers: &HeaderMap, body: Body, timeout: Duration) -> ApiResult<T> {
     let kind = content_type(headers);
     if kind != "application/json" {
-        return Err(Error::unsupported_media_type(format!(
-            "expected Content-Type: application/json, got {:?}",
-            kind
-        )));
+        return Err(Error::unsupported_media_type(format!("expected Content-Type: application/json, got {:?}", kind)));
     }
     let bytes = read_body(headers, body, MAX_JSON_BYTES, timeout).await?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| Error::bad_request("bad_json", format!("bad JSON: {e}")))
+    serde_json::from_slice(&bytes).map_err(|e| Error::bad_request("bad_json", format!("bad JSON: {e}")))
 }
 
 /// An arbiter's JSON request to a table: the table first (an unknown one is 404 whoever asks),
@@ -213,10 +212,7 @@ async fn healthz(State(hub): State<AppState>) -> Response {
             cluster: hub.cluster.as_ref().map(|hall| hall.health()),
         })
         .into_response(),
-        Err(err) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(Health::Error { error: "store", message: err.to_string() }),
-        )
+        Err(err) => (StatusCode::SERVICE_UNAVAILABLE, Json(Health::Error { error: "store", message: err.to_string() }))
             .into_response(),
     }
 }
@@ -230,10 +226,7 @@ async fn list_tables(State(hub): State<AppState>) -> Json<Vec<TableSummary>> {
     Json(hub.tables.values().filter_map(|t| t.summary()).collect())
 }
 
-async fn table_detail(
-    State(hub): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<TableDetail>> {
+async fn table_detail(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<TableDetail>> {
     let table = table(&hub, &id)?;
     let live = table.live().ok_or_else(|| Error::internal("table state poisoned"))?;
     let summary = table.summary().ok_or_else(|| Error::internal("table state poisoned"))?;
@@ -294,7 +287,9 @@ async fn post_frame(
     let (format, width, height) = checked.map_err(|e| {
         let code = match e {
             FrameError::UnknownFormat | FrameError::Empty => "not_an_image",
-            FrameError::TooLarge { .. } | FrameError::TooSmall { .. } | FrameError::Unsupported(_) => "unsupported_frame",
+            FrameError::TooLarge { .. } | FrameError::TooSmall { .. } | FrameError::Unsupported(_) => {
+                "unsupported_frame"
+            }
             FrameError::Truncated(_) | FrameError::Corrupt(_) => "corrupt_image",
         };
         // The hall sees a camera sending frames the service cannot use.
@@ -307,26 +302,15 @@ async fn post_frame(
             format.mime()
         ))));
     }
-    table.offer_frame(Frame {
-        bytes: Arc::new(bytes),
-        format,
-        received: Instant::now(),
-        at_ms: hub.clock.now_ms(),
-    });
+    table.offer_frame(Frame { bytes: Arc::new(bytes), format, received: Instant::now(), at_ms: hub.clock.now_ms() });
     let dropped = table.metrics.frames_dropped.load(std::sync::atomic::Ordering::Relaxed);
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(FrameAccepted { accepted: true, width, height, dropped_total: dropped }),
-    )
+    Ok((StatusCode::ACCEPTED, Json(FrameAccepted { accepted: true, width, height, dropped_total: dropped }))
         .into_response())
 }
 
 async fn latest_frame(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Response> {
     let table = table(&hub, &id)?;
-    let frame = table
-        .live()
-        .and_then(|l| l.last_frame)
-        .ok_or_else(|| Error::not_found("no frame received yet"))?;
+    let frame = table.live().and_then(|l| l.last_frame).ok_or_else(|| Error::not_found("no frame received yet"))?;
     Ok((
         [(header::CONTENT_TYPE, frame.format.mime()), (header::CACHE_CONTROL, "no-store")],
         frame.bytes.as_ref().clone(),
@@ -380,8 +364,7 @@ fn validate_action(action: &ArbiterAction) -> ApiResult<()> {
             return Err(invalid("a result is 1-64 characters".into()));
         }
         ArbiterAction::SetColours { black, white, .. }
-            if black.as_ref().is_some_and(|b| b.len() > 100)
-                || white.as_ref().is_some_and(|w| w.len() > 100) =>
+            if black.as_ref().is_some_and(|b| b.len() > 100) || white.as_ref().is_some_and(|w| w.len() > 100) =>
         {
             return Err(invalid("names are at most 100 characters".into()));
         }
@@ -396,10 +379,7 @@ fn validate_action(action: &ArbiterAction) -> ApiResult<()> {
     Ok(())
 }
 
-async fn get_calibration(
-    State(hub): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Calibration>> {
+async fn get_calibration(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<Calibration>> {
     let table = table(&hub, &id)?;
     let corners = table.live().and_then(|l| l.calibration);
     Ok(Json(Calibration { table: id, corners }))
@@ -433,7 +413,10 @@ async fn put_calibration(
 ) -> ApiResult<Json<Calibration>> {
     let (table, body): (_, CalibrationBody) = arbiter_json(&hub, &id, &headers, body).await?;
     let Some(corners) = body.corners else {
-        return Err(Error::unprocessable("invalid_calibration", "\"corners\" is required: four [x, y] pixel pairs, or null to clear the calibration"));
+        return Err(Error::unprocessable(
+            "invalid_calibration",
+            "\"corners\" is required: four [x, y] pixel pairs, or null to clear the calibration",
+        ));
     };
     if let Some(c) = &corners {
         let frame_size = table
@@ -447,10 +430,7 @@ async fn put_calibration(
     Ok(Json(Calibration { table: id, corners }))
 }
 
-async fn table_games(
-    State(hub): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Vec<GameRow>>> {
+async fn table_games(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<Vec<GameRow>>> {
     table(&hub, &id)?;
     Ok(Json(hub.store.games(&id).await?))
 }
@@ -481,10 +461,7 @@ async fn table_sgf(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) ->
     Ok(sgf_response(&table.id, live.game.id, sgf))
 }
 
-async fn game_detail(
-    State(hub): State<AppState>,
-    ApiPath(game): ApiPath<i64>,
-) -> ApiResult<Json<GameDetail>> {
+async fn game_detail(State(hub): State<AppState>, ApiPath(game): ApiPath<i64>) -> ApiResult<Json<GameDetail>> {
     let row = hub.store.game(game).await?.ok_or_else(|| Error::not_found(format!("no game {game}")))?;
     let live = hub.tables.get(&row.table).and_then(|t| t.live()).filter(|l| l.game.id == game);
     Ok(Json(GameDetail { game: row, live: live.is_some(), view: live.map(|l| l.view) }))
@@ -522,15 +499,9 @@ async fn evidence_image(
         "after.jpg" => true,
         _ => return Err(Error::not_found("use before.jpg or after.jpg")),
     };
-    let bytes = hub
-        .store
-        .evidence(id, after)
-        .await?
-        .ok_or_else(|| Error::not_found(format!("no {image} for event {id}")))?;
-    Ok((
-        [(header::CONTENT_TYPE, "image/jpeg"), (header::CACHE_CONTROL, "public, max-age=86400")],
-        bytes,
-    )
+    let bytes =
+        hub.store.evidence(id, after).await?.ok_or_else(|| Error::not_found(format!("no {image} for event {id}")))?;
+    Ok(([(header::CONTENT_TYPE, "image/jpeg"), (header::CACHE_CONTROL, "public, max-age=86400")], bytes)
         .into_response())
 }
 
@@ -546,10 +517,7 @@ struct StreamState {
 }
 
 fn sse_event(event: &StoredEvent) -> SseEvent {
-    SseEvent::default()
-        .event("event")
-        .id(event.id.to_string())
-        .data(serde_json::to_string(event).unwrap_or_default())
+    SseEvent::default().event("event").id(event.id.to_string()).data(serde_json::to_string(event).unwrap_or_default())
 }
 
 fn sse_table(summary: &TableSummary) -> SseEvent {
@@ -634,7 +602,8 @@ async fn stream(
     let last = hub.store.last_event_id().await?;
     let header_id = match headers.get("last-event-id") {
         Some(value) => {
-            let text = value.to_str().map_err(|_| Error::bad_request("bad_last_event_id", "Last-Event-ID is not text"))?;
+            let text =
+                value.to_str().map_err(|_| Error::bad_request("bad_last_event_id", "Last-Event-ID is not text"))?;
             Some(resume_id(text, last, "Last-Event-ID")?)
         }
         None => None,

@@ -101,10 +101,7 @@ mod tests {
     #[test]
     fn crc_and_a_readable_archive() {
         assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
-        let files = vec![
-            ("R1/T01.sgf".to_owned(), b"(;GM[1])".to_vec()),
-            ("R1/T02 é.sgf".to_owned(), Vec::new()),
-        ];
+        let files = vec![("R1/T01.sgf".to_owned(), b"(;GM[1])".to_vec()), ("R1/T02 é.sgf".to_owned(), Vec::new())];
         let zip = zip_stored(&files).expect("small");
         assert_eq!(&zip[..4], b"PK\x03\x04");
         // The end record points at the central directory, which names both files.
@@ -112,23 +109,13 @@ mod tests {
         assert_eq!(&zip[end..end + 4], b"PK\x05\x06");
         let entries = u16::from_le_bytes([zip[end + 10], zip[end + 11]]);
         assert_eq!(entries, 2);
-        let offset =
-            u32::from_le_bytes([zip[end + 16], zip[end + 17], zip[end + 18], zip[end + 19]])
-                as usize;
+        let offset = u32::from_le_bytes([zip[end + 16], zip[end + 17], zip[end + 18], zip[end + 19]]) as usize;
         assert_eq!(&zip[offset..offset + 4], b"PK\x01\x02");
         // When the system has `unzip`, it tests the archive too.
         let path = std::env::temp_dir().join(format!("tengen-zip-{}.zip", std::process::id()));
         std::fs::write(&path, &zip).expect("write");
-        if let Ok(out) = std::process::Command::new("unzip")
-            .arg("-t")
-            .arg(&path)
-            .output()
-        {
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stdout)
-            );
+        if let Ok(out) = std::process::Command::new("unzip").arg("-t").arg(&path).output() {
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
         }
         let _ = std::fs::remove_file(path);
         assert_eq!(safe_name("Du Pont Jean / ../x"), "Du_Pont_Jean__..x");

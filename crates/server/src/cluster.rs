@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::ClusterConfig;
 use crate::engine::Corners;
-use crate::log::{encode_action, encode_observation, is_repeat_text, InputDecoder, InputKind, LoggedInput};
 use crate::json::{RefereeEvent, StoredEvent};
+use crate::log::{encode_action, encode_observation, is_repeat_text, InputDecoder, InputKind, LoggedInput};
 use crate::model::GameSetup;
 use crate::store::{GameRow, LogBatch, Store, StoreError};
 
@@ -214,7 +214,9 @@ impl Cluster {
             }
         }
         match self.leases.entry(table).await {
-            Ok(Some(entry)) if entry.operation == kv::Operation::Put && entry.value.as_ref() == self.node.as_bytes() => {
+            Ok(Some(entry))
+                if entry.operation == kv::Operation::Put && entry.value.as_ref() == self.node.as_bytes() =>
+            {
                 match self.leases.update(table, self.node.clone().into(), entry.revision).await {
                     Ok(revision) => {
                         self.hold(table, revision);
@@ -271,7 +273,8 @@ impl Cluster {
 
     /// Renews every held lease once; returns the tables whose lease another node now holds.
     pub async fn renew_leases(&self) -> Vec<String> {
-        let held: Vec<(String, u64)> = self.held.lock().map(|h| h.iter().map(|(t, r)| (t.clone(), *r)).collect()).unwrap_or_default();
+        let held: Vec<(String, u64)> =
+            self.held.lock().map(|h| h.iter().map(|(t, r)| (t.clone(), *r)).collect()).unwrap_or_default();
         let mut lost = Vec::new();
         for (table, revision) in held {
             match self.leases.update(&table, self.node.clone().into(), revision).await {
@@ -344,7 +347,8 @@ impl Cluster {
         let record = LogRecord::Game { komi, started_ms, setup: setup.clone() };
         let seq = self.append(table, &mut cursor, &record).await?;
         cursor.decoder = InputDecoder::default();
-        let game = GameRow { id: game_id(seq)?, table: table.to_owned(), komi, started_ms, black: None, white: None, setup };
+        let game =
+            GameRow { id: game_id(seq)?, table: table.to_owned(), komi, started_ms, black: None, white: None, setup };
         store.import_game(game.clone()).await?;
         Ok(game)
     }
@@ -382,7 +386,10 @@ impl Cluster {
     /// Appends a batch to the stream, then to the mirror (whose ids the events get).
     pub(crate) async fn append_batch(&self, store: &Store, batch: LogBatch) -> Result<Vec<StoredEvent>, StoreError> {
         if batch.events.len() + 2 > usize::try_from(ROWS_PER_RECORD).unwrap_or(usize::MAX) {
-            return Err(StoreError::Cluster(format!("{} events in one append: more than a record holds", batch.events.len())));
+            return Err(StoreError::Cluster(format!(
+                "{} events in one append: more than a record holds",
+                batch.events.len()
+            )));
         }
         let cursor = self.cursor(&batch.table);
         let mut cursor = cursor.lock().await;
@@ -421,7 +428,9 @@ impl Cluster {
             .log
             .create_consumer(jetstream::consumer::pull::OrderedConfig {
                 filter_subject: subject,
-                deliver_policy: jetstream::consumer::DeliverPolicy::ByStartSequence { start_sequence: cursor.last_seq + 1 },
+                deliver_policy: jetstream::consumer::DeliverPolicy::ByStartSequence {
+                    start_sequence: cursor.last_seq + 1,
+                },
                 ..Default::default()
             })
             .await
@@ -435,8 +444,10 @@ impl Cluster {
                 .ok_or_else(|| StoreError::Cluster(format!("table {table}: the log ended before sequence {last}")))?
                 .map_err(|e| StoreError::Cluster(e.to_string()))?;
             let seq = message.info().map_err(|e| StoreError::Cluster(e.to_string()))?.stream_sequence;
-            let record: LogRecord = serde_json::from_slice(&message.payload)
-                .map_err(|e| StoreError::Corrupt { seq: i64::try_from(seq).unwrap_or(i64::MAX), message: e.to_string() })?;
+            let record: LogRecord = serde_json::from_slice(&message.payload).map_err(|e| StoreError::Corrupt {
+                seq: i64::try_from(seq).unwrap_or(i64::MAX),
+                message: e.to_string(),
+            })?;
             mirror(store, table, &mut cursor, seq, record).await?;
             cursor.last_seq = seq;
             read += 1;
@@ -483,23 +494,48 @@ pub fn frame_of(message: &async_nats::Message) -> Option<crate::table::Frame> {
 }
 
 /// Opens a key-value bucket whose keys live `ttl` after their last write, creating it when absent.
-async fn expiring_bucket(jetstream: &jetstream::Context, name: &str, ttl: Duration, replicas: usize) -> Result<kv::Store, ClusterError> {
+async fn expiring_bucket(
+    jetstream: &jetstream::Context,
+    name: &str,
+    ttl: Duration,
+    replicas: usize,
+) -> Result<kv::Store, ClusterError> {
     if let Ok(bucket) = jetstream.get_key_value(name).await {
         return Ok(bucket);
     }
     jetstream
-        .create_key_value(kv::Config { bucket: name.into(), history: 1, max_age: ttl, num_replicas: replicas, ..Default::default() })
+        .create_key_value(kv::Config {
+            bucket: name.into(),
+            history: 1,
+            max_age: ttl,
+            num_replicas: replicas,
+            ..Default::default()
+        })
         .await
         .map_err(|e| ClusterError::JetStream(e.to_string()))
 }
 
 /// Writes one record read from the stream into the node's SQLite.
-async fn mirror(store: &Store, table: &str, cursor: &mut Cursor, seq: u64, record: LogRecord) -> Result<(), StoreError> {
+async fn mirror(
+    store: &Store,
+    table: &str,
+    cursor: &mut Cursor,
+    seq: u64,
+    record: LogRecord,
+) -> Result<(), StoreError> {
     let corrupt = |message: String| StoreError::Corrupt { seq: i64::try_from(seq).unwrap_or(i64::MAX), message };
     match record {
         LogRecord::Game { komi, started_ms, setup } => {
             cursor.decoder = InputDecoder::default();
-            let game = GameRow { id: game_id(seq)?, table: table.to_owned(), komi, started_ms, black: None, white: None, setup };
+            let game = GameRow {
+                id: game_id(seq)?,
+                table: table.to_owned(),
+                komi,
+                started_ms,
+                black: None,
+                white: None,
+                setup,
+            };
             store.import_game(game).await
         }
         LogRecord::Players { game, black, white } => store.set_players(game, black, white).await,
@@ -521,7 +557,8 @@ async fn mirror(store: &Store, table: &str, cursor: &mut Cursor, seq: u64, recor
                 None => None,
             };
             let events = events.into_iter().map(|e| (e, None)).collect();
-            let batch = LogBatch { table: table.to_owned(), game, at_ms, observation, observation_repeats, action, events };
+            let batch =
+                LogBatch { table: table.to_owned(), game, at_ms, observation, observation_repeats, action, events };
             store.append_numbered(batch, first_row(seq)?).await.map(drop)
         }
     }

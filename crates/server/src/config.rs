@@ -295,8 +295,8 @@ impl Config {
 
     /// Reads and checks a TOML file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
         Self::from_toml(&text)
     }
 
@@ -403,8 +403,7 @@ pub const MAX_SECONDS: f64 = 86_400.0;
 
 /// Whether a table id is safe in URLs and file names.
 pub fn valid_table_id(id: &str) -> bool {
-    (1..=32).contains(&id.len())
-        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    (1..=32).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 #[cfg(test)]

@@ -15,10 +15,7 @@ pub async fn index() -> impl IntoResponse {
 
 /// `GET /dashboard.js`.
 pub async fn script() -> impl IntoResponse {
-    (
-        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")],
-        DASHBOARD_JS,
-    )
+    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], DASHBOARD_JS)
 }
 
 /// `GET /dashboard.css`.

@@ -46,17 +46,9 @@ impl DataDirLock {
     /// Takes the folder's lock (the folder must exist), or says who holds it.
     pub fn acquire(folder: &Path) -> Result<Self, LockError> {
         let path = folder.join(LOCK_FILE);
-        let io = |source| LockError::Io {
-            path: path.clone(),
-            source,
-        };
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io)?;
+        let io = |source| LockError::Io { path: path.clone(), source };
+        let mut file =
+            OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
@@ -65,15 +57,8 @@ impl DataDirLock {
                 // just starting.
                 let _ = file.read_to_string(&mut text);
                 let holder = text.trim();
-                let holder = if holder.is_empty() {
-                    "starting up"
-                } else {
-                    holder
-                };
-                return Err(LockError::InUse {
-                    folder: folder.to_owned(),
-                    holder: holder.to_owned(),
-                });
+                let holder = if holder.is_empty() { "starting up" } else { holder };
+                return Err(LockError::InUse { folder: folder.to_owned(), holder: holder.to_owned() });
             }
             Err(TryLockError::Error(source)) => return Err(io(source)),
         }
@@ -100,18 +85,12 @@ mod tests {
         let first = DataDirLock::acquire(&dir).expect("the first lock");
         match DataDirLock::acquire(&dir) {
             Err(LockError::InUse { holder, .. }) => {
-                assert!(
-                    holder.contains(&format!("pid {}", std::process::id())),
-                    "{holder}"
-                );
+                assert!(holder.contains(&format!("pid {}", std::process::id())), "{holder}");
             }
             other => panic!("expected InUse, got {other:?}"),
         }
         drop(first);
-        assert!(
-            DataDirLock::acquire(&dir).is_ok(),
-            "free again once dropped"
-        );
+        assert!(DataDirLock::acquire(&dir).is_ok(), "free again once dropped");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

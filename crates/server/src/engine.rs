@@ -11,8 +11,8 @@ use tengen_sgf::GameRecord;
 use crate::error::Error;
 use crate::json::{ArbiterAction, GameView, RefereeEvent};
 use crate::model::Observation;
-pub use tengen_vision::work::CancelFlag;
 use crate::store::GameRow;
+pub use tengen_vision::work::CancelFlag;
 
 /// Board corners in pixels: top-left, top-right, bottom-right, bottom-left intersections.
 pub type Corners = [[f64; 2]; 4];
@@ -66,11 +66,7 @@ pub trait TableReferee: Send {
     fn observe(&mut self, at_ms: i64, observation: &Observation) -> Vec<RefereeEvent>;
     /// Applies an arbiter action; on error nothing changed (a referee refusing an action says
     /// which kind of refusal it is: not found, conflict, invalid action).
-    fn arbiter(
-        &mut self,
-        at_ms: i64,
-        action: &ArbiterAction,
-    ) -> Result<Vec<RefereeEvent>, Error>;
+    fn arbiter(&mut self, at_ms: i64, action: &ArbiterAction) -> Result<Vec<RefereeEvent>, Error>;
     /// The current view of the game.
     fn view(&self) -> GameView;
     /// The game record so far, with `header`'s players, date and name.

@@ -24,11 +24,7 @@ struct GridToImage(nalgebra::Matrix3<f64>);
 impl GridToImage {
     fn new(corners: &Corners) -> Option<Self> {
         let grid = [[0.0, 0.0], [18.0, 0.0], [18.0, 18.0], [0.0, 18.0]];
-        let pairs: Vec<PointPair> = grid
-            .iter()
-            .zip(corners)
-            .map(|(&from, &to)| PointPair { from, to })
-            .collect();
+        let pairs: Vec<PointPair> = grid.iter().zip(corners).map(|(&from, &to)| PointPair { from, to }).collect();
         fit(&pairs).map(GridToImage)
     }
 
@@ -39,11 +35,7 @@ impl GridToImage {
 
 /// Crops the frame around `points` (column, row) and rings them; `None` when the frame cannot
 /// be decoded or the geometry is unusable (the caller then falls back to the whole board).
-pub fn zoomed_crop(
-    encoded: &[u8],
-    corners: &Corners,
-    points: &[(usize, usize)],
-) -> Option<Vec<u8>> {
+pub fn zoomed_crop(encoded: &[u8], corners: &Corners, points: &[(usize, usize)]) -> Option<Vec<u8>> {
     if points.is_empty() {
         return None;
     }
@@ -51,76 +43,27 @@ pub fn zoomed_crop(
     let image = image::load_from_memory(encoded).ok()?.to_rgb8();
     let (w, h) = (f64::from(image.width()), f64::from(image.height()));
     #[allow(clippy::cast_precision_loss)]
-    let grid_box = points.iter().fold(
-        (f64::MAX, f64::MAX, f64::MIN, f64::MIN),
-        |(c0, r0, c1, r1), &(c, r)| {
-            (
-                c0.min(c as f64),
-                r0.min(r as f64),
-                c1.max(c as f64),
-                r1.max(r as f64),
-            )
-        },
-    );
-    let (c0, r0) = (
-        (grid_box.0 - CONTEXT_CELLS).max(-0.8),
-        (grid_box.1 - CONTEXT_CELLS).max(-0.8),
-    );
-    let (c1, r1) = (
-        (grid_box.2 + CONTEXT_CELLS).min(18.8),
-        (grid_box.3 + CONTEXT_CELLS).min(18.8),
-    );
-    let window = [
-        map.pixel(c0, r0)?,
-        map.pixel(c1, r0)?,
-        map.pixel(c1, r1)?,
-        map.pixel(c0, r1)?,
-    ];
-    let x0 = window
-        .iter()
-        .map(|p| p[0])
-        .fold(f64::MAX, f64::min)
-        .clamp(0.0, w - 1.0);
-    let y0 = window
-        .iter()
-        .map(|p| p[1])
-        .fold(f64::MAX, f64::min)
-        .clamp(0.0, h - 1.0);
-    let x1 = window
-        .iter()
-        .map(|p| p[0])
-        .fold(f64::MIN, f64::max)
-        .clamp(x0 + 1.0, w);
-    let y1 = window
-        .iter()
-        .map(|p| p[1])
-        .fold(f64::MIN, f64::max)
-        .clamp(y0 + 1.0, h);
+    let grid_box = points.iter().fold((f64::MAX, f64::MAX, f64::MIN, f64::MIN), |(c0, r0, c1, r1), &(c, r)| {
+        (c0.min(c as f64), r0.min(r as f64), c1.max(c as f64), r1.max(r as f64))
+    });
+    let (c0, r0) = ((grid_box.0 - CONTEXT_CELLS).max(-0.8), (grid_box.1 - CONTEXT_CELLS).max(-0.8));
+    let (c1, r1) = ((grid_box.2 + CONTEXT_CELLS).min(18.8), (grid_box.3 + CONTEXT_CELLS).min(18.8));
+    let window = [map.pixel(c0, r0)?, map.pixel(c1, r0)?, map.pixel(c1, r1)?, map.pixel(c0, r1)?];
+    let x0 = window.iter().map(|p| p[0]).fold(f64::MAX, f64::min).clamp(0.0, w - 1.0);
+    let y0 = window.iter().map(|p| p[1]).fold(f64::MAX, f64::min).clamp(0.0, h - 1.0);
+    let x1 = window.iter().map(|p| p[0]).fold(f64::MIN, f64::max).clamp(x0 + 1.0, w);
+    let y1 = window.iter().map(|p| p[1]).fold(f64::MIN, f64::max).clamp(y0 + 1.0, h);
     // One cell in pixels near the points, for the zoom and the ring size.
-    let (mc, mr) = (
-        (grid_box.0 + grid_box.2) / 2.0,
-        (grid_box.1 + grid_box.3) / 2.0,
-    );
+    let (mc, mr) = ((grid_box.0 + grid_box.2) / 2.0, (grid_box.1 + grid_box.3) / 2.0);
     let (a, b) = (map.pixel(mc, mr)?, map.pixel(mc + 1.0, mr)?);
     let cell = ((b[0] - a[0]).hypot(b[1] - a[1])).max(2.0);
-    let scale = (CELL_PIXELS / cell)
-        .min(MAX_SIDE / (x1 - x0).max(y1 - y0))
-        .max(0.1);
+    let scale = (CELL_PIXELS / cell).min(MAX_SIDE / (x1 - x0).max(y1 - y0)).max(0.1);
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let (left, top, width, height) = (
-        x0 as u32,
-        y0 as u32,
-        ((x1 - x0) as u32).max(1),
-        ((y1 - y0) as u32).max(1),
-    );
+    let (left, top, width, height) = (x0 as u32, y0 as u32, ((x1 - x0) as u32).max(1), ((y1 - y0) as u32).max(1));
     let cropped = image::imageops::crop_imm(&image, left, top, width, height).to_image();
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let (zw, zh) = (
-        ((f64::from(width) * scale) as u32).max(1),
-        ((f64::from(height) * scale) as u32).max(1),
-    );
-    let mut zoomed =
-        image::imageops::resize(&cropped, zw, zh, image::imageops::FilterType::CatmullRom);
+    let (zw, zh) = (((f64::from(width) * scale) as u32).max(1), ((f64::from(height) * scale) as u32).max(1));
+    let mut zoomed = image::imageops::resize(&cropped, zw, zh, image::imageops::FilterType::CatmullRom);
     let radius = cell * scale * 0.58;
     let thickness = (radius * 0.16).max(2.0);
     for &(c, r) in points {
@@ -128,20 +71,11 @@ pub fn zoomed_crop(
         let Some(p) = map.pixel(c as f64, r as f64) else {
             continue;
         };
-        ring(
-            &mut zoomed,
-            (p[0] - f64::from(left)) * scale,
-            (p[1] - f64::from(top)) * scale,
-            radius,
-            thickness,
-        );
+        ring(&mut zoomed, (p[0] - f64::from(left)) * scale, (p[1] - f64::from(top)) * scale, radius, thickness);
     }
     let mut out = Vec::new();
     let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, EVIDENCE_QUALITY);
-    DynamicImage::ImageRgb8(zoomed)
-        .to_rgb8()
-        .write_with_encoder(encoder)
-        .ok()?;
+    DynamicImage::ImageRgb8(zoomed).to_rgb8().write_with_encoder(encoder).ok()?;
     Some(out)
 }
 
@@ -175,14 +109,9 @@ pub fn alert_evidence(
     points: &[(usize, usize)],
 ) -> Evidence {
     let crop = |bytes: &[u8], corners: Option<&Corners>| {
-        corners
-            .and_then(|c| zoomed_crop(bytes, c, points))
-            .or_else(|| evidence_crop(bytes, corners))
+        corners.and_then(|c| zoomed_crop(bytes, c, points)).or_else(|| evidence_crop(bytes, corners))
     };
-    Evidence {
-        before: before.and_then(|(b, c)| crop(b, c)),
-        after: crop(after.0, after.1),
-    }
+    Evidence { before: before.and_then(|(b, c)| crop(b, c)), after: crop(after.0, after.1) }
 }
 
 /// The points of a referee event, as (column, row).
@@ -206,18 +135,8 @@ mod tests {
             frame.put_pixel(x, y, Rgb([0, 0, 0]));
         }
         let mut jpeg = Vec::new();
-        frame
-            .write_to(
-                &mut std::io::Cursor::new(&mut jpeg),
-                image::ImageFormat::Jpeg,
-            )
-            .expect("encode");
-        let corners: Corners = [
-            [100.0, 100.0],
-            [1000.0, 100.0],
-            [1000.0, 1000.0],
-            [100.0, 1000.0],
-        ];
+        frame.write_to(&mut std::io::Cursor::new(&mut jpeg), image::ImageFormat::Jpeg).expect("encode");
+        let corners: Corners = [[100.0, 100.0], [1000.0, 100.0], [1000.0, 1000.0], [100.0, 1000.0]];
         // S5 is column 17, row 14 from the top.
         let crop = zoomed_crop(&jpeg, &corners, &[(17, 14)]).expect("a crop");
         let img = image::load_from_memory(&crop).expect("jpeg").to_rgb8();
@@ -226,20 +145,11 @@ mod tests {
         assert!((200..=300).contains(&img.height()), "{}", img.height());
         // The ring: orange pixels around the point, none far from it.
         let orange = |p: &Rgb<u8>| p[0] > 200 && p[1] > 80 && p[1] < 170 && p[2] < 80;
-        assert!(
-            img.pixels().filter(|p| orange(p)).count() > 100,
-            "the point is ringed"
-        );
-        assert!(
-            !orange(img.get_pixel(2, 2)),
-            "the corner of the crop is not ringed"
-        );
+        assert!(img.pixels().filter(|p| orange(p)).count() > 100, "the point is ringed");
+        assert!(!orange(img.get_pixel(2, 2)), "the corner of the crop is not ringed");
         // Unusable geometry falls back to the whole-board crop.
         let evidence = alert_evidence(None, (&jpeg, Some(&[[0.0; 2]; 4])), &[(17, 14)]);
         assert!(evidence.after.is_some());
-        assert_eq!(
-            event_points(&[tengen_referee::PointRef { sgf: "ro".into(), human: "S5".into() }]),
-            vec![(17, 14)]
-        );
+        assert_eq!(event_points(&[tengen_referee::PointRef { sgf: "ro".into(), human: "S5".into() }]), vec![(17, 14)]);
     }
 }

@@ -31,7 +31,11 @@ pub struct Hall {
 
 impl Hall {
     /// The hall of `cluster` over the configured tables (none running yet).
-    pub fn new(cluster: Arc<Cluster>, tables: BTreeMap<String, (TableConfig, Arc<TableHandle>)>, shared: Shared) -> Self {
+    pub fn new(
+        cluster: Arc<Cluster>,
+        tables: BTreeMap<String, (TableConfig, Arc<TableHandle>)>,
+        shared: Shared,
+    ) -> Self {
         Self { cluster, tables, shared, running: HashMap::new() }
     }
 
@@ -96,7 +100,8 @@ impl Hall {
         if ids.is_empty() {
             return ids;
         }
-        let start = self.cluster.node.bytes().fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(usize::from(b))) % ids.len();
+        let start =
+            self.cluster.node.bytes().fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(usize::from(b))) % ids.len();
         ids[start..].iter().chain(&ids[..start]).cloned().collect()
     }
 

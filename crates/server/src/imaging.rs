@@ -52,8 +52,7 @@ pub fn evidence_crop(encoded: &[u8], corners: Option<&Corners>) -> Option<Vec<u8
         cropped
     };
     let mut out = Vec::new();
-    let encoder =
-        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, EVIDENCE_QUALITY);
+    let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, EVIDENCE_QUALITY);
     small.to_rgb8().write_with_encoder(encoder).ok()?;
     Some(out)
 }

@@ -387,7 +387,6 @@ pub struct StoredEvent {
     pub event: RefereeEvent,
 }
 
-
 /// The camera's state as the dashboard shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -695,8 +694,7 @@ mod tests {
 
     #[test]
     fn arbiter_actions_parse_from_tagged_json() {
-        let a: ArbiterAction =
-            serde_json::from_str(r#"{"action":"confirm","alert_id":3}"#).expect("valid json");
+        let a: ArbiterAction = serde_json::from_str(r#"{"action":"confirm","alert_id":3}"#).expect("valid json");
         assert_eq!(a, ArbiterAction::Confirm { alert_id: 3 });
         assert!(serde_json::from_str::<ArbiterAction>(r#"{"action":"explode"}"#).is_err());
         assert!(serde_json::from_str::<ArbiterAction>(r#"{"action":"confirm"}"#).is_err());
@@ -708,8 +706,12 @@ mod tests {
         let event: RefereeEvent = serde_json::from_str(old).expect("old form");
         assert_eq!((event.kind, event.status), (Kind::Referee(EventKind::MissedCapture), Status::Confirmed));
         let plain: RefereeEvent =
-            serde_json::from_str(r#"{"kind":"camera_lost","severity":"notice","summary":"s","detail":null}"#).expect("service kind");
-        assert_eq!((plain.kind, plain.status, plain.detail), (Kind::Service(ServiceKind::CameraLost), Status::Info, None));
+            serde_json::from_str(r#"{"kind":"camera_lost","severity":"notice","summary":"s","detail":null}"#)
+                .expect("service kind");
+        assert_eq!(
+            (plain.kind, plain.status, plain.detail),
+            (Kind::Service(ServiceKind::CameraLost), Status::Info, None)
+        );
         // The new form round-trips, kind and status apart.
         let json = serde_json::to_string(&event).expect("json");
         assert!(json.contains(r#""kind":"missed_capture","status":"confirmed""#), "{json}");

@@ -10,8 +10,8 @@ pub mod archive;
 pub mod auth;
 pub mod cluster;
 pub mod config;
-pub mod data_lock;
 pub mod dashboard;
+pub mod data_lock;
 pub mod engine;
 pub mod error;
 pub mod evidence;
@@ -145,7 +145,8 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
             // the stream at each start (the stream is the record; the mirror is rebuilt).
             let mirror = config.data_dir.join("cluster-mirror");
             if mirror.exists() {
-                std::fs::remove_dir_all(&mirror).map_err(|source| store::StoreError::Io { path: mirror.clone(), source })?;
+                std::fs::remove_dir_all(&mirror)
+                    .map_err(|source| store::StoreError::Io { path: mirror.clone(), source })?;
             }
             let store = Store::open(&mirror)?;
             (store.clone(), table_log::TableLog::cluster(store, Arc::clone(&hall)), Some(hall))
@@ -212,8 +213,15 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
                 tokio::spawn(rtsp::run_rtsp(options, Arc::clone(&handle), clock, config.max_frame_bytes));
             }
             CameraConfig::Folder { path, fps, repeat, hold_secs } => {
-                let replay = sources::FolderReplay { fps: *fps, repeat: *repeat, hold: Duration::from_secs_f64(*hold_secs) };
-                tokio::spawn(sources::run_folder(path.clone(), replay, Arc::clone(&handle), clock, config.max_frame_bytes));
+                let replay =
+                    sources::FolderReplay { fps: *fps, repeat: *repeat, hold: Duration::from_secs_f64(*hold_secs) };
+                tokio::spawn(sources::run_folder(
+                    path.clone(),
+                    replay,
+                    Arc::clone(&handle),
+                    clock,
+                    config.max_frame_bytes,
+                ));
             }
         }
         tables.insert(table_config.id.clone(), handle);
@@ -230,7 +238,8 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
             if !addr.ip().is_unspecified() {
                 names.push(addr.ip().to_string());
             }
-            let identity = tls::identity(config.tls_cert.as_deref(), config.tls_key.as_deref(), &config.data_dir, &names)?;
+            let identity =
+                tls::identity(config.tls_cert.as_deref(), config.tls_key.as_deref(), &config.data_dir, &names)?;
             Some((listener, addr, identity))
         }
         None => None,
@@ -255,9 +264,7 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
     let socket = tokio::net::TcpListener::bind(&config.listen)
         .await
         .map_err(|source| ServerError::Bind { addr: config.listen.clone(), source })?;
-    let addr = socket
-        .local_addr()
-        .map_err(|source| ServerError::Bind { addr: config.listen.clone(), source })?;
+    let addr = socket.local_addr().map_err(|source| ServerError::Bind { addr: config.listen.clone(), source })?;
     let (shutdown, stop) = oneshot::channel::<()>();
     let app = router(Arc::clone(&hub));
     let limits = listener::HttpLimits {

@@ -37,11 +37,7 @@ impl Default for HttpLimits {
     /// 1024 connections (a hall of 100 tables with a camera, a few dashboards and spare),
     /// 10 s for headers, 30 s for a body (an 8 MB frame over a slow venue network).
     fn default() -> Self {
-        Self {
-            max_connections: 1024,
-            header_timeout: Duration::from_secs(10),
-            body_timeout: Duration::from_secs(30),
-        }
+        Self { max_connections: 1024, header_timeout: Duration::from_secs(10), body_timeout: Duration::from_secs(30) }
     }
 }
 
@@ -58,7 +54,12 @@ fn over_cap_response() -> Vec<u8> {
 
 /// Serves `app` on `listener` until `stop` fires (or its sender is dropped), then waits for the
 /// open connections to finish their requests.
-pub async fn serve(listener: TcpListener, app: Router, limits: HttpLimits, stop: oneshot::Receiver<()>) -> std::io::Result<()> {
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: HttpLimits,
+    stop: oneshot::Receiver<()>,
+) -> std::io::Result<()> {
     accept_loop(listener, None, app, limits, stop).await
 }
 
@@ -85,10 +86,7 @@ async fn accept_loop(
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut builder = http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout)
-        .keep_alive(true);
+    builder.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout).keep_alive(true);
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -108,11 +106,7 @@ async fn accept_loop(
             // Over TLS the refusal would need a handshake first: the connection is just closed.
             if tls.is_none() {
                 tokio::spawn(async move {
-                    let _ = tokio::time::timeout(
-                        Duration::from_secs(1),
-                        stream.write_all(&over_cap_response()),
-                    )
-                    .await;
+                    let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(&over_cap_response())).await;
                 });
             }
             continue;

@@ -142,32 +142,23 @@ impl InputDecoder {
     /// Decodes the next logged input of the game; the error says what is wrong with the row.
     pub fn decode(&mut self, kind: InputKind, body: &str) -> Result<LoggedInput, String> {
         match kind {
-            InputKind::Arbiter => serde_json::from_str(body)
-                .map(LoggedInput::Action)
-                .map_err(|e| e.to_string()),
+            InputKind::Arbiter => serde_json::from_str(body).map(LoggedInput::Action).map_err(|e| e.to_string()),
             InputKind::Observation if body == SAME_OBSERVATION => {
                 // A repeat is the same reading again, never a second move of the board.
-                let mut repeat = self
-                    .previous
-                    .clone()
-                    .ok_or("a repeat before any observation")?;
+                let mut repeat = self.previous.clone().ok_or("a repeat before any observation")?;
                 repeat.moved_cells = None;
                 Ok(LoggedInput::Observation(repeat))
             }
             InputKind::Observation => {
-                let logged: LoggedObservation =
-                    serde_json::from_str(body).map_err(|e| e.to_string())?;
+                let logged: LoggedObservation = serde_json::from_str(body).map_err(|e| e.to_string())?;
                 let observation = Observation {
-                    points: Observation::points_from_str(&logged.board)
-                        .ok_or("bad board string")?,
+                    points: Observation::points_from_str(&logged.board).ok_or("bad board string")?,
                     corners: logged.corners,
                     confidence: logged.confidence,
                     occluded: logged.occluded,
                     moved_cells: logged.moved_cells,
-                    point_confidence: Observation::point_confidence_from_code(
-                        &logged.point_confidence,
-                    )
-                    .ok_or("bad point confidences")?,
+                    point_confidence: Observation::point_confidence_from_code(&logged.point_confidence)
+                        .ok_or("bad point confidences")?,
                 };
                 self.previous = Some(observation.clone());
                 Ok(LoggedInput::Observation(observation))
@@ -191,10 +182,7 @@ pub struct Replayed {
 /// The one replay: feeds a game's logged inputs, in order and at their times, to `referee` (a
 /// fresh one for the game). The referee is deterministic, so it ends in the state it had when
 /// the last input was logged; what it says on the way is not published again.
-pub fn replay(
-    referee: &mut dyn TableReferee,
-    inputs: impl IntoIterator<Item = (i64, LoggedInput)>,
-) -> Replayed {
+pub fn replay(referee: &mut dyn TableReferee, inputs: impl IntoIterator<Item = (i64, LoggedInput)>) -> Replayed {
     let mut replayed = Replayed::default();
     for (at_ms, input) in inputs {
         replayed.inputs += 1;
@@ -228,9 +216,7 @@ mod tests {
             confidence: 0.876,
             occluded: true,
             moved_cells: Some(0.4),
-            point_confidence: (0..BOARD_POINTS)
-                .map(|i| [0.0, 0.45, 0.77, 1.0][i % 4])
-                .collect(),
+            point_confidence: (0..BOARD_POINTS).map(|i| [0.0, 0.45, 0.77, 1.0][i % 4]).collect(),
         }
     }
 
@@ -244,18 +230,9 @@ mod tests {
         let first = decoder.decode(InputKind::Observation, &encode_observation(&obs, false));
         assert_eq!(first, Ok(LoggedInput::Observation(obs.clone())));
         let repeat = decoder.decode(InputKind::Observation, &encode_observation(&obs, true));
-        assert_eq!(
-            repeat,
-            Ok(LoggedInput::Observation(Observation {
-                moved_cells: None,
-                ..obs.clone()
-            }))
-        );
+        assert_eq!(repeat, Ok(LoggedInput::Observation(Observation { moved_cells: None, ..obs.clone() })));
         let action = ArbiterAction::Confirm { alert_id: 4 };
-        assert_eq!(
-            decoder.decode(InputKind::Arbiter, &encode_action(&action)),
-            Ok(LoggedInput::Action(action))
-        );
+        assert_eq!(decoder.decode(InputKind::Arbiter, &encode_action(&action)), Ok(LoggedInput::Action(action)));
     }
 
     #[test]
@@ -265,18 +242,10 @@ mod tests {
             decoder.decode(InputKind::Observation, SAME_OBSERVATION),
             Err("a repeat before any observation".into())
         );
-        assert_eq!(
-            decoder.decode(InputKind::Observation, r#"{"board":"..."}"#),
-            Err("bad board string".into())
-        );
-        assert!(decoder
-            .decode(InputKind::Arbiter, r#"{"action":"explode"}"#)
-            .is_err());
+        assert_eq!(decoder.decode(InputKind::Observation, r#"{"board":"..."}"#), Err("bad board string".into()));
+        assert!(decoder.decode(InputKind::Arbiter, r#"{"action":"explode"}"#).is_err());
         assert_eq!(InputKind::from_name("event"), None);
-        assert_eq!(
-            InputKind::from_name(InputKind::Arbiter.name()),
-            Some(InputKind::Arbiter)
-        );
+        assert_eq!(InputKind::from_name(InputKind::Arbiter.name()), Some(InputKind::Arbiter));
     }
 
     #[test]
@@ -285,18 +254,12 @@ mod tests {
         quantise(&mut obs);
         let key = RepeatKey::of(&obs);
         assert!(!key.repeated_by(&obs), "the board moved");
-        let still = Observation {
-            moved_cells: None,
-            ..obs.clone()
-        };
+        let still = Observation { moved_cells: None, ..obs.clone() };
         assert!(key.repeated_by(&still));
         let mut other = still.clone();
         other.points[0] = PointState::White;
         assert!(!key.repeated_by(&other));
-        let less_sure = Observation {
-            confidence: 0.5,
-            ..still
-        };
+        let less_sure = Observation { confidence: 0.5, ..still };
         assert!(!key.repeated_by(&less_sure));
     }
 }

@@ -5,8 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Upper bounds (seconds) of the pipeline latency histogram buckets.
-pub const LATENCY_BUCKETS: [f64; 12] =
-    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 10.0];
+pub const LATENCY_BUCKETS: [f64; 12] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 10.0];
 
 /// A fixed-bucket histogram.
 #[derive(Debug, Default)]
@@ -171,16 +170,10 @@ pub fn render<'a>(tables: impl Iterator<Item = (&'a str, &'a TableMetrics)> + Cl
     type Field = fn(&TableMetrics) -> &AtomicU64;
     let counters: [(&str, &str, Field); 8] = [
         ("tengen_frames_received_total", "Frames accepted from the camera.", |m| &m.frames_received),
-        ("tengen_frames_dropped_total", "Frames replaced by a newer one before analysis.", |m| {
-            &m.frames_dropped
-        }),
-        ("tengen_frames_rejected_total", "Frames refused (rate limit, bad image).", |m| {
-            &m.frames_rejected
-        }),
+        ("tengen_frames_dropped_total", "Frames replaced by a newer one before analysis.", |m| &m.frames_dropped),
+        ("tengen_frames_rejected_total", "Frames refused (rate limit, bad image).", |m| &m.frames_rejected),
         ("tengen_frames_analysed_total", "Frames analysed.", |m| &m.frames_analysed),
-        ("tengen_analysis_errors_total", "Frames the vision could not read.", |m| {
-            &m.analysis_errors
-        }),
+        ("tengen_analysis_errors_total", "Frames the vision could not read.", |m| &m.analysis_errors),
         ("tengen_events_total", "Events emitted.", |m| &m.events),
         ("tengen_alerts_total", "Suspected infractions emitted.", |m| &m.alerts),
         ("tengen_board_searches_total", "Frames analysed with no board tracked yet (a full search).", |m| {
@@ -203,10 +196,7 @@ pub fn render<'a>(tables: impl Iterator<Item = (&'a str, &'a TableMetrics)> + Cl
         }
     }
     let name = "tengen_pipeline_latency_seconds";
-    let _ = writeln!(
-        out,
-        "# HELP {name} Frame arrival to end of processing.\n# TYPE {name} histogram"
-    );
+    let _ = writeln!(out, "# HELP {name} Frame arrival to end of processing.\n# TYPE {name} histogram");
     for (table, metrics) in tables {
         metrics.latency.render(&mut out, name, &format!("table=\"{}\"", escape(table)));
     }

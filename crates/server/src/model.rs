@@ -2,8 +2,8 @@
 //! a game is set up (its start and pairing). What the HTTP API sends and receives is in `json`.
 
 use serde::{Deserialize, Serialize};
-use tengen_rules::{PointState, BOARD_POINTS};
 pub use tengen_referee::StartPosition;
+use tengen_rules::{PointState, BOARD_POINTS};
 
 /// The character of a point in the service's board strings (`.` empty, `B` black, `W` white,
 /// `?` unknown): the API's alphabet, which differs from the board text of the rest of the
@@ -90,8 +90,7 @@ impl Observation {
 
     /// Parses a compact board string (whitespace ignored) into readings.
     pub fn points_from_str(text: &str) -> Option<Vec<PointState>> {
-        let points: Option<Vec<_>> =
-            text.chars().filter(|c| !c.is_whitespace()).map(PointState::from_char).collect();
+        let points: Option<Vec<_>> = text.chars().filter(|c| !c.is_whitespace()).map(PointState::from_char).collect();
         points.filter(|p| p.len() == BOARD_POINTS)
     }
 

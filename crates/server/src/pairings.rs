@@ -33,9 +33,7 @@ impl Player {
 
     /// OpenGotha's key for the player: surname and first name without spaces, in capitals.
     pub fn opengotha_key(&self) -> String {
-        format!("{}{}", self.surname, self.first_name)
-            .replace(' ', "")
-            .to_uppercase()
+        format!("{}{}", self.surname, self.first_name).replace(' ', "").to_uppercase()
     }
 
     /// A name in one piece, split as OpenGotha's plain-file import does: the last word is the
@@ -43,16 +41,8 @@ impl Player {
     pub fn from_full_name(full: &str, rank: Option<String>) -> Self {
         let full = full.trim();
         match full.rsplit_once(' ') {
-            Some((surname, first)) => Self {
-                surname: surname.trim().to_owned(),
-                first_name: first.to_owned(),
-                rank,
-            },
-            None => Self {
-                surname: full.to_owned(),
-                first_name: String::new(),
-                rank,
-            },
+            Some((surname, first)) => Self { surname: surname.trim().to_owned(), first_name: first.to_owned(), rank },
+            None => Self { surname: full.to_owned(), first_name: String::new(), rank },
         }
     }
 }
@@ -107,11 +97,7 @@ impl Outcome {
             Outcome::BlackWins
         } else if upper.starts_with("W+") {
             Outcome::WhiteWins
-        } else if upper == "0"
-            || upper.starts_with("0 ")
-            || upper.starts_with("DRAW")
-            || upper.starts_with("JIGO")
-        {
+        } else if upper == "0" || upper.starts_with("0 ") || upper.starts_with("DRAW") || upper.starts_with("JIGO") {
             Outcome::Draw
         } else {
             Outcome::Unknown
@@ -179,10 +165,7 @@ pub fn parse_opengotha(xml: &str, round: Option<u32>) -> Result<Round, PairingsE
     let doc = roxmltree::Document::parse(xml).map_err(|e| PairingsError::Xml(e.to_string()))?;
     let root = doc.root_element();
     if root.tag_name().name() != "Tournament" {
-        return Err(PairingsError::Xml(format!(
-            "the root element is <{}>, not <Tournament>",
-            root.tag_name().name()
-        )));
+        return Err(PairingsError::Xml(format!("the root element is <{}>, not <Tournament>", root.tag_name().name())));
     }
     let mut players = std::collections::HashMap::new();
     for p in root.descendants().filter(|n| n.has_tag_name("Player")) {
@@ -193,49 +176,27 @@ pub fn parse_opengotha(xml: &str, round: Option<u32>) -> Result<Round, PairingsE
         };
         players.insert(player.opengotha_key(), player);
     }
-    let general = root
-        .descendants()
-        .find(|n| n.has_tag_name("GeneralParameterSet"));
+    let general = root.descendants().find(|n| n.has_tag_name("GeneralParameterSet"));
     let komi = general
         .and_then(|g| attr(g, "komi"))
         .and_then(|k| k.parse::<f64>().ok())
         .filter(|k| k.is_finite())
         .unwrap_or(7.5);
-    let event = general
-        .and_then(|g| attr(g, "name"))
-        .filter(|n| !n.is_empty())
-        .map(str::to_owned);
-    let games: Vec<roxmltree::Node<'_, '_>> = root
-        .descendants()
-        .filter(|n| n.has_tag_name("Game"))
-        .collect();
-    let round_of =
-        |g: &roxmltree::Node<'_, '_>| attr(*g, "roundNumber").and_then(|r| r.parse::<u32>().ok());
+    let event = general.and_then(|g| attr(g, "name")).filter(|n| !n.is_empty()).map(str::to_owned);
+    let games: Vec<roxmltree::Node<'_, '_>> = root.descendants().filter(|n| n.has_tag_name("Game")).collect();
+    let round_of = |g: &roxmltree::Node<'_, '_>| attr(*g, "roundNumber").and_then(|r| r.parse::<u32>().ok());
     let number = match round {
         Some(r) => r,
-        None => games
-            .iter()
-            .filter_map(round_of)
-            .max()
-            .ok_or(PairingsError::NoGames(0))?,
+        None => games.iter().filter_map(round_of).max().ok_or(PairingsError::NoGames(0))?,
     };
     let mut pairings = Vec::new();
     for g in games.iter().filter(|g| round_of(g) == Some(number)) {
         let table = attr(*g, "tableNumber").unwrap_or("1").trim().to_owned();
         let find = |side: &str| -> Result<Player, PairingsError> {
             let key = attr(*g, side).unwrap_or_default().to_owned();
-            players
-                .get(&key)
-                .cloned()
-                .ok_or(PairingsError::UnknownPlayer {
-                    round: number,
-                    table: table.clone(),
-                    key,
-                })
+            players.get(&key).cloned().ok_or(PairingsError::UnknownPlayer { round: number, table: table.clone(), key })
         };
-        let handicap: u8 = attr(*g, "handicap")
-            .and_then(|h| h.parse().ok())
-            .unwrap_or(0);
+        let handicap: u8 = attr(*g, "handicap").and_then(|h| h.parse().ok()).unwrap_or(0);
         pairings.push(Pairing {
             table: table.clone(),
             black: find("blackPlayer")?,
@@ -247,11 +208,7 @@ pub fn parse_opengotha(xml: &str, round: Option<u32>) -> Result<Round, PairingsE
     if pairings.is_empty() {
         return Err(PairingsError::NoGames(number));
     }
-    let round = Round {
-        event,
-        number,
-        pairings,
-    };
+    let round = Round { event, number, pairings };
     check_tables(&round)?;
     Ok(round)
 }
@@ -268,11 +225,7 @@ fn check_tables(round: &Round) -> Result<(), PairingsError> {
 
 /// Splits one CSV line (commas or semicolons; double quotes around a field may hold either).
 fn csv_fields(line: &str) -> Vec<String> {
-    let separator = if line.contains(';') && !line.contains(',') {
-        ';'
-    } else {
-        ','
-    };
+    let separator = if line.contains(';') && !line.contains(',') { ';' } else { ',' };
     let mut fields = Vec::new();
     let mut field = String::new();
     let mut quoted = false;
@@ -284,9 +237,7 @@ fn csv_fields(line: &str) -> Vec<String> {
                 chars.next();
             }
             '"' => quoted = !quoted,
-            c if c == separator && !quoted => {
-                fields.push(std::mem::take(&mut field).trim().to_owned())
-            }
+            c if c == separator && !quoted => fields.push(std::mem::take(&mut field).trim().to_owned()),
             c => field.push(c),
         }
     }
@@ -305,10 +256,7 @@ pub fn parse_csv(text: &str, round: u32, event: Option<String>) -> Result<Round,
             continue;
         }
         let f = csv_fields(line);
-        let bad = |message: String| PairingsError::Csv {
-            line: i + 1,
-            message,
-        };
+        let bad = |message: String| PairingsError::Csv { line: i + 1, message };
         if pairings.is_empty() && f.first().is_some_and(|t| t.eq_ignore_ascii_case("table")) {
             continue;
         }
@@ -317,11 +265,9 @@ pub fn parse_csv(text: &str, round: u32, event: Option<String>) -> Result<Round,
         }
         let cell = |k: usize| f.get(k).filter(|v| !v.is_empty()).cloned();
         let handicap = match cell(5) {
-            Some(h) => h
-                .parse::<u8>()
-                .ok()
-                .filter(|h| *h <= 9)
-                .ok_or_else(|| bad(format!("handicap {h:?} is not 0 to 9")))?,
+            Some(h) => {
+                h.parse::<u8>().ok().filter(|h| *h <= 9).ok_or_else(|| bad(format!("handicap {h:?} is not 0 to 9")))?
+            }
             None => 0,
         };
         let komi = match cell(6) {
@@ -334,10 +280,7 @@ pub fn parse_csv(text: &str, round: u32, event: Option<String>) -> Result<Round,
             None => 7.5,
         };
         if !crate::config::valid_table_id(&f[0]) {
-            return Err(bad(format!(
-                "table {:?}: use 1-32 letters, digits, '-' or '_'",
-                f[0]
-            )));
+            return Err(bad(format!("table {:?}: use 1-32 letters, digits, '-' or '_'", f[0])));
         }
         pairings.push(Pairing {
             table: f[0].clone(),
@@ -350,11 +293,7 @@ pub fn parse_csv(text: &str, round: u32, event: Option<String>) -> Result<Round,
     if pairings.is_empty() {
         return Err(PairingsError::NoGames(round));
     }
-    let round = Round {
-        event,
-        number: round,
-        pairings,
-    };
+    let round = Round { event, number: round, pairings };
     check_tables(&round)?;
     Ok(round)
 }
@@ -380,7 +319,11 @@ fn xml_escape(text: &str) -> String {
 fn opengotha_rank(rank: &str) -> Option<i32> {
     let text = rank.trim();
     let last = text.chars().last()?;
-    let (digits, kind) = if last.is_ascii_digit() { (text, 'k') } else { (&text[..text.len() - last.len_utf8()], last.to_ascii_lowercase()) };
+    let (digits, kind) = if last.is_ascii_digit() {
+        (text, 'k')
+    } else {
+        (&text[..text.len() - last.len_utf8()], last.to_ascii_lowercase())
+    };
     let n: i32 = digits.trim().parse().ok()?;
     let value = match kind {
         'd' => n - 1,
@@ -467,8 +410,7 @@ pub fn opengotha_results(xml: &str, round: u32) -> Result<Vec<(String, Outcome)>
     Ok(doc
         .descendants()
         .filter(|n| {
-            n.has_tag_name("Game")
-                && attr(*n, "roundNumber").and_then(|r| r.parse::<u32>().ok()) == Some(round)
+            n.has_tag_name("Game") && attr(*n, "roundNumber").and_then(|r| r.parse::<u32>().ok()) == Some(round)
         })
         .map(|g| {
             (
@@ -513,32 +455,16 @@ mod tests {
         assert_eq!(t2.black.rank.as_deref(), Some("8K"));
         let t1 = &round.pairings[1];
         assert_eq!(
-            (
-                t1.black.display().as_str(),
-                t1.white.display().as_str(),
-                t1.komi
-            ),
+            (t1.black.display().as_str(), t1.white.display().as_str(), t1.komi),
             ("Du Pont Jean", "Wang Li", 6.5)
         );
         let first = parse_opengotha(OPENGOTHA, Some(1)).expect("round 1");
         assert_eq!(first.pairings[0].black.surname, "Wang");
-        assert_eq!(
-            parse_opengotha(OPENGOTHA, Some(4)),
-            Err(PairingsError::NoGames(4))
-        );
+        assert_eq!(parse_opengotha(OPENGOTHA, Some(4)), Err(PairingsError::NoGames(4)));
         let broken = OPENGOTHA.replace("blackPlayer=\"BERGBO\"", "blackPlayer=\"NOBODY\"");
-        assert!(matches!(
-            parse_opengotha(&broken, None),
-            Err(PairingsError::UnknownPlayer { .. })
-        ));
-        assert!(matches!(
-            parse_opengotha("<Tournament><Games>", None),
-            Err(PairingsError::Xml(_))
-        ));
-        assert!(matches!(
-            parse_opengotha("<Other/>", None),
-            Err(PairingsError::Xml(_))
-        ));
+        assert!(matches!(parse_opengotha(&broken, None), Err(PairingsError::UnknownPlayer { .. })));
+        assert!(matches!(parse_opengotha("<Tournament><Games>", None), Err(PairingsError::Xml(_))));
+        assert!(matches!(parse_opengotha("<Other/>", None), Err(PairingsError::Xml(_))));
     }
 
     #[test]
@@ -546,31 +472,17 @@ mod tests {
         let round = parse_opengotha(OPENGOTHA, Some(2)).expect("round 2");
         let exported = export_opengotha(
             &round,
-            &[
-                Outcome::WhiteWins,
-                Outcome::from_result(Some("B+3.5 (Black wins by 1¾ stones)")),
-            ],
+            &[Outcome::WhiteWins, Outcome::from_result(Some("B+3.5 (Black wins by 1¾ stones)"))],
         );
         // OpenGotha reads the export: same players, same pairings, the results given.
         let again = parse_opengotha(&exported, Some(2)).expect("the export is an OpenGotha file");
         assert_eq!(
-            again
-                .pairings
-                .iter()
-                .map(|p| (&p.table, &p.black, &p.white, p.handicap))
-                .collect::<Vec<_>>(),
-            round
-                .pairings
-                .iter()
-                .map(|p| (&p.table, &p.black, &p.white, p.handicap))
-                .collect::<Vec<_>>()
+            again.pairings.iter().map(|p| (&p.table, &p.black, &p.white, p.handicap)).collect::<Vec<_>>(),
+            round.pairings.iter().map(|p| (&p.table, &p.black, &p.white, p.handicap)).collect::<Vec<_>>()
         );
         assert_eq!(
             opengotha_results(&exported, 2).expect("results"),
-            vec![
-                ("2".to_owned(), Outcome::WhiteWins),
-                ("1".to_owned(), Outcome::BlackWins)
-            ]
+            vec![("2".to_owned(), Outcome::WhiteWins), ("1".to_owned(), Outcome::BlackWins)]
         );
     }
 
@@ -606,7 +518,14 @@ mod tests {
                     problems.push(format!("game {side} {:?} is not a listed player", g.attribute(side)));
                 }
             }
-            let known = ["RESULT_UNKNOWN", "RESULT_WHITEWINS", "RESULT_BLACKWINS", "RESULT_EQUAL", "RESULT_BOTHLOSE", "RESULT_BOTHWIN"];
+            let known = [
+                "RESULT_UNKNOWN",
+                "RESULT_WHITEWINS",
+                "RESULT_BLACKWINS",
+                "RESULT_EQUAL",
+                "RESULT_BOTHLOSE",
+                "RESULT_BOTHWIN",
+            ];
             let result = g.attribute("result").unwrap_or("RESULT_UNKNOWN");
             if !known.contains(&result.trim_end_matches("_BYDEF")) {
                 problems.push(format!("game result {result:?}"));
@@ -625,7 +544,10 @@ mod tests {
     #[test]
     fn the_export_is_what_opengothas_importer_reads() {
         // The checker finds what OpenGotha would refuse...
-        assert!(!opengotha_import_problems(OPENGOTHA).is_empty(), "the sample's parameters lack the handicap, placement and pairing sets");
+        assert!(
+            !opengotha_import_problems(OPENGOTHA).is_empty(),
+            "the sample's parameters lack the handicap, placement and pairing sets"
+        );
         // ...and finds nothing in an export, even of a CSV round with named tables, a name in
         // one piece, an unreadable rank and a professional.
         let csv = "A,Berg Bo,Plato,8K,?,,\nB,Du Pont Jean,Ke Jie,3d,9p,2,\n";
@@ -650,39 +572,19 @@ mod tests {
                    9;X Y;Z W\n";
         let round = parse_csv(csv, 3, Some("Club night".into())).expect("valid CSV");
         assert_eq!(round.number, 3);
-        assert_eq!(
-            round.pairings.len(),
-            3,
-            "a line with semicolons (a spreadsheet's CSV) is read too"
-        );
+        assert_eq!(round.pairings.len(), 3, "a line with semicolons (a spreadsheet's CSV) is read too");
         assert_eq!(round.pairings[2].white.display(), "Z W");
         let err = parse_csv("1,a\n", 1, None).expect_err("two fields");
         assert!(matches!(err, PairingsError::Csv { line: 1, .. }), "{err}");
         assert_eq!(
             round.pairings[0].black,
-            Player {
-                surname: "Du Pont".into(),
-                first_name: "Jean".into(),
-                rank: Some("3D".into())
-            }
+            Player { surname: "Du Pont".into(), first_name: "Jean".into(), rank: Some("3D".into()) }
         );
-        assert_eq!(
-            (round.pairings[0].handicap, round.pairings[0].komi),
-            (0, 7.5)
-        );
+        assert_eq!((round.pairings[0].handicap, round.pairings[0].komi), (0, 7.5));
         assert_eq!(round.pairings[1].black.display(), "Berg, Bo");
-        assert_eq!(
-            (round.pairings[1].handicap, round.pairings[1].komi),
-            (3, 0.0)
-        );
-        assert!(
-            parse_csv("1,a,b,,,12,\n", 1, None).is_err(),
-            "handicap over 9"
-        );
-        assert!(
-            parse_csv("1,a,b\n1,c,d\n", 1, None).is_err(),
-            "one table twice"
-        );
+        assert_eq!((round.pairings[1].handicap, round.pairings[1].komi), (3, 0.0));
+        assert!(parse_csv("1,a,b,,,12,\n", 1, None).is_err(), "handicap over 9");
+        assert!(parse_csv("1,a,b\n1,c,d\n", 1, None).is_err(), "one table twice");
         assert!(parse_csv("../x,a,b\n", 1, None).is_err(), "not a table id");
         assert_eq!(Outcome::from_result(Some("W+R")), Outcome::WhiteWins);
         assert_eq!(Outcome::from_result(Some("0")), Outcome::Draw);

@@ -10,8 +10,8 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::{Json, Router};
 
-use crate::error::Error;
 use crate::api::{check_token, table, ApiPath, ApiResult, AppState};
+use crate::error::Error;
 use crate::json::{LinkQuery, PhoneLink};
 
 const PHONE_HTML: &str = include_str!("dashboard/phone.html");
@@ -27,10 +27,7 @@ pub(crate) fn routes() -> Router<AppState> {
             "/phone.js",
             get(|| async {
                 (
-                    [
-                        (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
-                        (header::CACHE_CONTROL, "no-cache"),
-                    ],
+                    [(header::CONTENT_TYPE, "text/javascript; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")],
                     PHONE_JS,
                 )
             }),
@@ -38,31 +35,16 @@ pub(crate) fn routes() -> Router<AppState> {
         .route(
             "/phone.css",
             get(|| async {
-                (
-                    [
-                        (header::CONTENT_TYPE, "text/css; charset=utf-8"),
-                        (header::CACHE_CONTROL, "no-cache"),
-                    ],
-                    PHONE_CSS,
-                )
+                ([(header::CONTENT_TYPE, "text/css; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], PHONE_CSS)
             }),
         )
         .route("/api/tables/{table}/phone", get(link))
 }
 
 /// `GET /phone/{table}`: the camera page (the token travels in the fragment, never to a log).
-async fn page(
-    State(hub): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<impl IntoResponse> {
+async fn page(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<impl IntoResponse> {
     table(&hub, &id)?;
-    Ok((
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CACHE_CONTROL, "no-cache"),
-        ],
-        PHONE_HTML,
-    ))
+    Ok(([(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], PHONE_HTML))
 }
 
 /// `GET /api/tables/{table}/phone?origin=…` (arbiter token): the table's camera link and its QR
@@ -79,10 +61,7 @@ async fn link(
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .map(|h| h.rsplit_once(':').map_or(h, |(name, _)| name).to_owned());
-    let default = hub
-        .https_port
-        .zip(host)
-        .map(|(port, host)| format!("https://{host}:{port}"));
+    let default = hub.https_port.zip(host).map(|(port, host)| format!("https://{host}:{port}"));
     let origin = match query.origin.or(default) {
         Some(origin) if origin.starts_with("https://") || origin.starts_with("http://") => origin.trim_end_matches('/').to_owned(),
         _ => {

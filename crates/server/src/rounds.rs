@@ -11,8 +11,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 
+use crate::api::{check_token, game_record, table, ApiPath, ApiResult, AppState};
 use crate::error::Error;
-use crate::api::{check_token, game_record, ApiPath, table, ApiResult, AppState};
 use crate::json::{ArbiterAction, ImportQuery, RoundGame, RoundImported, RoundInfo, Rounds};
 use crate::model::{GamePairing, StartPosition};
 use crate::pairings::{export_opengotha, parse_csv, parse_opengotha, Outcome, Pairing, Round};
@@ -45,32 +45,24 @@ async fn import_round(
     body: Body,
 ) -> ApiResult<Json<RoundImported>> {
     check_token(&headers, &[hub.arbiter_token.as_str()])?;
-    let bytes = axum::body::to_bytes(body, MAX_PAIRINGS_BYTES)
-        .await
-        .map_err(|_| Error::too_large(MAX_PAIRINGS_BYTES))?;
-    let text = String::from_utf8(bytes.to_vec()).map_err(|_| Error::unprocessable("bad_pairings", "the pairings are not UTF-8 text"))?;
+    let bytes =
+        axum::body::to_bytes(body, MAX_PAIRINGS_BYTES).await.map_err(|_| Error::too_large(MAX_PAIRINGS_BYTES))?;
+    let text = String::from_utf8(bytes.to_vec())
+        .map_err(|_| Error::unprocessable("bad_pairings", "the pairings are not UTF-8 text"))?;
     let bad = |e: crate::pairings::PairingsError| Error::unprocessable("bad_pairings", e.to_string());
-    let round = if text
-        .trim_start()
-        .trim_start_matches('\u{feff}')
-        .starts_with('<')
-    {
+    let round = if text.trim_start().trim_start_matches('\u{feff}').starts_with('<') {
         parse_opengotha(&text, query.round).map_err(bad)?
     } else {
         parse_csv(&text, query.round.unwrap_or(1), query.event.clone()).map_err(bad)?
     };
     // Every table first: a round starts on all tables or on none.
-    let unknown: Vec<&str> = round
-        .pairings
-        .iter()
-        .map(|p| p.table.as_str())
-        .filter(|t| !hub.tables.contains_key(*t))
-        .collect();
+    let unknown: Vec<&str> =
+        round.pairings.iter().map(|p| p.table.as_str()).filter(|t| !hub.tables.contains_key(*t)).collect();
     if !unknown.is_empty() {
-        return Err(Error::unprocessable("unknown_tables", format!(
-                "no table {} in this service: nothing was started",
-                unknown.join(", ")
-            )));
+        return Err(Error::unprocessable(
+            "unknown_tables",
+            format!("no table {} in this service: nothing was started", unknown.join(", ")),
+        ));
     }
     let starts = round.pairings.iter().map(|p| {
         let table = Arc::clone(&hub.tables[&p.table]);
@@ -100,12 +92,8 @@ async fn import_round(
 async fn games_of_round(hub: &crate::Hub, round: u32) -> ApiResult<Vec<GameRow>> {
     let mut games = Vec::new();
     for id in hub.tables.keys() {
-        let of_round = hub
-            .store
-            .games(id)
-            .await?
-            .into_iter()
-            .find(|g| g.setup.pairing.as_ref().is_some_and(|p| p.round == round));
+        let of_round =
+            hub.store.games(id).await?.into_iter().find(|g| g.setup.pairing.as_ref().is_some_and(|p| p.round == round));
         games.extend(of_round);
     }
     if games.is_empty() {
@@ -122,12 +110,7 @@ fn table_order(id: &str) -> (u64, String) {
 
 /// The view of a game: live when it is the table's current one, else replayed from the log.
 async fn view_of(hub: &crate::Hub, game: &GameRow) -> ApiResult<crate::json::GameView> {
-    match hub
-        .tables
-        .get(&game.table)
-        .and_then(|t| t.live())
-        .filter(|l| l.game.id == game.id)
-    {
+    match hub.tables.get(&game.table).and_then(|t| t.live()).filter(|l| l.game.id == game.id) {
         Some(live) => Ok(live.view),
         None => Ok(crate::replay_referee(hub, game).await?.view()),
     }
@@ -175,21 +158,11 @@ async fn export_round(State(hub): State<AppState>, ApiPath(round): ApiPath<u32>)
         }
         outcomes.push(outcome);
     }
-    let xml = export_opengotha(
-        &Round {
-            event,
-            number: round,
-            pairings,
-        },
-        &outcomes,
-    );
+    let xml = export_opengotha(&Round { event, number: round, pairings }, &outcomes);
     let disposition = format!("attachment; filename=\"round-{round}-results.xml\"");
     Ok((
         [
-            (
-                header::CONTENT_TYPE,
-                "application/xml; charset=utf-8".to_owned(),
-            ),
+            (header::CONTENT_TYPE, "application/xml; charset=utf-8".to_owned()),
             (header::CONTENT_DISPOSITION, disposition),
         ],
         xml,
@@ -204,29 +177,18 @@ async fn round_records(State(hub): State<AppState>, ApiPath(round): ApiPath<u32>
     for game in &games {
         let table = table(&hub, &game.table)?;
         let sgf = game_record(&hub, &table.name, game).await?;
-        let name =
-            |n: &Option<String>| crate::archive::safe_name(n.as_deref().unwrap_or("unknown"));
+        let name = |n: &Option<String>| crate::archive::safe_name(n.as_deref().unwrap_or("unknown"));
         let table_part = match game.table.parse::<u32>() {
             Ok(n) => format!("{n:03}"),
             Err(_) => crate::archive::safe_name(&game.table),
         };
         files.push((
-            format!(
-                "R{round}-T{table_part}-{}-{}.sgf",
-                name(&game.black),
-                name(&game.white)
-            ),
+            format!("R{round}-T{table_part}-{}-{}.sgf", name(&game.black), name(&game.white)),
             sgf.into_bytes(),
         ));
     }
     let zip = crate::archive::zip_stored(&files).map_err(|e| Error::internal(e.to_string()))?;
     let disposition = format!("attachment; filename=\"round-{round}-records.zip\"");
-    Ok((
-        [
-            (header::CONTENT_TYPE, "application/zip".to_owned()),
-            (header::CONTENT_DISPOSITION, disposition),
-        ],
-        zip,
-    )
+    Ok(([(header::CONTENT_TYPE, "application/zip".to_owned()), (header::CONTENT_DISPOSITION, disposition)], zip)
         .into_response())
 }

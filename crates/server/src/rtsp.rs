@@ -63,16 +63,9 @@ pub enum RtspError {
 impl RtspOptions {
     /// Checks the URL.
     pub fn validate(&self) -> Result<(), RtspError> {
-        let rest = self
-            .url
-            .strip_prefix("rtsp://")
-            .or_else(|| self.url.strip_prefix("rtsps://"));
+        let rest = self.url.strip_prefix("rtsp://").or_else(|| self.url.strip_prefix("rtsps://"));
         match rest {
-            Some(rest)
-                if !rest.is_empty()
-                    && !rest.starts_with('/')
-                    && !self.url.chars().any(char::is_whitespace) =>
-            {
+            Some(rest) if !rest.is_empty() && !rest.starts_with('/') && !self.url.chars().any(char::is_whitespace) => {
                 Ok(())
             }
             _ => Err(RtspError::BadUrl(self.url.clone())),
@@ -142,11 +135,7 @@ pub enum SplitError {
 impl JpegSplitter {
     /// A splitter refusing images over `max_image` bytes.
     pub fn new(max_image: usize) -> Self {
-        Self {
-            buffer: Vec::new(),
-            scanned: 0,
-            max_image,
-        }
+        Self { buffer: Vec::new(), scanned: 0, max_image }
     }
 
     /// Adds bytes; returns the images completed by them.
@@ -172,10 +161,7 @@ impl JpegSplitter {
             // In entropy-coded data every FF is followed by 00 or a restart marker, so the
             // first FF D9 after the header is the end of the image.
             let from = self.scanned.max(2);
-            match self.buffer[from.min(self.buffer.len())..]
-                .windows(2)
-                .position(|w| w == [0xFF, 0xD9])
-            {
+            match self.buffer[from.min(self.buffer.len())..].windows(2).position(|w| w == [0xFF, 0xD9]) {
                 Some(end) => {
                     let end = from + end + 2;
                     let image: Vec<u8> = self.buffer.drain(..end).collect();
@@ -217,10 +203,7 @@ impl std::fmt::Display for RunEnd {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RunEnd::Spawn(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                write!(
-                    f,
-                    "ffmpeg not found ({err}): install it (Debian: apt-get install ffmpeg)"
-                )
+                write!(f, "ffmpeg not found ({err}): install it (Debian: apt-get install ffmpeg)")
             }
             RunEnd::Spawn(err) => write!(f, "cannot start ffmpeg: {err}"),
             RunEnd::Stalled => write!(f, "no frame for {} s", STALL.as_secs()),
@@ -232,12 +215,7 @@ impl std::fmt::Display for RunEnd {
 }
 
 /// Runs ffmpeg once, delivering frames until it ends or stalls; returns how many frames came.
-async fn run_once(
-    options: &RtspOptions,
-    table: &TableHandle,
-    clock: &dyn Clock,
-    max_frame: usize,
-) -> (u64, RunEnd) {
+async fn run_once(options: &RtspOptions, table: &TableHandle, clock: &dyn Clock, max_frame: usize) -> (u64, RunEnd) {
     let mut child = match tokio::process::Command::new(&options.ffmpeg)
         .args(options.ffmpeg_args())
         .stdin(Stdio::null())
@@ -295,12 +273,7 @@ async fn run_once(
 }
 
 /// Pulls an RTSP stream forever through ffmpeg, restarting it with backoff.
-pub async fn run_rtsp(
-    options: RtspOptions,
-    table: Arc<TableHandle>,
-    clock: Arc<dyn Clock>,
-    max_frame: usize,
-) {
+pub async fn run_rtsp(options: RtspOptions, table: Arc<TableHandle>, clock: Arc<dyn Clock>, max_frame: usize) {
     if let Err(err) = options.validate() {
         return disable_camera(&table, &err);
     }
@@ -323,11 +296,13 @@ mod tests {
     fn jpeg(fill: u8, len: usize) -> Vec<u8> {
         let mut v = vec![0xFF, 0xD8, 0xFF, 0xE0];
         // Entropy-coded data: FF only ever followed by 00.
-        v.extend(
-            (0..len)
-                .map(|i| if i % 7 == 0 { 0xFF } else { fill })
-                .flat_map(|b| if b == 0xFF { vec![0xFF, 0x00] } else { vec![b] }),
-        );
+        v.extend((0..len).map(|i| if i % 7 == 0 { 0xFF } else { fill }).flat_map(|b| {
+            if b == 0xFF {
+                vec![0xFF, 0x00]
+            } else {
+                vec![b]
+            }
+        }));
         v.extend([0xFF, 0xD9]);
         v
     }
@@ -350,10 +325,7 @@ mod tests {
         let mut small = JpegSplitter::new(100);
         assert_eq!(small.push(&jpeg(4, 500)), Err(SplitError::TooLarge(100)));
         // After refusing, the next image still comes through.
-        assert_eq!(
-            small.push(&jpeg(5, 10)).expect("small image"),
-            vec![jpeg(5, 10)]
-        );
+        assert_eq!(small.push(&jpeg(5, 10)).expect("small image"), vec![jpeg(5, 10)]);
     }
 
     #[test]
@@ -368,9 +340,7 @@ mod tests {
         assert!(options.validate().is_ok());
         let args = options.ffmpeg_args().join(" ");
         assert!(
-            args.contains(
-                "-rtsp_transport tcp -timeout 5000000 -i rtsp://admin:pw@192.168.1.60:554/stream1"
-            ),
+            args.contains("-rtsp_transport tcp -timeout 5000000 -i rtsp://admin:pw@192.168.1.60:554/stream1"),
             "{args}"
         );
         assert!(args.contains("-vf fps=2,scale='min(1920,iw)':-2"), "{args}");

@@ -77,6 +77,9 @@ mod tests {
         let header = record_header(&game, "Table 1");
         assert_eq!(header.black_rank.as_deref(), Some("9d"));
         assert_eq!(header.white_rank, None);
-        assert_eq!((header.event.as_deref(), header.round.as_deref(), header.handicap), (Some("Open"), Some("2"), Some(3)));
+        assert_eq!(
+            (header.event.as_deref(), header.round.as_deref(), header.handicap),
+            (Some("Open"), Some("2"), Some(3))
+        );
     }
 }

@@ -117,15 +117,10 @@ fn base64(input: &[u8]) -> String {
 }
 
 /// Sends a GET and returns the response with a streaming body.
-pub async fn http_get(
-    url: &HttpUrl,
-) -> Result<hyper::Response<hyper::body::Incoming>, SourceError> {
-    let stream = tokio::time::timeout(
-        CONNECT_TIMEOUT,
-        tokio::net::TcpStream::connect((url.host.as_str(), url.port)),
-    )
-    .await
-    .map_err(|_| SourceError::Timeout)??;
+pub async fn http_get(url: &HttpUrl) -> Result<hyper::Response<hyper::body::Incoming>, SourceError> {
+    let stream = tokio::time::timeout(CONNECT_TIMEOUT, tokio::net::TcpStream::connect((url.host.as_str(), url.port)))
+        .await
+        .map_err(|_| SourceError::Timeout)??;
     stream.set_nodelay(true)?;
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
@@ -134,14 +129,12 @@ pub async fn http_get(
         // The connection driver ends with the response body or the peer.
         let _ = connection.await;
     });
-    let host_header =
-        if url.port == 80 { url.host.clone() } else { format!("{}:{}", url.host, url.port) };
+    let host_header = if url.port == 80 { url.host.clone() } else { format!("{}:{}", url.host, url.port) };
     let mut request = hyper::Request::get(url.path.as_str())
         .header(hyper::header::HOST, host_header)
         .header(hyper::header::USER_AGENT, "tengen-server");
     if let Some(userinfo) = &url.userinfo {
-        request = request
-            .header(hyper::header::AUTHORIZATION, format!("Basic {}", base64(userinfo.as_bytes())));
+        request = request.header(hyper::header::AUTHORIZATION, format!("Basic {}", base64(userinfo.as_bytes())));
     }
     let request = request.body(Empty::<Bytes>::new()).map_err(|e| SourceError::Http(e.to_string()))?;
     let response = tokio::time::timeout(RESPONSE_TIMEOUT, sender.send_request(request))
@@ -157,12 +150,9 @@ pub async fn http_get(
 /// Hands a pulled frame to its table (refusing corrupt ones).
 pub(crate) fn deliver(table: &TableHandle, clock: &dyn Clock, bytes: Vec<u8>) {
     match check_frame(&bytes) {
-        Ok((format, _, _)) => table.offer_frame(Frame {
-            bytes: Arc::new(bytes),
-            format,
-            received: Instant::now(),
-            at_ms: clock.now_ms(),
-        }),
+        Ok((format, _, _)) => {
+            table.offer_frame(Frame { bytes: Arc::new(bytes), format, received: Instant::now(), at_ms: clock.now_ms() })
+        }
         Err(err) => {
             table.metrics.frames_rejected.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             tracing::debug!(table = %table.id, %err, "camera sent a bad frame");
@@ -270,7 +260,8 @@ impl MultipartSplitter {
                                 return Err(SourceError::TooLarge(self.max_part));
                             }
                             // Resume where a delimiter split across chunks could still begin.
-                            self.body_searched = (self.buffer.len() + 1).saturating_sub(self.delimiter.len()).max(body_start);
+                            self.body_searched =
+                                (self.buffer.len() + 1).saturating_sub(self.delimiter.len()).max(body_start);
                             break;
                         }
                     }
@@ -315,9 +306,7 @@ async fn pull_mjpeg_once(
     let mut body = response.into_body();
     loop {
         // A live stream that goes silent is as good as lost: reconnect.
-        let frame = tokio::time::timeout(RESPONSE_TIMEOUT, body.frame())
-            .await
-            .map_err(|_| SourceError::Timeout)?;
+        let frame = tokio::time::timeout(RESPONSE_TIMEOUT, body.frame()).await.map_err(|_| SourceError::Timeout)?;
         let Some(frame) = frame else { return Ok(()) };
         let frame = frame.map_err(|e| SourceError::Http(e.to_string()))?;
         if let Ok(data) = frame.into_data() {
@@ -452,9 +441,9 @@ pub fn folder_frames(path: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(path)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
-            p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
-                matches!(e.to_ascii_lowercase().as_str(), "jpg" | "jpeg" | "png")
-            })
+            p.extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "jpg" | "jpeg" | "png"))
         })
         .collect();
     files.sort();
@@ -528,7 +517,13 @@ pub struct FolderReplay {
 /// repeating the current frame at `fps` across longer gaps as a live camera would; with
 /// `repeat`, holds the finished game while it has open alerts (at most `hold`), then starts a
 /// new game and plays it again.
-pub async fn run_folder(path: PathBuf, replay: FolderReplay, table: Arc<TableHandle>, clock: Arc<dyn Clock>, max_frame: usize) {
+pub async fn run_folder(
+    path: PathBuf,
+    replay: FolderReplay,
+    table: Arc<TableHandle>,
+    clock: Arc<dyn Clock>,
+    max_frame: usize,
+) {
     let FolderReplay { fps, repeat, hold } = replay;
     let period = Duration::from_secs_f64(1.0 / fps.clamp(0.01, 60.0));
     // A looping replay restarted mid-game (the service restarted) begins a fresh game, so the
@@ -644,7 +639,9 @@ mod tests {
         assert!(folder_schedule(&dir).is_none());
         // Issue 11, item 12: an absurd time panicked in Duration::from_secs_f64.
         for time in ["1e300", "-5", "604801"] {
-            write(&format!(r#"{{"frames": [{{"file": "a.jpg", "time_s": 0}}, {{"file": "b.jpg", "time_s": {time}}}]}}"#));
+            write(&format!(
+                r#"{{"frames": [{{"file": "a.jpg", "time_s": 0}}, {{"file": "b.jpg", "time_s": {time}}}]}}"#
+            ));
             assert!(folder_schedule(&dir).is_none(), "time_s {time} is refused");
         }
         let _ = std::fs::remove_dir_all(&dir);

@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use crate::engine::Corners;
-use crate::log::{encode_action, encode_observation, InputDecoder, InputKind, LoggedInput};
 use crate::json::{ArbiterAction, RefereeEvent, StoredEvent};
+use crate::log::{encode_action, encode_observation, InputDecoder, InputKind, LoggedInput};
 use crate::model::{GameSetup, Observation};
 
 /// Why a store operation failed.
@@ -178,11 +178,10 @@ fn upgrade_schema(conn: &mut Connection) -> Result<(), StoreError> {
     if version > SCHEMA_VERSION {
         return Err(StoreError::NewerSchema { found: version, supported: SCHEMA_VERSION });
     }
-    let has_games: bool = conn.query_row(
-        "SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'games'",
-        [],
-        |r| r.get(0),
-    )?;
+    let has_games: bool =
+        conn.query_row("SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'games'", [], |r| {
+            r.get(0)
+        })?;
     let tx = conn.transaction()?;
     if has_games {
         // Version 1 was the first written; its files have the tables.
@@ -211,8 +210,7 @@ fn open_connection(path: &Path) -> Result<Connection, StoreError> {
 impl Store {
     /// Opens (creating when needed) `tengen.sqlite` in `data_dir` and starts the writer thread.
     pub fn open(data_dir: &Path) -> Result<Self, StoreError> {
-        std::fs::create_dir_all(data_dir)
-            .map_err(|source| StoreError::Io { path: data_dir.to_owned(), source })?;
+        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::Io { path: data_dir.to_owned(), source })?;
         let path = data_dir.join("tengen.sqlite");
         let mut write_conn = open_connection(&path)?;
         upgrade_schema(&mut write_conn)?;
@@ -270,20 +268,13 @@ impl Store {
     ) -> Result<GameRow, StoreError> {
         let table = table.to_owned();
         self.write(move |conn| {
-            let text = serde_json::to_string(&setup).map_err(|e| StoreError::Corrupt { seq: 0, message: e.to_string() })?;
+            let text =
+                serde_json::to_string(&setup).map_err(|e| StoreError::Corrupt { seq: 0, message: e.to_string() })?;
             conn.execute(
                 "INSERT INTO games (table_id, komi, started_ms, setup) VALUES (?1, ?2, ?3, ?4)",
                 params![table, komi, started_ms, text],
             )?;
-            Ok(GameRow {
-                id: conn.last_insert_rowid(),
-                table,
-                komi,
-                started_ms,
-                black: None,
-                white: None,
-                setup,
-            })
+            Ok(GameRow { id: conn.last_insert_rowid(), table, komi, started_ms, black: None, white: None, setup })
         })
         .await
     }
@@ -303,17 +294,9 @@ impl Store {
     }
 
     /// Records the players' names of a game (both, exactly as given: the caller merges).
-    pub async fn set_players(
-        &self,
-        game: i64,
-        black: Option<String>,
-        white: Option<String>,
-    ) -> Result<(), StoreError> {
+    pub async fn set_players(&self, game: i64, black: Option<String>, white: Option<String>) -> Result<(), StoreError> {
         self.write(move |conn| {
-            conn.execute(
-                "UPDATE games SET black = ?2, white = ?3 WHERE id = ?1",
-                params![game, black, white],
-            )?;
+            conn.execute("UPDATE games SET black = ?2, white = ?3 WHERE id = ?1", params![game, black, white])?;
             Ok(())
         })
         .await
@@ -332,12 +315,7 @@ impl Store {
     }
 
     /// Saves a table's calibration.
-    pub async fn set_calibration(
-        &self,
-        table: &str,
-        corners: Option<Corners>,
-        at_ms: i64,
-    ) -> Result<(), StoreError> {
+    pub async fn set_calibration(&self, table: &str, corners: Option<Corners>, at_ms: i64) -> Result<(), StoreError> {
         let table = table.to_owned();
         self.write(move |conn| {
             match corners {
@@ -363,11 +341,7 @@ impl Store {
         let table = table.to_owned();
         self.read(move |conn| {
             let text: Option<String> = conn
-                .query_row(
-                    "SELECT corners FROM calibration WHERE table_id = ?1",
-                    params![table],
-                    |r| r.get(0),
-                )
+                .query_row("SELECT corners FROM calibration WHERE table_id = ?1", params![table], |r| r.get(0))
                 .optional()?;
             Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
         })
@@ -447,8 +421,8 @@ impl Store {
             let mut events = Vec::new();
             for row in rows {
                 let (id, table, game, at_ms, body, evidence) = row?;
-                let event: RefereeEvent = serde_json::from_str(&body)
-                    .map_err(|e| StoreError::Corrupt { seq: id, message: e.to_string() })?;
+                let event: RefereeEvent =
+                    serde_json::from_str(&body).map_err(|e| StoreError::Corrupt { seq: id, message: e.to_string() })?;
                 events.push(StoredEvent { id, table, game, at_ms, evidence, event });
             }
             Ok(events)
@@ -464,12 +438,7 @@ impl Store {
                  WHERE game_id = ?1 AND kind IN ('observation', 'arbiter') ORDER BY seq",
             )?;
             let rows = stmt.query_map(params![game], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                ))
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?))
             })?;
             let mut inputs = Vec::new();
             let mut decoder = InputDecoder::default();
@@ -489,8 +458,7 @@ impl Store {
         self.read(move |conn| {
             let column = if after { "after_jpeg" } else { "before_jpeg" };
             let sql = format!("SELECT {column} FROM evidence WHERE event_seq = ?1");
-            let blob: Option<Option<Vec<u8>>> =
-                conn.query_row(&sql, params![event], |r| r.get(0)).optional()?;
+            let blob: Option<Option<Vec<u8>>> = conn.query_row(&sql, params![event], |r| r.get(0)).optional()?;
             Ok(blob.flatten())
         })
         .await
@@ -499,11 +467,7 @@ impl Store {
     /// The highest event id (0 when there are none).
     pub async fn last_event_id(&self) -> Result<i64, StoreError> {
         self.read(|conn| {
-            Ok(conn.query_row(
-                "SELECT COALESCE(MAX(seq), 0) FROM log WHERE kind = 'event'",
-                [],
-                |r| r.get(0),
-            )?)
+            Ok(conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM log WHERE kind = 'event'", [], |r| r.get(0))?)
         })
         .await
     }
@@ -522,7 +486,11 @@ fn game_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GameRow> {
     })
 }
 
-fn append_batch(conn: &mut Connection, batch: LogBatch, first_seq: Option<i64>) -> Result<Vec<StoredEvent>, StoreError> {
+fn append_batch(
+    conn: &mut Connection,
+    batch: LogBatch,
+    first_seq: Option<i64>,
+) -> Result<Vec<StoredEvent>, StoreError> {
     // Arbiter decisions are worth an fsync each (see the module doc).
     let durable = batch.action.is_some();
     if durable {
@@ -578,14 +546,7 @@ fn append_in_transaction(
                 params![id, evidence.before, evidence.after],
             )?;
         }
-        stored.push(StoredEvent {
-            id,
-            table: table.clone(),
-            game,
-            at_ms,
-            evidence: has_evidence,
-            event,
-        });
+        stored.push(StoredEvent { id, table: table.clone(), game, at_ms, evidence: has_evidence, event });
     }
     tx.commit()?;
     Ok(stored)
@@ -624,7 +585,14 @@ mod tests {
         let game = store.create_game("t1", 7.5, GameSetup::default(), 1000).await.expect("game");
         let mut points = vec![PointState::Empty; BOARD_POINTS];
         points[60] = PointState::Black;
-        let obs = Observation { points, corners: None, confidence: 0.9, occluded: true, moved_cells: None, point_confidence: (0..BOARD_POINTS).map(|i| [0.0, 0.4, 0.7, 1.0][i % 4]).collect() };
+        let obs = Observation {
+            points,
+            corners: None,
+            confidence: 0.9,
+            occluded: true,
+            moved_cells: None,
+            point_confidence: (0..BOARD_POINTS).map(|i| [0.0, 0.4, 0.7, 1.0][i % 4]).collect(),
+        };
         let stored = store
             .append(LogBatch {
                 table: "t1".into(),
@@ -662,7 +630,10 @@ mod tests {
         let store = Store::open(&dir).expect("reopen");
         let events = store.events_after(0, Some("t1".into()), None, 100).await.expect("events");
         assert_eq!(events.len(), 2);
-        assert_eq!((events[1].event.kind, events[1].event.status), (Kind::Referee(EventKind::MovedStone), Status::Suspected));
+        assert_eq!(
+            (events[1].event.kind, events[1].event.status),
+            (Kind::Referee(EventKind::MovedStone), Status::Suspected)
+        );
         assert!(events[1].evidence);
         assert_eq!(store.evidence(events[1].id, true).await.expect("ev"), Some(vec![3]));
         let inputs = store.replay_inputs(game.id).await.expect("inputs");
@@ -712,7 +683,10 @@ mod tests {
         let game = store.game(1).await.expect("read").expect("the game is kept");
         assert_eq!((game.komi, game.black.as_deref(), game.setup.clone()), (6.5, Some("Ann"), GameSetup::default()));
         let inputs = store.replay_inputs(1).await.expect("inputs");
-        assert_eq!(inputs, vec![(2000, LoggedInput::Action(ArbiterAction::Pass { colour: tengen_rules::Color::Black }))]);
+        assert_eq!(
+            inputs,
+            vec![(2000, LoggedInput::Action(ArbiterAction::Pass { colour: tengen_rules::Color::Black }))]
+        );
         assert_eq!(store.events_after(0, None, None, 10).await.expect("events").len(), 1);
         // The upgraded file takes new games with their setup, and opens again as it is.
         let handicap = GameSetup { start: tengen_referee::StartPosition::Handicap(3), pairing: None };
@@ -762,9 +736,7 @@ mod tests {
             })
             .await
             .expect("append");
-        let outcome = store
-            .write(|conn| Ok(conn.execute("DELETE FROM log", [])?))
-            .await;
+        let outcome = store.write(|conn| Ok(conn.execute("DELETE FROM log", [])?)).await;
         assert!(outcome.is_err());
         assert_eq!(store.events_after(0, None, None, 10).await.expect("read").len(), 1);
         let _ = std::fs::remove_dir_all(&dir);

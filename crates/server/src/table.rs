@@ -14,10 +14,12 @@ use crate::config::TableConfig;
 use crate::engine::{Corners, Engines, FrameAnalyzer, RefereeFactory, TableReferee};
 use crate::error::Error;
 use crate::imaging::FrameFormat;
-use crate::metrics::{Stage, TableMetrics};
-use crate::json::{ArbiterAction, CameraStatus, Detail, GameView, RefereeEvent, ServiceKind, Severity, StoredEvent, TableSummary};
-use crate::model::{GameSetup, Observation, StartPosition};
+use crate::json::{
+    ArbiterAction, CameraStatus, Detail, GameView, RefereeEvent, ServiceKind, Severity, StoredEvent, TableSummary,
+};
 use crate::log::RepeatKey;
+use crate::metrics::{Stage, TableMetrics};
+use crate::model::{GameSetup, Observation, StartPosition};
 use crate::store::{Evidence, GameRow, LogBatch, StoreError};
 use crate::table_log::TableLog;
 
@@ -238,8 +240,14 @@ impl TableHandle {
             physical: live.view.physical.clone(),
             open_alerts: live.view.open_alerts.len(),
             newest_alert: live.view.open_alerts.iter().max_by_key(|a| (a.raised_ms, a.alert_id)).cloned(),
-            black: player_label(live.game.black.as_deref(), live.game.setup.pairing.as_ref().and_then(|p| p.black.rank.as_deref())),
-            white: player_label(live.game.white.as_deref(), live.game.setup.pairing.as_ref().and_then(|p| p.white.rank.as_deref())),
+            black: player_label(
+                live.game.black.as_deref(),
+                live.game.setup.pairing.as_ref().and_then(|p| p.black.rank.as_deref()),
+            ),
+            white: player_label(
+                live.game.white.as_deref(),
+                live.game.setup.pairing.as_ref().and_then(|p| p.white.rank.as_deref()),
+            ),
             warnings: live.view.warnings,
             phase: live.view.phase,
             result: live.view.result.clone(),
@@ -274,7 +282,10 @@ impl TableHandle {
     pub async fn arbiter(&self, action: ArbiterAction) -> Result<Vec<StoredEvent>, Error> {
         self.here()?;
         let (reply, answer) = oneshot::channel();
-        self.commands.send(Command::Arbiter(action, reply)).await.map_err(|_| Error::internal("the table's pipeline has stopped"))?;
+        self.commands
+            .send(Command::Arbiter(action, reply))
+            .await
+            .map_err(|_| Error::internal("the table's pipeline has stopped"))?;
         answer.await.map_err(|_| Error::internal("the table's pipeline has stopped"))?
     }
 
@@ -334,7 +345,11 @@ pub async fn start_table(config: &TableConfig, shared: Shared) -> Result<Arc<Tab
 
 /// A table's handle with no pipeline running yet (cluster mode: frames go to `forwarder`
 /// until [`run_pipeline`] starts one here).
-pub fn new_table(config: &TableConfig, shared: &Shared, forwarder: Option<Arc<dyn FrameForwarder>>) -> Arc<TableHandle> {
+pub fn new_table(
+    config: &TableConfig,
+    shared: &Shared,
+    forwarder: Option<Arc<dyn FrameForwarder>>,
+) -> Arc<TableHandle> {
     let (commands, command_rx) = mpsc::channel(16);
     let source = match &config.camera {
         crate::config::CameraConfig::Post => "post",
@@ -387,7 +402,11 @@ pub fn new_table(config: &TableConfig, shared: &Shared, forwarder: Option<Arc<dy
 
 /// Starts the table's pipeline here: brings its log up to date (cluster mode: from the hall's
 /// stream), rebuilds the referee by replaying the current game, and runs its task.
-pub async fn run_pipeline(handle: &Arc<TableHandle>, config: &TableConfig, shared: Shared) -> Result<Pipeline, StoreError> {
+pub async fn run_pipeline(
+    handle: &Arc<TableHandle>,
+    config: &TableConfig,
+    shared: Shared,
+) -> Result<Pipeline, StoreError> {
     let caught_up = shared.log.catch_up(&config.id).await?;
     if caught_up > 0 {
         tracing::info!(table = %config.id, records = caught_up, "read the table's log from the hall");
@@ -396,7 +415,12 @@ pub async fn run_pipeline(handle: &Arc<TableHandle>, config: &TableConfig, share
     let now = shared.engines.clock.now_ms();
     let game = match store.current_game(&config.id).await? {
         Some(game) => game,
-        None => shared.log.create_game(&config.id, config.komi, GameSetup { start: config.start, pairing: None }, now).await?,
+        None => {
+            shared
+                .log
+                .create_game(&config.id, config.komi, GameSetup { start: config.start, pairing: None }, now)
+                .await?
+        }
     };
     let mut referee = shared.engines.referees.new_game(&game);
     let replayed = crate::log::replay(referee.as_mut(), store.replay_inputs(game.id).await?);
@@ -647,7 +671,11 @@ impl TableTask {
                         .map(|points| {
                             points.as_ref().map(|points| {
                                 let before = before.as_ref().map(|(f, c)| (f.bytes.as_slice(), c.as_ref()));
-                                crate::evidence::alert_evidence(before, (after.0.bytes.as_slice(), after.1.as_ref()), points)
+                                crate::evidence::alert_evidence(
+                                    before,
+                                    (after.0.bytes.as_slice(), after.1.as_ref()),
+                                    points,
+                                )
                             })
                         })
                         .collect::<Vec<_>>()
@@ -660,9 +688,7 @@ impl TableTask {
             let produced = !events.is_empty();
             let with_evidence = events.into_iter().zip(evidence).collect();
             let at_ms = frame.at_ms;
-            let logged = self
-                .log_and_publish_at(at_ms, Some(observation.clone()), repeats, None, with_evidence)
-                .await;
+            let logged = self.log_and_publish_at(at_ms, Some(observation.clone()), repeats, None, with_evidence).await;
             // When the write failed, the next frame logs its whole reading again.
             self.last_logged = logged.is_ok().then_some(key);
             if produced {
@@ -814,12 +840,7 @@ mod tests {
     use super::*;
 
     fn frame(n: u8) -> Frame {
-        Frame {
-            bytes: Arc::new(vec![n]),
-            format: FrameFormat::Jpeg,
-            received: Instant::now(),
-            at_ms: i64::from(n),
-        }
+        Frame { bytes: Arc::new(vec![n]), format: FrameFormat::Jpeg, received: Instant::now(), at_ms: i64::from(n) }
     }
 
     #[tokio::test]

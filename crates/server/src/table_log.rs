@@ -42,7 +42,13 @@ impl TableLog {
     }
 
     /// Starts a new game at a table.
-    pub async fn create_game(&self, table: &str, komi: f64, setup: GameSetup, started_ms: i64) -> Result<GameRow, StoreError> {
+    pub async fn create_game(
+        &self,
+        table: &str,
+        komi: f64,
+        setup: GameSetup,
+        started_ms: i64,
+    ) -> Result<GameRow, StoreError> {
         match &self.cluster {
             Some(cluster) => cluster.create_game(&self.store, table, komi, setup, started_ms).await,
             None => self.store.create_game(table, komi, setup, started_ms).await,
@@ -50,7 +56,13 @@ impl TableLog {
     }
 
     /// Records the players' names of a game at a table.
-    pub async fn set_players(&self, table: &str, game: i64, black: Option<String>, white: Option<String>) -> Result<(), StoreError> {
+    pub async fn set_players(
+        &self,
+        table: &str,
+        game: i64,
+        black: Option<String>,
+        white: Option<String>,
+    ) -> Result<(), StoreError> {
         match &self.cluster {
             Some(cluster) => cluster.set_players(&self.store, table, game, black, white).await,
             None => self.store.set_players(game, black, white).await,

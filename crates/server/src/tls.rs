@@ -51,21 +51,13 @@ pub struct Identity {
 }
 
 fn io_error(path: &Path) -> impl FnOnce(io::Error) -> TlsError + '_ {
-    move |source| TlsError::Io {
-        path: path.to_owned(),
-        source,
-    }
+    move |source| TlsError::Io { path: path.to_owned(), source }
 }
 
 /// SHA-256 fingerprint in the usual colon-separated form.
 pub fn fingerprint(der: &[u8]) -> String {
     let digest = ring::digest::digest(&ring::digest::SHA256, der);
-    digest
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02X}"))
-        .collect::<Vec<_>>()
-        .join(":")
+    digest.as_ref().iter().map(|b| format!("{b:02X}")).collect::<Vec<_>>().join(":")
 }
 
 /// Loads the configured certificate and key, or (when none is configured) the self-signed pair
@@ -92,31 +84,20 @@ pub fn identity(
             (c, k, created)
         }
     };
-    let pem_error = |path: &Path, message: String| TlsError::Pem {
-        path: path.to_owned(),
-        message,
-    };
+    let pem_error = |path: &Path, message: String| TlsError::Pem { path: path.to_owned(), message };
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cert_path)
         .map_err(|e| pem_error(&cert_path, e.to_string()))?
         .collect::<Result<_, _>>()
         .map_err(|e| pem_error(&cert_path, e.to_string()))?;
-    let first = certs
-        .first()
-        .ok_or_else(|| pem_error(&cert_path, "no certificate in the file".into()))?;
+    let first = certs.first().ok_or_else(|| pem_error(&cert_path, "no certificate in the file".into()))?;
     let fingerprint = fingerprint(first.as_ref());
-    let key =
-        PrivateKeyDer::from_pem_file(&key_path).map_err(|e| pem_error(&key_path, e.to_string()))?;
+    let key = PrivateKeyDer::from_pem_file(&key_path).map_err(|e| pem_error(&key_path, e.to_string()))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
         .with_no_client_auth()
         .with_single_cert(certs, key)?;
-    Ok(Identity {
-        config: Arc::new(config),
-        fingerprint,
-        cert_path,
-        created,
-    })
+    Ok(Identity { config: Arc::new(config), fingerprint, cert_path, created })
 }
 
 #[cfg(test)]
@@ -134,22 +115,11 @@ mod tests {
         assert!(!again.created);
         assert_eq!(again.fingerprint, first.fingerprint, "the same certificate");
         // Configured files are used as given; a bad one is a clear error.
-        let given = identity(
-            Some(&first.cert_path),
-            Some(&dir.join("tls/key.pem")),
-            Path::new("/nonexistent"),
-            &names,
-        )
-        .expect("given");
+        let given = identity(Some(&first.cert_path), Some(&dir.join("tls/key.pem")), Path::new("/nonexistent"), &names)
+            .expect("given");
         assert_eq!(given.fingerprint, first.fingerprint);
         std::fs::write(dir.join("bad.pem"), "not a certificate").expect("write");
-        assert!(identity(
-            Some(&dir.join("bad.pem")),
-            Some(&dir.join("tls/key.pem")),
-            &dir,
-            &names
-        )
-        .is_err());
+        assert!(identity(Some(&dir.join("bad.pem")), Some(&dir.join("tls/key.pem")), &dir, &names).is_err());
         let _ = std::fs::remove_dir_all(dir);
     }
 }

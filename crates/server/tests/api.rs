@@ -76,20 +76,72 @@ async fn bad_requests_get_clear_json_errors_and_change_nothing() {
         (post_frame("1", Some("wrong-token-123"), "image/png", png.clone()), StatusCode::FORBIDDEN, "wrong_token"),
         (post_frame("1", Some(ARBITER), "image/png", png.clone()), StatusCode::FORBIDDEN, "wrong_token"),
         (post_frame("nope", Some(CAMERA), "image/png", png.clone()), StatusCode::NOT_FOUND, "not_found"),
-        (post_frame("1", Some(CAMERA), "text/plain", png.clone()), StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
-        (post_frame("1", Some(CAMERA), "image/jpeg", png.clone()), StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
-        (post_frame("1", Some(CAMERA), "image/png", b"not an image at all".to_vec()), StatusCode::UNPROCESSABLE_ENTITY, "not_an_image"),
-        (post_frame("1", Some(CAMERA), "image/png", png[..png.len() - 5].to_vec()), StatusCode::UNPROCESSABLE_ENTITY, "corrupt_image"),
+        (
+            post_frame("1", Some(CAMERA), "text/plain", png.clone()),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+        ),
+        (
+            post_frame("1", Some(CAMERA), "image/jpeg", png.clone()),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+        ),
+        (
+            post_frame("1", Some(CAMERA), "image/png", b"not an image at all".to_vec()),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "not_an_image",
+        ),
+        (
+            post_frame("1", Some(CAMERA), "image/png", png[..png.len() - 5].to_vec()),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "corrupt_image",
+        ),
         (post_frame("1", Some(CAMERA), "image/png", vec![0x89; 10_000]), StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
-        (post_json("/api/tables/1/arbiter", None, r#"{"action":"pass","colour":"black"}"#), StatusCode::UNAUTHORIZED, "missing_token"),
-        (post_json("/api/tables/1/arbiter", Some(CAMERA), r#"{"action":"pass","colour":"black"}"#), StatusCode::FORBIDDEN, "wrong_token"),
-        (post_json("/api/tables/1/arbiter", Some(ARBITER), r#"{"action":"pass","colour":"#), StatusCode::BAD_REQUEST, "bad_json"),
+        (
+            post_json("/api/tables/1/arbiter", None, r#"{"action":"pass","colour":"black"}"#),
+            StatusCode::UNAUTHORIZED,
+            "missing_token",
+        ),
+        (
+            post_json("/api/tables/1/arbiter", Some(CAMERA), r#"{"action":"pass","colour":"black"}"#),
+            StatusCode::FORBIDDEN,
+            "wrong_token",
+        ),
+        (
+            post_json("/api/tables/1/arbiter", Some(ARBITER), r#"{"action":"pass","colour":"#),
+            StatusCode::BAD_REQUEST,
+            "bad_json",
+        ),
         (post_json("/api/tables/1/arbiter", Some(ARBITER), r#"{"action":"fly"}"#), StatusCode::BAD_REQUEST, "bad_json"),
-        (post_json("/api/tables/1/arbiter", Some(ARBITER), &format!("{{\"action\":\"set_result\",\"result\":\"{}\"}}", "x".repeat(70_000))), StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
-        (post_json("/api/tables/1/arbiter", Some(ARBITER), r#"{"action":"confirm","alert_id":99}"#), StatusCode::NOT_FOUND, "not_found"),
-        (post_json("/api/tables/1/arbiter", Some(ARBITER), r#"{"action":"mark_dead","points":["Z99"]}"#), StatusCode::UNPROCESSABLE_ENTITY, "invalid_action"),
-        (post_json("/api/tables/1/arbiter", Some(ARBITER), r#"{"action":"pass","colour":"white"}"#), StatusCode::CONFLICT, "conflict"),
-        (post_json("/api/tables/2/arbiter", Some(ARBITER), r#"{"action":"end_game"}"#), StatusCode::NOT_FOUND, "not_found"),
+        (
+            post_json(
+                "/api/tables/1/arbiter",
+                Some(ARBITER),
+                &format!("{{\"action\":\"set_result\",\"result\":\"{}\"}}", "x".repeat(70_000)),
+            ),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+        ),
+        (
+            post_json("/api/tables/1/arbiter", Some(ARBITER), r#"{"action":"confirm","alert_id":99}"#),
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (
+            post_json("/api/tables/1/arbiter", Some(ARBITER), r#"{"action":"mark_dead","points":["Z99"]}"#),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_action",
+        ),
+        (
+            post_json("/api/tables/1/arbiter", Some(ARBITER), r#"{"action":"pass","colour":"white"}"#),
+            StatusCode::CONFLICT,
+            "conflict",
+        ),
+        (
+            post_json("/api/tables/2/arbiter", Some(ARBITER), r#"{"action":"end_game"}"#),
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
         (get("/api/events?after=abc"), StatusCode::BAD_REQUEST, "bad_query"),
         (get("/api/events/1/sideways.jpg"), StatusCode::NOT_FOUND, "not_found"),
         (get("/api/nothing-here"), StatusCode::NOT_FOUND, "not_found"),
@@ -162,31 +214,49 @@ async fn frames_become_moves_alerts_with_evidence_and_arbiter_decisions() {
     assert_eq!(rest["more"], true);
 
     // The arbiter confirms: the alert closes and a warning is recorded.
-    let (status, body) = call(&hub, post_json("/api/tables/1/arbiter", Some(ARBITER), &json!({"action":"confirm","alert_id":alert_id}).to_string())).await;
+    let (status, body) = call(
+        &hub,
+        post_json("/api/tables/1/arbiter", Some(ARBITER), &json!({"action":"confirm","alert_id":alert_id}).to_string()),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert!(body["events"].as_array().unwrap().iter().any(|e| e["kind"] == "moved_stone" && e["status"] == "confirmed"));
+    assert!(body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["kind"] == "moved_stone" && e["status"] == "confirmed"));
     let t = table_json(&hub, "1").await;
     assert_eq!(t["open_alerts"], 0);
     assert_eq!(t["warnings"], json!([1, 0]));
     // Answering twice is a clear 404.
-    let (status, _) = call(&hub, post_json("/api/tables/1/arbiter", Some(ARBITER), &json!({"action":"confirm","alert_id":alert_id}).to_string())).await;
+    let (status, _) = call(
+        &hub,
+        post_json("/api/tables/1/arbiter", Some(ARBITER), &json!({"action":"confirm","alert_id":alert_id}).to_string()),
+    )
+    .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 
     // A pass and the end of the game; then the SGF has the record and the comments.
-    for action in [json!({"action":"pass","colour":"black"}), json!({"action":"end_game"}), json!({"action":"set_result","result":"W+R"})] {
+    for action in [
+        json!({"action":"pass","colour":"black"}),
+        json!({"action":"end_game"}),
+        json!({"action":"set_result","result":"W+R"}),
+    ] {
         let (status, body) = call(&hub, post_json("/api/tables/1/arbiter", Some(ARBITER), &action.to_string())).await;
         assert_eq!(status, StatusCode::OK, "{action}: {body}");
     }
     let response = tengen_server::router(Arc::clone(&hub)).oneshot(get("/api/tables/1/sgf")).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
-    let sgf = String::from_utf8(axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap().to_vec()).unwrap();
+    let sgf =
+        String::from_utf8(axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap().to_vec()).unwrap();
     assert!(sgf.starts_with("(;FF[4]GM[1]"), "{sgf}");
     assert!(sgf.contains(";B[pd]") && sgf.contains(";W[dp]") && sgf.contains(";B[]"), "{sgf}");
     assert!(sgf.contains("RE[W+R]") && sgf.contains("Art. 17.5"), "{sgf}");
 
     // Metrics and health.
     let response = tengen_server::router(Arc::clone(&hub)).oneshot(get("/metrics")).await.unwrap();
-    let text = String::from_utf8(axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap().to_vec()).unwrap();
+    let text =
+        String::from_utf8(axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap().to_vec()).unwrap();
     assert!(text.contains("tengen_frames_received_total{table=\"1\"} 4"), "{text}");
     assert!(text.contains("tengen_alerts_total{table=\"1\"} 1"), "{text}");
     assert!(text.contains("tengen_pipeline_latency_seconds_count{table=\"1\"} 4"), "{text}");
@@ -200,8 +270,10 @@ async fn frames_become_moves_alerts_with_evidence_and_arbiter_decisions() {
     let (_, games) = call(&hub, get("/api/tables/1/games")).await;
     assert_eq!(games.as_array().unwrap().len(), 2);
     let old = games[1]["id"].as_i64().unwrap();
-    let response = tengen_server::router(Arc::clone(&hub)).oneshot(get(&format!("/api/games/{old}/sgf"))).await.unwrap();
-    let old_sgf = String::from_utf8(axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap().to_vec()).unwrap();
+    let response =
+        tengen_server::router(Arc::clone(&hub)).oneshot(get(&format!("/api/games/{old}/sgf"))).await.unwrap();
+    let old_sgf =
+        String::from_utf8(axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap().to_vec()).unwrap();
     assert!(old_sgf.contains(";B[pd]"), "the finished game's record is rebuilt from its log: {old_sgf}");
     assert_eq!(table_json(&hub, "1").await["move_number"], 0);
     server.shutdown().await.unwrap();
@@ -234,7 +306,11 @@ async fn a_restart_resumes_every_table_from_the_log() {
     assert_eq!(table_json(&hub, "a").await["move_number"], 2);
     // And the alert raised before the restart can be answered after it.
     let alert_id = after_b["view"]["open_alerts"][0]["alert_id"].as_u64().unwrap();
-    let (status, body) = call(&hub, post_json("/api/tables/b/arbiter", Some(ARBITER), &json!({"action":"dismiss","alert_id":alert_id}).to_string())).await;
+    let (status, body) = call(
+        &hub,
+        post_json("/api/tables/b/arbiter", Some(ARBITER), &json!({"action":"dismiss","alert_id":alert_id}).to_string()),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     server.shutdown().await.unwrap();
     let _ = std::fs::remove_dir_all(dir);
@@ -259,7 +335,12 @@ async fn posted_frames_are_rate_limited_per_camera() {
 }
 
 /// Reads SSE lines from a raw loopback connection until `want` data events were seen.
-async fn read_sse(addr: std::net::SocketAddr, path: &str, last_event_id: Option<i64>, want: usize) -> Vec<(Option<i64>, String, Value)> {
+async fn read_sse(
+    addr: std::net::SocketAddr,
+    path: &str,
+    last_event_id: Option<i64>,
+    want: usize,
+) -> Vec<(Option<i64>, String, Value)> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let mut request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n");
@@ -339,7 +420,11 @@ async fn pulled_cameras_mjpeg_and_snapshot_feed_their_tables_and_report_loss() {
                     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(4);
                     tokio::spawn(async move {
                         for f in frames {
-                            let mut part = format!("--myboundary\r\nContent-Type: image/png\r\nContent-Length: {}\r\n\r\n", f.len()).into_bytes();
+                            let mut part = format!(
+                                "--myboundary\r\nContent-Type: image/png\r\nContent-Length: {}\r\n\r\n",
+                                f.len()
+                            )
+                            .into_bytes();
                             part.extend_from_slice(&f);
                             part.extend_from_slice(b"\r\n");
                             if tx.send(Ok(part)).await.is_err() {
@@ -350,12 +435,20 @@ async fn pulled_cameras_mjpeg_and_snapshot_feed_their_tables_and_report_loss() {
                         // Then the camera hangs (the connection stays open, silent).
                         tokio::time::sleep(Duration::from_secs(30)).await;
                     });
-                    let body = Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|item| (item, rx)) }));
+                    let body = Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move {
+                        rx.recv().await.map(|item| (item, rx))
+                    }));
                     ([("content-type", "multipart/x-mixed-replace; boundary=myboundary")], body).into_response()
                 }
             }),
         )
-        .route("/snapshot.png", axum::routing::get(move || { let s = snapshot.clone(); async move { ([("content-type", "image/png")], s) } }));
+        .route(
+            "/snapshot.png",
+            axum::routing::get(move || {
+                let s = snapshot.clone();
+                async move { ([("content-type", "image/png")], s) }
+            }),
+        );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let camera_addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
@@ -364,15 +457,36 @@ async fn pulled_cameras_mjpeg_and_snapshot_feed_their_tables_and_report_loss() {
     let mut config = test_config(dir.clone(), &["m", "s"]);
     config.camera_timeout_secs = 0.6;
     config.tables[0].camera = tengen_server::CameraConfig::Mjpeg { url: format!("http://{camera_addr}/video") };
-    config.tables[1].camera = tengen_server::CameraConfig::Snapshot { url: format!("http://{camera_addr}/snapshot.png"), interval_ms: 100 };
+    config.tables[1].camera =
+        tengen_server::CameraConfig::Snapshot { url: format!("http://{camera_addr}/snapshot.png"), interval_ms: 100 };
     let server = tengen_server::start(config, test_engines()).await.unwrap();
     let hub = Arc::clone(&server.hub);
     let m = Arc::clone(&hub.tables["m"]);
-    assert!(wait_until(5, || { let m = Arc::clone(&m); async move { m.summary().unwrap().move_number == 1 } }).await, "MJPEG frames were read");
+    assert!(
+        wait_until(5, || {
+            let m = Arc::clone(&m);
+            async move { m.summary().unwrap().move_number == 1 }
+        })
+        .await,
+        "MJPEG frames were read"
+    );
     let s = Arc::clone(&hub.tables["s"]);
-    assert!(wait_until(5, || { let s = Arc::clone(&s); async move { s.summary().unwrap().move_number == 1 } }).await, "snapshots were pulled");
+    assert!(
+        wait_until(5, || {
+            let s = Arc::clone(&s);
+            async move { s.summary().unwrap().move_number == 1 }
+        })
+        .await,
+        "snapshots were pulled"
+    );
     // The stream went silent: the camera is reported lost, with an event.
-    assert!(wait_until(5, || { let m = Arc::clone(&m); async move { m.summary().unwrap().camera == tengen_server::json::CameraStatus::Lost } }).await);
+    assert!(
+        wait_until(5, || {
+            let m = Arc::clone(&m);
+            async move { m.summary().unwrap().camera == tengen_server::json::CameraStatus::Lost }
+        })
+        .await
+    );
     let events = hub.store.events_after(0, Some("m".into()), None, 100).await.unwrap();
     assert!(events.iter().any(|e| e.event.kind.name() == "camera_lost"), "{events:?}");
     // The snapshot camera keeps going meanwhile: one dead camera stalls nobody else.
@@ -397,7 +511,8 @@ async fn the_dashboard_and_its_assets_are_served() {
 
 /// Fetches a table's live SGF.
 async fn sgf_of(hub: &Arc<tengen_server::Hub>, table: &str) -> String {
-    let response = tengen_server::router(Arc::clone(hub)).oneshot(get(&format!("/api/tables/{table}/sgf"))).await.unwrap();
+    let response =
+        tengen_server::router(Arc::clone(hub)).oneshot(get(&format!("/api/tables/{table}/sgf"))).await.unwrap();
     String::from_utf8(axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap().to_vec()).unwrap()
 }
 
@@ -420,7 +535,8 @@ async fn the_arbiter_corrects_the_record_and_the_colours_and_both_survive_a_rest
     }
     assert_eq!(table_json(&hub, "1").await["move_number"], 11);
     let arbiter = |body: Value| post_json("/api/tables/1/arbiter", Some(ARBITER), &body.to_string());
-    let (status, body) = call(&hub, arbiter(json!({"action":"set_colours","swapped":false,"black":"Ann","white":"Bo"}))).await;
+    let (status, body) =
+        call(&hub, arbiter(json!({"action":"set_colours","swapped":false,"black":"Ann","white":"Bo"}))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
 
     // Refused corrections are clear errors and change nothing.
@@ -444,7 +560,10 @@ async fn the_arbiter_corrects_the_record_and_the_colours_and_both_survive_a_rest
     // played which colour; a second finding is a conflict.
     let (status, body) = call(&hub, arbiter(json!({"action":"set_colours","swapped":true}))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert!(body["events"].as_array().unwrap().iter().any(|e| e["kind"] == "wrong_colours" && e["status"] == "confirmed"), "{body}");
+    assert!(
+        body["events"].as_array().unwrap().iter().any(|e| e["kind"] == "wrong_colours" && e["status"] == "confirmed"),
+        "{body}"
+    );
     let (status, _) = call(&hub, arbiter(json!({"action":"set_colours","swapped":true}))).await;
     assert_eq!(status, StatusCode::CONFLICT);
     let sgf = sgf_of(&hub, "1").await;

@@ -198,7 +198,10 @@ impl DevTools {
             // While the page reloads its context can be gone for a moment: an error there is
             // "not yet", not a failure (it made this test flaky on a loaded machine).
             let answer = self
-                .try_call("Runtime.evaluate", json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }))
+                .try_call(
+                    "Runtime.evaluate",
+                    json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
+                )
                 .await;
             if answer.is_ok_and(|result| result["result"]["value"] == json!(true)) {
                 return true;
@@ -212,10 +215,23 @@ impl DevTools {
 async fn feed(hub: &Arc<tengen_server::Hub>, addr: std::net::SocketAddr, stones: &[(u32, u32, char)]) {
     let before = hub.tables["1"].metrics.latency.count();
     let auth = format!("Bearer {CAMERA}");
-    let (status, _, _) = http(addr, "POST", "/api/tables/1/frames", &[("Authorization", &auth), ("Content-Type", "image/png")], &board_png(stones)).await;
+    let (status, _, _) = http(
+        addr,
+        "POST",
+        "/api/tables/1/frames",
+        &[("Authorization", &auth), ("Content-Type", "image/png")],
+        &board_png(stones),
+    )
+    .await;
     assert_eq!(status, 202);
     let handle = Arc::clone(&hub.tables["1"]);
-    assert!(wait_until(5, || { let h = Arc::clone(&handle); async move { h.metrics.latency.count() > before } }).await);
+    assert!(
+        wait_until(5, || {
+            let h = Arc::clone(&handle);
+            async move { h.metrics.latency.count() > before }
+        })
+        .await
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -244,7 +260,12 @@ async fn dashboard_shows_a_new_alert_and_the_arbiter_confirms_it() {
     // The arbiter enters the token (kept in localStorage) and the page reloads with it.
     tools.eval(&format!("localStorage.setItem('tengen.token', '{ARBITER}'); localStorage.setItem('tengen.lang', 'en'); location.reload(); true")).await;
     assert!(
-        tools.wait_for("document.querySelector('#conn') && document.querySelector('#conn').classList.contains('live')", 15).await,
+        tools
+            .wait_for(
+                "document.querySelector('#conn') && document.querySelector('#conn').classList.contains('live')",
+                15
+            )
+            .await,
         "the SSE stream connected"
     );
     assert!(tools.wait_for("document.querySelector('#moves').children.length === 1", 10).await, "the move is listed");
@@ -258,7 +279,10 @@ async fn dashboard_shows_a_new_alert_and_the_arbiter_confirms_it() {
     );
     let text = tools.eval("document.querySelector('#alerts .alert .title').textContent").await;
     assert!(text.as_str().unwrap().contains("Art. 17.5"), "{text}");
-    assert!(tools.wait_for("document.querySelectorAll('#alerts .alert img').length === 2", 10).await, "before/after evidence shown");
+    assert!(
+        tools.wait_for("document.querySelectorAll('#alerts .alert img').length === 2", 10).await,
+        "before/after evidence shown"
+    );
 
     // The arbiter presses Confirm.
     assert_eq!(tools.eval("document.querySelector('#alerts .alert button.confirm').click(); true").await, json!(true));
@@ -267,12 +291,17 @@ async fn dashboard_shows_a_new_alert_and_the_arbiter_confirms_it() {
     assert_eq!(table.open_alerts, 0);
     assert_eq!(table.warnings.black + table.warnings.white, 1, "one warning recorded");
     let events = hub.store.events_after(0, Some("1".into()), None, 100).await.unwrap();
-    assert!(events.iter().any(|e| e.event.kind.name() == "moved_stone" && e.event.status == tengen_referee::Status::Confirmed));
+    assert!(events
+        .iter()
+        .any(|e| e.event.kind.name() == "moved_stone" && e.event.status == tengen_referee::Status::Confirmed));
 
     // The language menu switches the page to Chinese.
     tools.eval("const l = document.querySelector('#lang'); l.value = 'zh-Hans'; l.dispatchEvent(new Event('change')); true").await;
     assert!(tools.wait_for("document.querySelector('[data-i18n=alerts]').textContent === '警示'", 5).await);
-    assert!(tools.wait_for("document.querySelector('#conn').textContent === '在线'", 5).await, "the live badge stays live");
+    assert!(
+        tools.wait_for("document.querySelector('#conn').textContent === '在线'", 5).await,
+        "the live badge stays live"
+    );
     println!("browser test: alert shown and confirmed in headless chromium");
     server.shutdown_now();
     let _ = std::fs::remove_dir_all(dir);
@@ -280,14 +309,17 @@ async fn dashboard_shows_a_new_alert_and_the_arbiter_confirms_it() {
 
 fn base64_decode(text: &str) -> Vec<u8> {
     let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        }.into())
+        Some(
+            match c {
+                b'A'..=b'Z' => c - b'A',
+                b'a'..=b'z' => c - b'a' + 26,
+                b'0'..=b'9' => c - b'0' + 52,
+                b'+' => 62,
+                b'/' => 63,
+                _ => return None,
+            }
+            .into(),
+        )
     };
     let mut out = Vec::new();
     let (mut acc, mut bits) = (0u32, 0);
@@ -319,7 +351,12 @@ async fn capture_dashboard_screenshot() {
     let page = targets.as_array().unwrap().iter().find(|t| t["type"] == "page").unwrap().clone();
     let ws_url = page["webSocketDebuggerUrl"].as_str().unwrap();
     let mut tools = DevTools::connect(port, &ws_url[ws_url.find("/devtools").unwrap()..]).await;
-    tools.call("Emulation.setDeviceMetricsOverride", json!({"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": false})).await;
+    tools
+        .call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": false}),
+        )
+        .await;
     tools.call("Page.navigate", json!({ "url": url })).await;
     let hall = !url.contains("#/table/");
     let ready = if hall {
@@ -329,7 +366,11 @@ async fn capture_dashboard_screenshot() {
     };
     assert!(tools.wait_for(ready, 30).await);
     // Best with an open alert on screen (the demo raises them as it goes): wait a while for one.
-    let alert = if hall { "!!document.querySelector('.card.alerting')" } else { "document.querySelectorAll('#alerts .alert img').length >= 2" };
+    let alert = if hall {
+        "!!document.querySelector('.card.alerting')"
+    } else {
+        "document.querySelectorAll('#alerts .alert img').length >= 2"
+    };
     if tools.wait_for(alert, 120).await {
         println!("an alert is on screen");
     }
@@ -355,18 +396,35 @@ async fn open_browser_with(binary: &PathBuf, extra: &[String]) -> (Browser, DevT
 }
 
 /// Posts one frame to a table and waits until it is analysed.
-async fn feed_table(hub: &Arc<tengen_server::Hub>, addr: std::net::SocketAddr, table: &str, stones: &[(u32, u32, char)]) {
+async fn feed_table(
+    hub: &Arc<tengen_server::Hub>,
+    addr: std::net::SocketAddr,
+    table: &str,
+    stones: &[(u32, u32, char)],
+) {
     let before = hub.tables[table].metrics.latency.count();
     let auth = format!("Bearer {CAMERA}");
     let path = format!("/api/tables/{table}/frames");
-    let (status, _, _) = http(addr, "POST", &path, &[("Authorization", &auth), ("Content-Type", "image/png")], &board_png(stones)).await;
+    let (status, _, _) =
+        http(addr, "POST", &path, &[("Authorization", &auth), ("Content-Type", "image/png")], &board_png(stones)).await;
     assert_eq!(status, 202);
     let handle = Arc::clone(&hub.tables[table]);
-    assert!(wait_until(5, || { let h = Arc::clone(&handle); async move { h.metrics.latency.count() > before } }).await);
+    assert!(
+        wait_until(5, || {
+            let h = Arc::clone(&handle);
+            async move { h.metrics.latency.count() > before }
+        })
+        .await
+    );
 }
 
 /// Shows a board until the real referee accepts it.
-async fn show_board(hub: &Arc<tengen_server::Hub>, addr: std::net::SocketAddr, table: &str, stones: &[(u32, u32, char)]) {
+async fn show_board(
+    hub: &Arc<tengen_server::Hub>,
+    addr: std::net::SocketAddr,
+    table: &str,
+    stones: &[(u32, u32, char)],
+) {
     for _ in 0..6 {
         feed_table(hub, addr, table, stones).await;
     }
@@ -407,16 +465,34 @@ async fn each_language_shows_every_visible_string_translated() {
     tools.eval(&format!("localStorage.setItem('tengen.token', '{ARBITER}'); true")).await;
     let names: Vec<String> = hub.tables.values().map(|t| t.name.clone()).collect();
     for (lang, word) in [("en", "Alerts"), ("zh-Hans", "警示"), ("zh-Hant", "警示")] {
-        tools.eval(&format!("localStorage.setItem('tengen.lang', '{lang}'); location.hash = '#/'; location.reload(); true")).await;
-        assert!(tools.wait_for("!!document.querySelector('#conn.live') && document.querySelectorAll('.card').length === 2", 15).await, "{lang}: hall");
+        tools
+            .eval(&format!(
+                "localStorage.setItem('tengen.lang', '{lang}'); location.hash = '#/'; location.reload(); true"
+            ))
+            .await;
+        assert!(
+            tools
+                .wait_for(
+                    "!!document.querySelector('#conn.live') && document.querySelectorAll('.card').length === 2",
+                    15
+                )
+                .await,
+            "{lang}: hall"
+        );
         assert!(tools.wait_for("!!document.querySelector('.card .newest') && document.querySelector('.card .newest').textContent.length > 0", 10).await, "{lang}: the newest alert on its card");
         let hall = tools.eval(VISIBLE_TEXT).await.as_str().unwrap_or_default().to_owned();
         tools.eval("location.hash = '#/table/1'; true").await;
         assert!(tools.wait_for("document.querySelectorAll('#alerts .alert img').length === 2 && document.querySelectorAll('#events li').length > 2", 15).await, "{lang}: table 1 with its alert");
-        assert!(tools.wait_for(&format!("document.querySelector('[data-i18n=alerts]').textContent === '{word}'"), 5).await, "{lang}");
+        assert!(
+            tools.wait_for(&format!("document.querySelector('[data-i18n=alerts]').textContent === '{word}'"), 5).await,
+            "{lang}"
+        );
         let table1 = tools.eval(VISIBLE_TEXT).await.as_str().unwrap_or_default().to_owned();
         tools.eval("location.hash = '#/table/2'; true").await;
-        assert!(tools.wait_for("document.querySelector('#moves').children.length === 2", 15).await, "{lang}: table 2 with its moves");
+        assert!(
+            tools.wait_for("document.querySelector('#moves').children.length === 2", 15).await,
+            "{lang}: table 2 with its moves"
+        );
         let table2 = tools.eval(VISIBLE_TEXT).await.as_str().unwrap_or_default().to_owned();
         let wins = match lang {
             "en" => "White wins by",
@@ -429,7 +505,10 @@ async fn each_language_shows_every_visible_string_translated() {
             assert!(untranslated.is_empty(), "{lang}, {page}: untranslated {untranslated:?} in:\n{text}");
         }
         if lang != "en" {
-            assert!(table1.contains(if lang == "zh-Hans" { "第二条" } else { "第二條" }), "{lang}: articles in the rules' wording:\n{table1}");
+            assert!(
+                table1.contains(if lang == "zh-Hans" { "第二条" } else { "第二條" }),
+                "{lang}: articles in the rules' wording:\n{table1}"
+            );
         }
     }
     println!("browser test: English, 简体中文 and 繁體中文 complete on the hall and table views");
@@ -442,7 +521,17 @@ async fn each_language_shows_every_visible_string_translated() {
 /// brand and the language menu aside).
 fn untranslated_words(lang: &str, text: &str, table_names: &[String]) -> Vec<String> {
     let mut text = text.to_owned();
-    for allowed in table_names.iter().map(String::as_str).chain(["Tengen", "天元", "English", "简体中文", "繁體中文", "OpenGotha", "XML", "CSV", "ZIP"]) {
+    for allowed in table_names.iter().map(String::as_str).chain([
+        "Tengen",
+        "天元",
+        "English",
+        "简体中文",
+        "繁體中文",
+        "OpenGotha",
+        "XML",
+        "CSV",
+        "ZIP",
+    ]) {
         text = text.replace(allowed, " ");
     }
     if lang == "en" {
@@ -465,7 +554,15 @@ async fn an_alerts_evidence_is_zoomed_on_its_points_and_rings_them() {
     let (_browser, mut tools) = open_browser(&binary).await;
     tools.call("Page.navigate", json!({ "url": format!("http://{addr}/#/table/1") })).await;
     assert!(tools.wait_for("document.querySelectorAll('#alerts .alert img').length === 2", 15).await);
-    assert!(tools.wait_for("[...document.querySelectorAll('#alerts .alert img')].every((i) => i.complete && i.naturalWidth > 0)", 10).await, "the evidence loads");
+    assert!(
+        tools
+            .wait_for(
+                "[...document.querySelectorAll('#alerts .alert img')].every((i) => i.complete && i.naturalWidth > 0)",
+                10
+            )
+            .await,
+        "the evidence loads"
+    );
     // The crop is zoomed (wider than the 19-pixel frame) and its points are ringed in orange.
     let probe = "(() => { const img = document.querySelectorAll('#alerts .alert img')[1]; const c = document.createElement('canvas'); c.width = img.naturalWidth; c.height = img.naturalHeight; const x = c.getContext('2d'); x.drawImage(img, 0, 0); const d = x.getImageData(0, 0, c.width, c.height).data; let orange = 0; for (let i = 0; i < d.length; i += 4) if (d[i] > 200 && d[i + 1] > 80 && d[i + 1] < 170 && d[i + 2] < 90) orange++; return { w: c.width, orange }; })()";
     let seen = tools.eval(probe).await;
@@ -500,11 +597,21 @@ async fn a_token_is_checked_when_entered_or_pasted() {
     assert!(tools.wait_for("document.body.classList.contains('readonly')", 5).await);
     // A wrong token typed and confirmed with Enter: said at once, still read-only, not kept.
     tools.eval("const i = document.querySelector('#token'); i.value = 'not-the-token'; i.dispatchEvent(new Event('change')); true").await;
-    assert!(tools.wait_for("document.querySelector('#mode').textContent.includes('wrong token')", 5).await, "a wrong token is said at once");
-    assert!(tools.wait_for("document.body.classList.contains('readonly') && !localStorage.getItem('tengen.token')", 5).await);
+    assert!(
+        tools.wait_for("document.querySelector('#mode').textContent.includes('wrong token')", 5).await,
+        "a wrong token is said at once"
+    );
+    assert!(
+        tools
+            .wait_for("document.body.classList.contains('readonly') && !localStorage.getItem('tengen.token')", 5)
+            .await
+    );
     // The right token pasted, without Enter: checked and accepted.
     tools.eval(&format!("const j = document.querySelector('#token'); j.value = '{ARBITER}'; j.dispatchEvent(new Event('paste')); true")).await;
-    assert!(tools.wait_for("document.querySelector('#mode').textContent.includes('arbiter')", 5).await, "a pasted token is checked");
+    assert!(
+        tools.wait_for("document.querySelector('#mode').textContent.includes('arbiter')", 5).await,
+        "a pasted token is checked"
+    );
     assert!(tools.wait_for("!document.body.classList.contains('readonly')", 5).await, "arbiter mode");
     assert_eq!(tools.eval("localStorage.getItem('tengen.token')").await, json!(ARBITER));
     println!("browser test: token checked on Enter and on paste");
@@ -532,14 +639,22 @@ async fn a_hall_of_a_hundred_tables_puts_the_tables_that_need_the_arbiter_first(
     assert!(tools.wait_for("document.readyState === 'complete' && typeof I18N === 'object'", 15).await);
     tools.eval("localStorage.setItem('tengen.lang', 'en'); localStorage.setItem('tengen.sort', 'need'); location.reload(); true").await;
     assert!(tools.wait_for("document.querySelectorAll('.card').length === 100", 20).await, "a hundred cards");
-    let order = "[...document.querySelectorAll('.card')].filter((c) => !c.hidden).slice(0, 5).map((c) => c.dataset.table)";
-    assert_eq!(tools.eval(order).await, json!(["73", "8", "41", "1", "2"]), "tables with alerts first, longest waiting first");
+    let order =
+        "[...document.querySelectorAll('.card')].filter((c) => !c.hidden).slice(0, 5).map((c) => c.dataset.table)";
+    assert_eq!(
+        tools.eval(order).await,
+        json!(["73", "8", "41", "1", "2"]),
+        "tables with alerts first, longest waiting first"
+    );
     let newest = tools.eval("document.querySelector('.card .newest').textContent").await;
     let newest = newest.as_str().unwrap_or_default();
     assert!(newest.contains("Art. 2") && newest.contains("board at the start") && newest.contains("open"), "{newest}");
     // Only the tables that need the arbiter.
     tools.eval("(() => { const o = document.querySelector('#only-need'); o.checked = true; o.dispatchEvent(new Event('change')); return true; })()").await;
-    assert!(tools.wait_for("[...document.querySelectorAll('.card')].filter((c) => !c.hidden).length === 3", 5).await, "filtered to three");
+    assert!(
+        tools.wait_for("[...document.querySelectorAll('.card')].filter((c) => !c.hidden).length === 3", 5).await,
+        "filtered to three"
+    );
     let count_ok = tools.wait_for("document.querySelector('#hall-count').textContent === '3 of 100 tables'", 5).await;
     assert!(count_ok, "{}", tools.eval("document.querySelector('#hall-count').textContent").await);
     // By table number again.
@@ -596,7 +711,14 @@ async fn a_phone_page_films_a_game_and_its_moves_arrive() {
     let auth = format!("Bearer {ARBITER}");
     let (status, _, _) = http(addr, "GET", "/api/tables/1/phone", &[], b"").await;
     assert_eq!(status, 401, "the link carries a camera token: arbiters only");
-    let (status, _, body) = http(addr, "GET", "/api/tables/1/phone", &[("Authorization", &auth), ("Host", &format!("127.0.0.1:{}", addr.port()))], b"").await;
+    let (status, _, body) = http(
+        addr,
+        "GET",
+        "/api/tables/1/phone",
+        &[("Authorization", &auth), ("Host", &format!("127.0.0.1:{}", addr.port()))],
+        b"",
+    )
+    .await;
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
     let link: Value = serde_json::from_slice(&body).unwrap();
     let url = link["url"].as_str().unwrap().to_owned();
@@ -604,7 +726,14 @@ async fn a_phone_page_films_a_game_and_its_moves_arrive() {
     assert!(link["svg"].as_str().unwrap_or("").starts_with("<?xml"), "a QR code");
     // The phone's token is good for its table only.
     let token = url.split("#token=").nth(1).unwrap().to_owned();
-    let (status, _, _) = http(addr, "POST", "/api/tables/1/frames", &[("Authorization", &format!("Bearer {token}")), ("Content-Type", "image/png")], b"").await;
+    let (status, _, _) = http(
+        addr,
+        "POST",
+        "/api/tables/1/frames",
+        &[("Authorization", &format!("Bearer {token}")), ("Content-Type", "image/png")],
+        b"",
+    )
+    .await;
     assert_ne!(status, 403, "the phone token is accepted at its table");
 
     let fake_camera = vec![
@@ -625,11 +754,22 @@ async fn a_phone_page_films_a_game_and_its_moves_arrive() {
     }
     let live = table.live().unwrap();
     let recorded: Vec<Option<String>> = live.view.moves.iter().map(|m| m.point.clone()).collect();
-    assert!(recorded.len() >= 3, "moves arrived from the phone: {recorded:?}; frames {}, error {:?}", table.metrics.frames_received.load(std::sync::atomic::Ordering::Relaxed), live.last_error);
+    assert!(
+        recorded.len() >= 3,
+        "moves arrived from the phone: {recorded:?}; frames {}, error {:?}",
+        table.metrics.frames_received.load(std::sync::atomic::Ordering::Relaxed),
+        live.last_error
+    );
     // The opening's first moves, in order: Q16, D16, Q4.
     assert_eq!(&recorded[..3], &[Some("pd".to_owned()), Some("dd".to_owned()), Some("pp".to_owned())]);
-    assert!(tools.wait_for("document.querySelector('#state').classList.contains('ok')", 5).await, "the page says it is sending");
-    println!("browser test: a phone page (fake camera playing a rendered game) delivered {} moves over HTTPS", recorded.len());
+    assert!(
+        tools.wait_for("document.querySelector('#state').classList.contains('ok')", 5).await,
+        "the page says it is sending"
+    );
+    println!(
+        "browser test: a phone page (fake camera playing a rendered game) delivered {} moves over HTTPS",
+        recorded.len()
+    );
     server.shutdown_now();
     let _ = std::fs::remove_dir_all(dir);
 }

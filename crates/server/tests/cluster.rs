@@ -83,7 +83,15 @@ async fn get_text(addr: std::net::SocketAddr, path: &str) -> String {
 
 async fn post_png(addr: std::net::SocketAddr, table: &str, stones: &[(u32, u32, char)]) -> u16 {
     let auth = format!("Bearer {CAMERA}");
-    http(addr, "POST", &format!("/api/tables/{table}/frames"), &[("Authorization", &auth), ("Content-Type", "image/png")], &board_png(stones)).await.0
+    http(
+        addr,
+        "POST",
+        &format!("/api/tables/{table}/frames"),
+        &[("Authorization", &auth), ("Content-Type", "image/png")],
+        &board_png(stones),
+    )
+    .await
+    .0
 }
 
 /// The node's events, without the evidence flag (evidence images stay on the node that made
@@ -123,7 +131,10 @@ async fn stream_events(nats: &str, table: &str) -> Vec<Value> {
     let last = stream.get_last_raw_message_by_subject(&subject).await.unwrap().sequence;
     let _ = stream.info().await.unwrap();
     let consumer = stream
-        .create_consumer(async_nats::jetstream::consumer::pull::OrderedConfig { filter_subject: subject, ..Default::default() })
+        .create_consumer(async_nats::jetstream::consumer::pull::OrderedConfig {
+            filter_subject: subject,
+            ..Default::default()
+        })
         .await
         .unwrap();
     let mut messages = consumer.messages().await.unwrap();
@@ -202,7 +213,12 @@ async fn an_unreachable_nats_is_said_at_start() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut config = test_config(temp_dir("cluster-unreachable"), &["a"]);
     let url = format!("nats://127.0.0.1:{port}");
-    config.cluster = Some(tengen_server::config::ClusterConfig { nats: url.clone(), node: "n1".into(), lease_ttl_secs: 3.0, replicas: 1 });
+    config.cluster = Some(tengen_server::config::ClusterConfig {
+        nats: url.clone(),
+        node: "n1".into(),
+        lease_ttl_secs: 3.0,
+        replicas: 1,
+    });
     let Err(err) = tengen_server::start(config, test_engines()).await else { panic!("started without NATS") };
     let text = err.to_string();
     assert!(text.contains("cannot reach NATS at") && text.contains(&url), "{text}");
@@ -261,7 +277,11 @@ async fn play(nodes: &[std::net::SocketAddr], tables: &[String], moves: std::ops
                     let deadline = Instant::now() + Duration::from_secs(30);
                     while seen.lock().unwrap().get(&table).copied().unwrap_or(0) < u64::try_from(n).unwrap() {
                         assert!(Instant::now() < deadline, "table {table} never reached move {n}");
-                        let _ = tokio::time::timeout(Duration::from_secs(2), post_png(nodes[turn % nodes.len()], &table, &position(n))).await;
+                        let _ = tokio::time::timeout(
+                            Duration::from_secs(2),
+                            post_png(nodes[turn % nodes.len()], &table, &position(n)),
+                        )
+                        .await;
                         turn += 1;
                         tokio::time::sleep(Duration::from_millis(150)).await;
                     }
@@ -328,12 +348,21 @@ async fn three_nodes_share_thirty_tables_and_take_over_a_killed_nodes_tables() {
     for table in &tables {
         let events = stream_events(&nats.url, table).await;
         let earlier = &before[table];
-        assert_eq!(&events[..earlier.len()], &earlier[..], "table {table}: every event before the kill, once, in order");
-        let moves: Vec<u64> = events.iter().filter(|e| e["kind"] == "move").map(|e| e["move_number"].as_u64().unwrap()).collect();
+        assert_eq!(
+            &events[..earlier.len()],
+            &earlier[..],
+            "table {table}: every event before the kill, once, in order"
+        );
+        let moves: Vec<u64> =
+            events.iter().filter(|e| e["kind"] == "move").map(|e| e["move_number"].as_u64().unwrap()).collect();
         assert_eq!(moves, (1..=6).collect::<Vec<u64>>(), "table {table}: each move once");
         let owner = nodes.iter().find(|(n, _)| *n == owners[table]).unwrap().1;
         let sgf = get_text(owner, &format!("/api/tables/{table}/sgf")).await;
-        assert_eq!(sgf, get_text(single.addr, &format!("/api/tables/{table}/sgf")).await, "table {table}: the record of a single node");
+        assert_eq!(
+            sgf,
+            get_text(single.addr, &format!("/api/tables/{table}/sgf")).await,
+            "table {table}: the record of a single node"
+        );
     }
     single.shutdown_now();
     for (i, mut child) in children.into_iter().enumerate() {

@@ -61,7 +61,15 @@ async fn get_json(addr: std::net::SocketAddr, path: &str) -> Value {
 
 async fn post_png(addr: std::net::SocketAddr, table: &str, stones: &[(u32, u32, char)]) -> u16 {
     let auth = format!("Bearer {CAMERA}");
-    http(addr, "POST", &format!("/api/tables/{table}/frames"), &[("Authorization", &auth), ("Content-Type", "image/png")], &board_png(stones)).await.0
+    http(
+        addr,
+        "POST",
+        &format!("/api/tables/{table}/frames"),
+        &[("Authorization", &auth), ("Content-Type", "image/png")],
+        &board_png(stones),
+    )
+    .await
+    .0
 }
 
 async fn all_events(addr: std::net::SocketAddr) -> Vec<Value> {
@@ -71,10 +79,12 @@ async fn all_events(addr: std::net::SocketAddr) -> Vec<Value> {
 /// Stones of a game in progress after `n` moves (distinct points, rows 0, 3, 6, …; the test
 /// referee does not capture).
 fn position(n: usize) -> Vec<(u32, u32, char)> {
-    (0..n).map(|i| {
-        let i = u32::try_from(i).unwrap();
-        (i % 19, (i / 19) * 3, if i % 2 == 0 { 'B' } else { 'W' })
-    }).collect()
+    (0..n)
+        .map(|i| {
+            let i = u32::try_from(i).unwrap();
+            (i % 19, (i / 19) * 3, if i % 2 == 0 { 'B' } else { 'W' })
+        })
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -90,10 +100,14 @@ async fn kill_9_mid_game_loses_no_event_and_resumes_the_position() {
     post_png(addr, "2", &[(3, 3, 'B')]).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     post_png(addr, "2", &[]).await;
-    assert!(wait_until(10, || async move {
-        get_json(addr, "/api/tables/1").await["move_number"] == 12
-            && get_json(addr, "/api/tables/2").await["open_alerts"] == 1
-    }).await, "the game reached move 12 and table 2 has its alert");
+    assert!(
+        wait_until(10, || async move {
+            get_json(addr, "/api/tables/1").await["move_number"] == 12
+                && get_json(addr, "/api/tables/2").await["open_alerts"] == 1
+        })
+        .await,
+        "the game reached move 12 and table 2 has its alert"
+    );
 
     // Frames in flight at the moment of the kill.
     let flood = tokio::spawn(async move {
@@ -129,9 +143,13 @@ async fn kill_9_mid_game_loses_no_event_and_resumes_the_position() {
     // And the game goes on from there.
     let next = record.len() + 1;
     assert_eq!(post_png(addr, "1", &position(next)).await, 202);
-    assert!(wait_until(10, || async move {
-        get_json(addr, "/api/tables/1").await["move_number"].as_u64() == Some(u64::try_from(next).unwrap())
-    }).await, "play continues after the restart");
+    assert!(
+        wait_until(10, || async move {
+            get_json(addr, "/api/tables/1").await["move_number"].as_u64() == Some(u64::try_from(next).unwrap())
+        })
+        .await,
+        "play continues after the restart"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     let _ = std::fs::remove_dir_all(dir);

@@ -33,7 +33,9 @@ async fn collect_sse(addr: std::net::SocketAddr, out: Arc<std::sync::Mutex<Vec<V
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     stream
-        .write_all(format!("GET /api/stream?table=1 HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n").as_bytes())
+        .write_all(
+            format!("GET /api/stream?table=1 HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n").as_bytes(),
+        )
         .await
         .unwrap();
     let mut lines = BufReader::new(stream).lines();
@@ -91,10 +93,24 @@ async fn rendered_game_with_infractions_gives_alerts_over_sse_and_the_right_sgf(
         clock.0.store(start_ms + ((time_s - first) * 1000.0) as i64, Ordering::SeqCst);
         let before = table.metrics.latency.count();
         let bytes = std::fs::read(file).unwrap();
-        let (status, _, body) = http(addr, "POST", "/api/tables/1/frames", &[("Authorization", &auth), ("Content-Type", "image/jpeg")], &bytes).await;
+        let (status, _, body) = http(
+            addr,
+            "POST",
+            "/api/tables/1/frames",
+            &[("Authorization", &auth), ("Content-Type", "image/jpeg")],
+            &bytes,
+        )
+        .await;
         assert_eq!(status, 202, "{}", String::from_utf8_lossy(&body));
         let t = Arc::clone(&table);
-        assert!(wait_until(30, || { let t = Arc::clone(&t); async move { t.metrics.latency.count() > before } }).await, "frame processed");
+        assert!(
+            wait_until(30, || {
+                let t = Arc::clone(&t);
+                async move { t.metrics.latency.count() > before }
+            })
+            .await,
+            "frame processed"
+        );
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
 
@@ -102,7 +118,12 @@ async fn rendered_game_with_infractions_gives_alerts_over_sse_and_the_right_sgf(
     let kinds: Vec<String> = events.iter().map(|e| e["kind"].as_str().unwrap().to_owned()).collect();
     println!("e2e events over SSE: {kinds:?}");
     let summary = table.summary().unwrap();
-    println!("e2e: {} frames, {} analysis errors, {} moves", summary.frames, table.metrics.analysis_errors.load(Ordering::SeqCst), summary.move_number);
+    println!(
+        "e2e: {} frames, {} analysis errors, {} moves",
+        summary.frames,
+        table.metrics.analysis_errors.load(Ordering::SeqCst),
+        summary.move_number
+    );
     let alert = |kind: &str| events.iter().find(|e| e["kind"] == kind && e["severity"] == "alert").cloned();
     let missed = alert("missed_capture").expect("a missed capture alert over SSE");
     assert_eq!(missed["article"], "Art. 18.2");
@@ -119,7 +140,14 @@ async fn rendered_game_with_infractions_gives_alerts_over_sse_and_the_right_sgf(
     // The arbiter confirms the missed capture.
     let body = serde_json::json!({"action": "confirm", "alert_id": missed["alert_id"]}).to_string();
     let auth_arbiter = format!("Bearer {ARBITER}");
-    let (status, _, reply) = http(addr, "POST", "/api/tables/1/arbiter", &[("Authorization", &auth_arbiter), ("Content-Type", "application/json")], body.as_bytes()).await;
+    let (status, _, reply) = http(
+        addr,
+        "POST",
+        "/api/tables/1/arbiter",
+        &[("Authorization", &auth_arbiter), ("Content-Type", "application/json")],
+        body.as_bytes(),
+    )
+    .await;
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&reply));
 
     // The record: the expected moves of the sample, with the infractions as comments.
@@ -129,14 +157,17 @@ async fn rendered_game_with_infractions_gives_alerts_over_sse_and_the_right_sgf(
     println!("e2e SGF: {sgf}");
     let expected = std::fs::read_to_string(dir.join("expected.sgf")).unwrap();
     let moves = |text: &str| -> Vec<String> {
-        text.split(';').skip(2).filter_map(|node| {
-            let node = node.trim_start();
-            let colour = node.chars().next()?;
-            if colour != 'B' && colour != 'W' || node.as_bytes().get(1) != Some(&b'[') {
-                return None;
-            }
-            Some(node[..node.find(']')? + 1].to_owned())
-        }).collect()
+        text.split(';')
+            .skip(2)
+            .filter_map(|node| {
+                let node = node.trim_start();
+                let colour = node.chars().next()?;
+                if colour != 'B' && colour != 'W' || node.as_bytes().get(1) != Some(&b'[') {
+                    return None;
+                }
+                Some(node[..node.find(']')? + 1].to_owned())
+            })
+            .collect()
     };
     let expected_moves = moves(&expected);
     let got_moves = moves(&sgf);

@@ -15,8 +15,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn json_of(body: &[u8]) -> Value {
-    serde_json::from_slice(body)
-        .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(body)))
+    serde_json::from_slice(body).unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(body)))
 }
 
 /// A textured JPEG large enough for the service (its scan holds real coefficients).
@@ -25,24 +24,14 @@ fn jpeg(width: u32, height: u32) -> Vec<u8> {
         image::Rgb([(x * 3 % 256) as u8, ((x ^ y) % 256) as u8, (y % 256) as u8])
     });
     let mut out = Vec::new();
-    img.write_to(
-        &mut std::io::Cursor::new(&mut out),
-        image::ImageFormat::Jpeg,
-    )
-    .unwrap();
+    img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Jpeg).unwrap();
     out
 }
 
 async fn post_frame(addr: std::net::SocketAddr, kind: &str, body: &[u8]) -> (u16, Value) {
     let auth = format!("Bearer {CAMERA}");
-    let (status, _, body) = http(
-        addr,
-        "POST",
-        "/api/tables/1/frames",
-        &[("Authorization", &auth), ("Content-Type", kind)],
-        body,
-    )
-    .await;
+    let (status, _, body) =
+        http(addr, "POST", "/api/tables/1/frames", &[("Authorization", &auth), ("Content-Type", kind)], body).await;
     (status, json_of(&body))
 }
 
@@ -50,17 +39,12 @@ async fn post_frame(addr: std::net::SocketAddr, kind: &str, body: &[u8]) -> (u16
 async fn a_second_service_on_the_same_data_folder_is_refused_and_names_the_first() {
     // Item 2: both ran, and both appended "Black passes (move 1)" to the same game.
     let dir = temp_dir("hostile-lock");
-    let first = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines())
-        .await
-        .unwrap();
+    let first = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines()).await.unwrap();
     let second = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines()).await;
     match second {
         Err(err @ tengen_server::ServerError::Locked(_)) => {
             let message = err.to_string();
-            assert!(
-                message.contains(&format!("pid {}", std::process::id())),
-                "{message}"
-            );
+            assert!(message.contains(&format!("pid {}", std::process::id())), "{message}");
             assert!(message.contains("in use"), "{message}");
         }
         Err(other) => panic!("refused for another reason: {other}"),
@@ -68,9 +52,7 @@ async fn a_second_service_on_the_same_data_folder_is_refused_and_names_the_first
     }
     first.shutdown().await.unwrap();
     // Once the first is gone the folder is free again.
-    let again = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines())
-        .await
-        .unwrap();
+    let again = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines()).await.unwrap();
     again.shutdown().await.unwrap();
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -78,9 +60,7 @@ async fn a_second_service_on_the_same_data_folder_is_refused_and_names_the_first
 #[tokio::test]
 async fn corrupt_and_oversized_frames_are_refused_at_the_edge() {
     let dir = temp_dir("hostile-frames");
-    let server = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines())
-        .await
-        .unwrap();
+    let server = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines()).await.unwrap();
     let whole = jpeg(320, 240);
     let (status, body) = post_frame(server.addr, "image/jpeg", &whole).await;
     assert_eq!(status, 202, "{body}");
@@ -88,45 +68,20 @@ async fn corrupt_and_oversized_frames_are_refused_at_the_edge() {
     let mut cut = whole[..whole.len() * 2 / 3].to_vec();
     cut.extend_from_slice(&[0xFF, 0xD9]);
     let (status, body) = post_frame(server.addr, "image/jpeg", &cut).await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (422, Some("corrupt_image")),
-        "{body}"
-    );
+    assert_eq!((status, body["error"].as_str()), (422, Some("corrupt_image")), "{body}");
     // Item 3: 16-bit PNGs and frames over the pixel limit were accepted (202).
-    let deep = image::DynamicImage::ImageRgba16(image::ImageBuffer::from_pixel(
-        100,
-        100,
-        image::Rgba([0u16, 0, 0, 0]),
-    ));
+    let deep = image::DynamicImage::ImageRgba16(image::ImageBuffer::from_pixel(100, 100, image::Rgba([0u16, 0, 0, 0])));
     let mut png16 = Vec::new();
-    deep.write_to(
-        &mut std::io::Cursor::new(&mut png16),
-        image::ImageFormat::Png,
-    )
-    .unwrap();
+    deep.write_to(&mut std::io::Cursor::new(&mut png16), image::ImageFormat::Png).unwrap();
     let (status, body) = post_frame(server.addr, "image/png", &png16).await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (422, Some("unsupported_frame")),
-        "{body}"
-    );
+    assert_eq!((status, body["error"].as_str()), (422, Some("unsupported_frame")), "{body}");
     let big = image::GrayImage::new(4200, 3100);
     let mut big_png = Vec::new();
-    big.write_to(
-        &mut std::io::Cursor::new(&mut big_png),
-        image::ImageFormat::Png,
-    )
-    .unwrap();
+    big.write_to(&mut std::io::Cursor::new(&mut big_png), image::ImageFormat::Png).unwrap();
     let (status, body) = post_frame(server.addr, "image/png", &big_png).await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (422, Some("unsupported_frame")),
-        "{body}"
-    );
+    assert_eq!((status, body["error"].as_str()), (422, Some("unsupported_frame")), "{body}");
     // The shared fuzz findings, when present: the bomb and the two bit-flipped photos.
-    let findings = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/datasets/fuzz-findings");
+    let findings = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/fuzz-findings");
     if findings.is_dir() {
         for (name, kind) in [
             ("png_bomb_6320_rgba16.png", "image/png"),
@@ -142,15 +97,8 @@ async fn corrupt_and_oversized_frames_are_refused_at_the_edge() {
     }
     // A posting camera that sends frames the service refuses is seen in the hall (item 11).
     let (_, _, tables) = http(server.addr, "GET", "/api/tables", &[], b"").await;
-    let error = json_of(&tables)[0]["camera_error"]
-        .as_str()
-        .map(str::to_owned);
-    assert!(
-        error
-            .as_deref()
-            .is_some_and(|e| e.starts_with("frame refused")),
-        "{error:?}"
-    );
+    let error = json_of(&tables)[0]["camera_error"].as_str().map(str::to_owned);
+    assert!(error.as_deref().is_some_and(|e| e.starts_with("frame refused")), "{error:?}");
     server.shutdown_now();
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -183,10 +131,7 @@ async fn slow_clients_are_cut_off_and_connections_are_capped() {
     let addr = server.addr;
     // Headers that never end: closed after the header timeout.
     let mut slow_headers = tokio::net::TcpStream::connect(addr).await.unwrap();
-    slow_headers
-        .write_all(b"GET /api/tables HTTP/1.1\r\nHost: x\r\n")
-        .await
-        .unwrap();
+    slow_headers.write_all(b"GET /api/tables HTTP/1.1\r\nHost: x\r\n").await.unwrap();
     let (closed, _) = closed_within(&mut slow_headers, Duration::from_secs(5)).await;
     assert!(closed, "a connection with unfinished headers stayed open");
     // A body that never ends: answered 408 and closed after the body timeout.
@@ -196,10 +141,7 @@ async fn slow_clients_are_cut_off_and_connections_are_capped() {
     slow_body.write_all(&[0xFF, 0xD8, 0xFF]).await.unwrap();
     let (closed, answer) = closed_within(&mut slow_body, Duration::from_secs(5)).await;
     let answer = String::from_utf8_lossy(&answer);
-    assert!(
-        closed && answer.starts_with("HTTP/1.1 408"),
-        "closed {closed}: {answer}"
-    );
+    assert!(closed && answer.starts_with("HTTP/1.1 408"), "closed {closed}: {answer}");
     assert!(answer.contains("request_timeout"), "{answer}");
     // Six idle connections hold the cap; a seventh is answered 503 with the API's JSON error,
     // and once they are gone the service answers again.
@@ -211,19 +153,10 @@ async fn slow_clients_are_cut_off_and_connections_are_capped() {
     let mut extra = tokio::net::TcpStream::connect(addr).await.unwrap();
     let (closed, answer) = closed_within(&mut extra, Duration::from_secs(3)).await;
     let answer = String::from_utf8_lossy(&answer);
-    assert!(
-        closed && answer.starts_with("HTTP/1.1 503") && answer.contains("too_many_connections"),
-        "{answer}"
-    );
+    assert!(closed && answer.starts_with("HTTP/1.1 503") && answer.contains("too_many_connections"), "{answer}");
     drop(idle);
-    let served = wait_until(5, || async move {
-        http(addr, "GET", "/healthz", &[], b"").await.0 == 200
-    })
-    .await;
-    assert!(
-        served,
-        "the service answers once the idle connections are gone"
-    );
+    let served = wait_until(5, || async move { http(addr, "GET", "/healthz", &[], b"").await.0 == 200 }).await;
+    assert!(served, "the service answers once the idle connections are gone");
     server.shutdown_now();
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -231,9 +164,7 @@ async fn slow_clients_are_cut_off_and_connections_are_capped() {
 #[tokio::test]
 async fn every_error_is_json_and_every_answer_has_the_security_headers() {
     let dir = temp_dir("hostile-json");
-    let server = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines())
-        .await
-        .unwrap();
+    let server = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines()).await.unwrap();
     // Item 6: 405 with an empty body; plain-text 400 for a path parameter that is not a number.
     for (method, path, status, code) in [
         ("DELETE", "/api/tables", 405, "method_not_allowed"),
@@ -245,17 +176,8 @@ async fn every_error_is_json_and_every_answer_has_the_security_headers() {
         ("GET", "/api/nothing", 404, "not_found"),
     ] {
         let (got, head, body) = http(server.addr, method, path, &[], b"").await;
-        assert_eq!(
-            got,
-            status,
-            "{method} {path}: {}",
-            String::from_utf8_lossy(&body)
-        );
-        assert!(
-            head.to_ascii_lowercase()
-                .contains("content-type: application/json"),
-            "{method} {path}: {head}"
-        );
+        assert_eq!(got, status, "{method} {path}: {}", String::from_utf8_lossy(&body));
+        assert!(head.to_ascii_lowercase().contains("content-type: application/json"), "{method} {path}: {head}");
         assert_eq!(json_of(&body)["error"], code, "{method} {path}");
     }
     // Item 12: the dashboard (which keeps the arbiter's token) cannot be framed, run foreign
@@ -263,11 +185,9 @@ async fn every_error_is_json_and_every_answer_has_the_security_headers() {
     for path in ["/", "/dashboard.js", "/api/tables", "/api/nothing"] {
         let (_, head, _) = http(server.addr, "GET", path, &[], b"").await;
         let head = head.to_ascii_lowercase();
-        for header in [
-            "content-security-policy: default-src 'self'",
-            "x-frame-options: deny",
-            "x-content-type-options: nosniff",
-        ] {
+        for header in
+            ["content-security-policy: default-src 'self'", "x-frame-options: deny", "x-content-type-options: nosniff"]
+        {
             assert!(head.contains(header), "{path} lacks {header}: {head}");
         }
     }
@@ -276,11 +196,7 @@ async fn every_error_is_json_and_every_answer_has_the_security_headers() {
 }
 
 /// Opens the event stream with these headers and reads for a moment: (status, body so far).
-async fn open_stream(
-    addr: std::net::SocketAddr,
-    path: &str,
-    last_event_id: Option<&str>,
-) -> (u16, String) {
+async fn open_stream(addr: std::net::SocketAddr, path: &str, last_event_id: Option<&str>) -> (u16, String) {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let mut request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n");
     if let Some(id) = last_event_id {
@@ -300,20 +216,14 @@ async fn open_stream(
     })
     .await;
     let text = String::from_utf8_lossy(&got).to_string();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
+    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
     (status, text)
 }
 
 #[tokio::test]
 async fn resume_ids_are_validated_and_a_long_backfill_arrives_whole_and_in_order() {
     let dir = temp_dir("hostile-sse");
-    let server = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines())
-        .await
-        .unwrap();
+    let server = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines()).await.unwrap();
     let hub = Arc::clone(&server.hub);
     // 260 events: more than two backfill pages.
     for _ in 0..130 {
@@ -323,10 +233,7 @@ async fn resume_ids_are_validated_and_a_long_backfill_arrives_whole_and_in_order
             server.addr,
             "POST",
             "/api/tables/1/arbiter",
-            &[
-                ("Authorization", &auth),
-                ("Content-Type", "application/json"),
-            ],
+            &[("Authorization", &auth), ("Content-Type", "application/json")],
             body.as_bytes(),
         )
         .await;
@@ -335,14 +242,7 @@ async fn resume_ids_are_validated_and_a_long_backfill_arrives_whole_and_in_order
     let last = hub.store.last_event_id().await.unwrap();
     // Item 7: `abc`, `1e5` and an id past the log gave a stream with no backfill, `-1` the whole
     // log: now each is refused with a JSON error.
-    for bad in [
-        "abc",
-        "1e5",
-        "-1",
-        &(last + 1).to_string(),
-        " ",
-        "99999999999999999999",
-    ] {
+    for bad in ["abc", "1e5", "-1", &(last + 1).to_string(), " ", "99999999999999999999"] {
         let (status, text) = open_stream(server.addr, "/api/stream", Some(bad)).await;
         assert_eq!(status, 400, "Last-Event-ID {bad:?}: {text}");
         assert!(text.contains("bad_last_event_id"), "{text}");
@@ -352,19 +252,9 @@ async fn resume_ids_are_validated_and_a_long_backfill_arrives_whole_and_in_order
     // A good id gets every later event, once each, in order, across the pages.
     let (status, text) = open_stream(server.addr, "/api/stream", Some("0")).await;
     assert_eq!(status, 200);
-    let ids: Vec<i64> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("id: "))
-        .filter_map(|v| v.trim().parse().ok())
-        .collect();
-    let logged: Vec<i64> = hub
-        .store
-        .events_after(0, None, None, 1000)
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.id)
-        .collect();
+    let ids: Vec<i64> =
+        text.lines().filter_map(|l| l.strip_prefix("id: ")).filter_map(|v| v.trim().parse().ok()).collect();
+    let logged: Vec<i64> = hub.store.events_after(0, None, None, 1000).await.unwrap().iter().map(|e| e.id).collect();
     assert_eq!(logged.len(), 260);
     assert_eq!(ids, logged, "every event once, in order");
     server.shutdown_now();
@@ -374,9 +264,7 @@ async fn resume_ids_are_validated_and_a_long_backfill_arrives_whole_and_in_order
 #[tokio::test]
 async fn calibrations_that_cannot_be_a_board_are_refused_and_kept_out_of_the_store() {
     let dir = temp_dir("hostile-calibration");
-    let server = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines())
-        .await
-        .unwrap();
+    let server = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines()).await.unwrap();
     let auth = format!("Bearer {ARBITER}");
     let put = |body: String| {
         let auth = auth.clone();
@@ -385,10 +273,7 @@ async fn calibrations_that_cannot_be_a_board_are_refused_and_kept_out_of_the_sto
                 server.addr,
                 "PUT",
                 "/api/tables/1/calibration",
-                &[
-                    ("Authorization", &auth),
-                    ("Content-Type", "application/json"),
-                ],
+                &[("Authorization", &auth), ("Content-Type", "application/json")],
                 body.as_bytes(),
             )
             .await;
@@ -407,18 +292,10 @@ async fn calibrations_that_cannot_be_a_board_are_refused_and_kept_out_of_the_sto
         json!({"corners": [[100.0, 80.0], [101.0, 80.0], [101.0, 81.0], [100.0, 81.0]]}),
     ] {
         let (status, answer) = put(bad.to_string()).await;
-        assert_eq!(
-            (status, answer["error"].as_str()),
-            (422, Some("invalid_calibration")),
-            "{bad}: {answer}"
-        );
+        assert_eq!((status, answer["error"].as_str()), (422, Some("invalid_calibration")), "{bad}: {answer}");
     }
     let (_, _, stored) = http(server.addr, "GET", "/api/tables/1/calibration", &[], b"").await;
-    assert_eq!(
-        json_of(&stored)["corners"],
-        good["corners"],
-        "the good calibration is still in force"
-    );
+    assert_eq!(json_of(&stored)["corners"], good["corners"], "the good calibration is still in force");
     // Once a frame has arrived, corners must lie inside it (this camera's frames are 76 px).
     let (status, _) = post_frame(server.addr, "image/png", &board_png(&[])).await;
     assert_eq!(status, 202);
@@ -442,13 +319,9 @@ async fn a_pulled_camera_that_fails_is_seen_in_the_api() {
     };
     let dir = temp_dir("hostile-camera");
     let mut config = test_config(dir.clone(), &["m", "s"]);
-    config.tables[0].camera = tengen_server::CameraConfig::Mjpeg {
-        url: format!("http://{refused}/video"),
-    };
-    config.tables[1].camera = tengen_server::CameraConfig::Snapshot {
-        url: format!("http://{refused}/shot.jpg"),
-        interval_ms: 100,
-    };
+    config.tables[0].camera = tengen_server::CameraConfig::Mjpeg { url: format!("http://{refused}/video") };
+    config.tables[1].camera =
+        tengen_server::CameraConfig::Snapshot { url: format!("http://{refused}/shot.jpg"), interval_ms: 100 };
     let server = tengen_server::start(config, test_engines()).await.unwrap();
     let addr = server.addr;
     let seen = wait_until(10, || async move {

@@ -13,16 +13,13 @@ use std::time::Duration;
 
 use common::*;
 use tengen_server::config::CameraConfig;
-use tengen_server::rtsp::RtspTransport;
 use tengen_server::json::CameraStatus;
+use tengen_server::rtsp::RtspTransport;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 fn have_ffmpeg() -> bool {
-    std::process::Command::new("ffmpeg")
-        .arg("-version")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    std::process::Command::new("ffmpeg").arg("-version").output().is_ok_and(|o| o.status.success())
 }
 
 /// Two seconds of a board camera at 10 frames a second: rendered frames (a stone appears
@@ -35,27 +32,12 @@ fn h264_stream(dir: &std::path::Path) -> Vec<u8> {
     let stone = render(&Position::empty().with(3, 15, Stone::BLACK), &scene).expect("render");
     for i in 0..20 {
         let frame = if i < 10 { &empty } else { &stone };
-        let small = image::imageops::resize(
-            &frame.image,
-            320,
-            180,
-            image::imageops::FilterType::Triangle,
-        );
-        small
-            .save(dir.join(format!("{i:03}.png")))
-            .expect("write frame");
+        let small = image::imageops::resize(&frame.image, 320, 180, image::imageops::FilterType::Triangle);
+        small.save(dir.join(format!("{i:03}.png"))).expect("write frame");
     }
     let out = dir.join("stream.264");
     let status = std::process::Command::new("ffmpeg")
-        .args([
-            "-hide_banner",
-            "-loglevel",
-            "error",
-            "-y",
-            "-framerate",
-            "10",
-            "-i",
-        ])
+        .args(["-hide_banner", "-loglevel", "error", "-y", "-framerate", "10", "-i"])
         .arg(dir.join("%03d.png"))
         .args([
             "-c:v",
@@ -177,12 +159,7 @@ impl Camera {
         tokio::spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
                 if flag.load(Ordering::SeqCst) {
-                    tokio::spawn(session(
-                        socket,
-                        port,
-                        Arc::clone(&pictures),
-                        Arc::clone(&flag),
-                    ));
+                    tokio::spawn(session(socket, port, Arc::clone(&pictures), Arc::clone(&flag)));
                 }
             }
         });
@@ -194,12 +171,7 @@ impl Camera {
     }
 }
 
-async fn session(
-    socket: TcpStream,
-    port: u16,
-    pictures: Arc<Vec<Vec<Vec<u8>>>>,
-    up: Arc<AtomicBool>,
-) {
+async fn session(socket: TcpStream, port: u16, pictures: Arc<Vec<Vec<Vec<u8>>>>, up: Arc<AtomicBool>) {
     let (mut reader, mut writer) = socket.into_split();
     let base = format!("rtsp://127.0.0.1:{port}/live/");
     let mut buffer = Vec::new();
@@ -218,11 +190,7 @@ async fn session(
         };
         let request = String::from_utf8_lossy(&buffer[..end]).to_string();
         buffer.drain(..end + 4);
-        let method = request
-            .split_whitespace()
-            .next()
-            .unwrap_or_default()
-            .to_owned();
+        let method = request.split_whitespace().next().unwrap_or_default().to_owned();
         let cseq = request
             .lines()
             .find_map(|l| l.strip_prefix("CSeq:").or_else(|| l.strip_prefix("Cseq:")))
@@ -236,17 +204,21 @@ async fn session(
                            m=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\na=fmtp:96 packetization-mode=1\r\na=control:track1\r\n";
                 ("200 OK", format!("Content-Type: application/sdp\r\nContent-Base: {base}\r\n"), sdp.to_owned())
             }
-            "SETUP" if request.contains("RTP/AVP/TCP") => {
-                ("200 OK", "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\nSession: 7357;timeout=60\r\n".to_owned(), String::new())
-            }
+            "SETUP" if request.contains("RTP/AVP/TCP") => (
+                "200 OK",
+                "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\nSession: 7357;timeout=60\r\n".to_owned(),
+                String::new(),
+            ),
             "SETUP" => ("461 Unsupported Transport", String::new(), String::new()),
-            "PLAY" => ("200 OK", format!("Session: 7357\r\nRange: npt=0.000-\r\nRTP-Info: url={base}track1;seq=0;rtptime=0\r\n"), String::new()),
+            "PLAY" => (
+                "200 OK",
+                format!("Session: 7357\r\nRange: npt=0.000-\r\nRTP-Info: url={base}track1;seq=0;rtptime=0\r\n"),
+                String::new(),
+            ),
             _ => ("405 Method Not Allowed", String::new(), String::new()),
         };
-        let response = format!(
-            "RTSP/1.0 {status}\r\nCSeq: {cseq}\r\n{headers}Content-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
+        let response =
+            format!("RTSP/1.0 {status}\r\nCSeq: {cseq}\r\n{headers}Content-Length: {}\r\n\r\n{body}", body.len());
         if writer.write_all(response.as_bytes()).await.is_err() {
             return;
         }
@@ -288,16 +260,11 @@ async fn an_rtsp_camera_delivers_frames_at_the_table_rate_and_comes_back_after_d
     let camera = Camera::start(h264_stream(&dir)).await;
     let mut config = test_config(dir.join("data"), &["cam"]);
     config.camera_timeout_secs = 2.0;
-    config.tables[0].camera = CameraConfig::Rtsp {
-        url: camera.url(),
-        fps: 4.0,
-        transport: RtspTransport::Tcp,
-        max_width: None,
-    };
+    config.tables[0].camera =
+        CameraConfig::Rtsp { url: camera.url(), fps: 4.0, transport: RtspTransport::Tcp, max_width: None };
     let server = tengen_server::start(config, test_engines()).await.unwrap();
     let table = Arc::clone(&server.hub.tables["cam"]);
-    let received =
-        |t: &tengen_server::table::TableHandle| t.metrics.frames_received.load(Ordering::Relaxed);
+    let received = |t: &tengen_server::table::TableHandle| t.metrics.frames_received.load(Ordering::Relaxed);
 
     // Frames arrive, as JPEGs of the camera's picture.
     let t = Arc::clone(&table);
@@ -310,17 +277,13 @@ async fn an_rtsp_camera_delivers_frames_at_the_table_rate_and_comes_back_after_d
         "frames arrive"
     );
     let frame = table.live().unwrap().last_frame.expect("a frame");
-    let decoded = image::load_from_memory_with_format(&frame.bytes, image::ImageFormat::Jpeg)
-        .expect("a JPEG");
+    let decoded = image::load_from_memory_with_format(&frame.bytes, image::ImageFormat::Jpeg).expect("a JPEG");
     assert_eq!((decoded.width(), decoded.height()), (320, 180));
     // At the table's rate (4 a second), not the stream's (10).
     let before = received(&table);
     tokio::time::sleep(Duration::from_secs(3)).await;
     let in_three_seconds = received(&table) - before;
-    assert!(
-        (6..=16).contains(&in_three_seconds),
-        "{in_three_seconds} frames in 3 s at 4 fps"
-    );
+    assert!((6..=16).contains(&in_three_seconds), "{in_three_seconds} frames in 3 s at 4 fps");
 
     // The camera drops: the table reports it lost.
     camera.up.store(false, Ordering::SeqCst);
@@ -335,11 +298,7 @@ async fn an_rtsp_camera_delivers_frames_at_the_table_rate_and_comes_back_after_d
     );
     let while_down = received(&table);
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(
-        received(&table),
-        while_down,
-        "nothing arrives while the camera is down"
-    );
+    assert_eq!(received(&table), while_down, "nothing arrives while the camera is down");
 
     // It comes back: the source reconnects by itself and frames flow again.
     camera.up.store(true, Ordering::SeqCst);
@@ -347,10 +306,7 @@ async fn an_rtsp_camera_delivers_frames_at_the_table_rate_and_comes_back_after_d
     assert!(
         wait_until(30, || {
             let t = Arc::clone(&t);
-            async move {
-                received(&t) >= while_down + 4
-                    && t.live().is_some_and(|l| l.camera == CameraStatus::Live)
-            }
+            async move { received(&t) >= while_down + 4 && t.live().is_some_and(|l| l.camera == CameraStatus::Live) }
         })
         .await,
         "frames flow again after the camera is back"
@@ -360,11 +316,7 @@ async fn an_rtsp_camera_delivers_frames_at_the_table_rate_and_comes_back_after_d
     let logged = wait_until(10, || {
         let hub = Arc::clone(&hub);
         async move {
-            let events = hub
-                .store
-                .events_after(0, Some("cam".into()), None, 1000)
-                .await
-                .unwrap_or_default();
+            let events = hub.store.events_after(0, Some("cam".into()), None, 1000).await.unwrap_or_default();
             let has = |kind: &str| events.iter().any(|e| e.event.kind.name() == kind);
             has("camera_lost") && has("camera_back")
         }

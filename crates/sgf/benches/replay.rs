@@ -118,7 +118,9 @@ fn main() -> anyhow::Result<()> {
     let common: Vec<&GameRecord> = records
         .iter()
         .filter(|r| r.width == 19 && r.height == 19 && r.setup_black.is_empty() && r.setup_white.is_empty())
-        .filter(|r| r.first_player.is_none() || r.moves.first().map(|m| Some(m.color) == r.first_player).unwrap_or(true))
+        .filter(|r| {
+            r.first_player.is_none() || r.moves.first().map(|m| Some(m.color) == r.first_player).unwrap_or(true)
+        })
         .filter(|r| r.moves.first().is_none_or(|m| m.color == tengen_rules::Color::Black))
         .filter(|r| check_game(r).is_ok_and(|rep| rep.findings.is_empty()))
         .collect();
@@ -135,7 +137,8 @@ fn main() -> anyhow::Result<()> {
     }
     let (t_all, m_all) = best_of(|| replay_tengen(&all));
     let (t_common, m_common) = best_of(|| replay_tengen(&common));
-    let basic_ko = Rule { komi: 7.5, flag_illegal: IllegalRules::KO | IllegalRules::SUICIDE, flag_score: CHINESE.flag_score };
+    let basic_ko =
+        Rule { komi: 7.5, flag_illegal: IllegalRules::KO | IllegalRules::SUICIDE, flag_score: CHINESE.flag_score };
     let mut refused_basic = Vec::new();
     let mut refused_chinese = Vec::new();
     let (t_goban_basic, _) = best_of(|| {

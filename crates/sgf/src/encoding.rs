@@ -61,7 +61,8 @@ pub fn for_label(label: &str) -> Option<&'static Encoding> {
         return Some(enc);
     }
     // Common spellings outside the WHATWG label list.
-    let squashed: String = trimmed.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
+    let squashed: String =
+        trimmed.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
     match squashed.as_str() {
         "utf8" => Some(UTF_8),
         "utf16le" | "utf16" => Some(encoding_rs::UTF_16LE),
@@ -124,16 +125,20 @@ fn plausibility(text: &str, enc: &'static Encoding) -> i64 {
     for c in text.chars() {
         let u = c as u32;
         score += match u {
-            0x3040..=0x30FF => 2,                              // kana: Japanese
-            0xAC00..=0xD7A3 => 1,                              // Hangul syllables (GB text read as EUC-KR gives them too)
-            0x3000..=0x303F | 0xFF01..=0xFF5E => 1,            // CJK punctuation, full-width forms
+            0x3040..=0x30FF => 2,                   // kana: Japanese
+            0xAC00..=0xD7A3 => 1,                   // Hangul syllables (GB text read as EUC-KR gives them too)
+            0x3000..=0x303F | 0xFF01..=0xFF5E => 1, // CJK punctuation, full-width forms
             0x4E00..=0x9FFF => {
                 // GB2312 covers the characters Chinese text uses; the rest of GBK mostly shows up
                 // when Shift_JIS or other bytes are misread as GBK.
-                if enc == GB18030 && !in_gb2312(c) { -1 } else { 1 }
+                if enc == GB18030 && !in_gb2312(c) {
+                    -1
+                } else {
+                    1
+                }
             }
-            0xFF61..=0xFF9F => -2,                             // half-width katakana: rare in records
-            0xE000..=0xF8FF => -5,                             // private use
+            0xFF61..=0xFF9F => -2, // half-width katakana: rare in records
+            0xE000..=0xF8FF => -5, // private use
             0x80..=0x2FFF if enc != encoding_rs::WINDOWS_1252 => -1,
             _ => 0,
         };

@@ -132,9 +132,10 @@ impl GameRecord {
                 match ident {
                     // A PL that names the player alternation gives anyway changes nothing (Sabaki
                     // writes them); one that contradicts it is a setup in mid-game.
-                    "PL" if rec.moves.last().is_some_and(|m| {
-                        prop.first().and_then(parse_colour) == Some(m.color.opponent())
-                    }) => {}
+                    "PL" if rec
+                        .moves
+                        .last()
+                        .is_some_and(|m| prop.first().and_then(parse_colour) == Some(m.color.opponent())) => {}
                     "AB" | "AW" | "AE" | "PL" if moves_before > 0 || (ident == "PL" && !rec.moves.is_empty()) => {
                         return Err(SgfError::SetupAfterFirstMove {
                             property: ident.to_string(),
@@ -182,10 +183,8 @@ impl GameRecord {
             }
             if rec.moves.len() > MAX_MOVES {
                 // Count the whole line for the message, without typing every move.
-                let total = line
-                    .iter()
-                    .map(|&n| coll.node(n).props().filter(|p| matches!(p.ident(), "B" | "W")).count())
-                    .sum();
+                let total =
+                    line.iter().map(|&n| coll.node(n).props().filter(|p| matches!(p.ident(), "B" | "W")).count()).sum();
                 return Err(SgfError::TooManyMoves { moves: total, max: MAX_MOVES });
             }
         }

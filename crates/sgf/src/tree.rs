@@ -52,7 +52,13 @@ pub struct NodeSlot {
 
 impl NodeSlot {
     fn new(first_prop: usize) -> Self {
-        NodeSlot { first_prop: first_prop as u32, prop_count: 0, first_child: NO_NODE, last_child: NO_NODE, next_sibling: NO_NODE }
+        NodeSlot {
+            first_prop: first_prop as u32,
+            prop_count: 0,
+            first_child: NO_NODE,
+            last_child: NO_NODE,
+            next_sibling: NO_NODE,
+        }
     }
 }
 
@@ -346,7 +352,13 @@ fn read_value(bytes: &[u8], i: usize, lead: LeadBytes, out: &mut Vec<u8>) -> Res
 }
 
 /// Appends the value starting just after '[' to `out`; returns the index after its ']'.
-fn read_value_with(bytes: &[u8], mut i: usize, lead: LeadBytes, lenient: bool, out: &mut Vec<u8>) -> Result<usize, SgfError> {
+fn read_value_with(
+    bytes: &[u8],
+    mut i: usize,
+    lead: LeadBytes,
+    lenient: bool,
+    out: &mut Vec<u8>,
+) -> Result<usize, SgfError> {
     let start = i.saturating_sub(1);
     let len = bytes.len();
     while i < len {

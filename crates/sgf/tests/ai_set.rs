@@ -56,8 +56,7 @@ fn ai_set_replays_with_the_documented_findings() -> anyhow::Result<()> {
                 list.entry(name.clone()).or_default().push(fi.move_number);
             }
             if name == "li-long/00046.sgf" {
-                li_long_251_is_alternation =
-                    report.of_kind(FindingKind::Alternation).any(|f| f.move_number == 251);
+                li_long_251_is_alternation = report.of_kind(FindingKind::Alternation).any(|f| f.move_number == 251);
             }
             if report.of_kind(FindingKind::Alternation).next().is_some() {
                 alternation_games += 1;
@@ -77,10 +76,7 @@ fn ai_set_replays_with_the_documented_findings() -> anyhow::Result<()> {
     let illegal_list: Vec<(String, Vec<usize>)> = illegal.into_iter().collect();
     assert_eq!(
         illegal_list,
-        vec![(
-            "sweeper/00007.sgf".to_string(),
-            vec![242, 246, 252, 258, 262, 270, 274, 278, 282, 286, 288, 290, 292]
-        )]
+        vec![("sweeper/00007.sgf".to_string(), vec![242, 246, 252, 258, 262, 270, 274, 278, 282, 286, 288, 290, 292])]
     );
     // li-long/00046: White 250 retakes the ko at T5 (so) after a threat (legal), then White 251
     // fills its own ko point T6 (sn). That recaptures nothing, so it is no ko violation

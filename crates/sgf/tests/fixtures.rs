@@ -152,7 +152,9 @@ fn reject_cases_have_precise_errors() -> anyhow::Result<()> {
     let Some(e) = read_error(&format!("{dir}/encoding-detection-fails.sgf"))? else { return Ok(()) };
     assert!(matches!(e, SgfError::MixedEncodings { .. }), "{e}");
     let Some(e) = read_error(&format!("{dir}/encoding-multiple.sgf"))? else { return Ok(()) };
-    assert!(matches!(e, SgfError::MixedEncodings { ref first, ref second } if first == "UTF-8" && second == "ISO-8859-1"));
+    assert!(
+        matches!(e, SgfError::MixedEncodings { ref first, ref second } if first == "UTF-8" && second == "ISO-8859-1")
+    );
     let Some(e) = read_error(&format!("{dir}/encoding-unsupported.sgf"))? else { return Ok(()) };
     assert_eq!(e, SgfError::UnsupportedEncoding { label: "foo".into() });
     let Some(e) = read_error(&format!("{dir}/not-an-sgf-file.sgf"))? else { return Ok(()) };

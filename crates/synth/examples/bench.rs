@@ -38,43 +38,20 @@ fn timed<T>(runs: u32, mut f: impl FnMut() -> T) -> (Duration, Duration, T) {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let profile = if cfg!(debug_assertions) {
-        "dev"
-    } else {
-        "release"
-    };
+    let profile = if cfg!(debug_assertions) { "dev" } else { "release" };
     let mut position = Position::empty();
     // A middle-game density: 120 stones.
     for i in 0..120usize {
         let (col, row) = ((i * 7) % 19, (i * 11 + i / 19) % 19);
-        position.set(
-            col,
-            row,
-            if i % 2 == 0 {
-                Stone::BLACK
-            } else {
-                Stone::WHITE
-            },
-        );
+        position.set(col, row, if i % 2 == 0 { Stone::BLACK } else { Stone::WHITE });
     }
-    let hand = Hand {
-        holding: Some(Stone::WHITE),
-        ..Hand::placing(Side::North, 9.0, 7.0, 0.9, None)
-    };
+    let hand = Hand { holding: Some(Stone::WHITE), ..Hand::placing(Side::North, 9.0, 7.0, 0.9, None) };
     let cases: Vec<(&str, Scene)> = vec![
         ("640x480 webcam", Scene::preset("webcam").ok_or("preset")?),
-        (
-            "640x480 webcam + hand",
-            Scene::preset("webcam")
-                .ok_or("preset")?
-                .with_hand(hand.clone()),
-        ),
+        ("640x480 webcam + hand", Scene::preset("webcam").ok_or("preset")?.with_hand(hand.clone())),
         ("960x540 default", Scene::default().with_size(960, 540)),
         ("1920x1080 default", Scene::default()),
-        (
-            "1920x1080 oblique + hand",
-            Scene::preset("oblique").ok_or("preset")?.with_hand(hand),
-        ),
+        ("1920x1080 oblique + hand", Scene::preset("oblique").ok_or("preset")?.with_hand(hand)),
     ];
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
@@ -84,8 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (name, scene) in cases {
         let (wall, cpu, frame) = timed(7, || render(&position, &scene));
         let frame = frame?;
-        let (jpeg_wall, jpeg_cpu, bytes) =
-            timed(7, || encode_jpeg(&frame.image, scene.jpeg_quality));
+        let (jpeg_wall, jpeg_cpu, bytes) = timed(7, || encode_jpeg(&frame.image, scene.jpeg_quality));
         println!(
             "{name:<26} render {:>7.1} ms ({:>7.1})   jpeg encode {:>6.1} ms ({:>6.1}, {} KB)   render/encode {:>5.1}×",
             cpu.as_secs_f64() * 1e3,

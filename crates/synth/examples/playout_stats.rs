@@ -47,10 +47,7 @@ fn shape(p: &Position) -> (f64, f64) {
             }
         }
     }
-    (
-        lone as f64 / stones.max(1) as f64,
-        stones as f64 / chains.max(1) as f64,
-    )
+    (lone as f64 / stones.max(1) as f64, stones as f64 / chains.max(1) as f64)
 }
 
 fn main() {
@@ -59,11 +56,7 @@ fn main() {
         let (lone, per_chain) = (0..SEEDS)
             .map(|seed| shape(&Position::game_like(seed, stones)))
             .fold((0.0, 0.0), |(l, c), (a, b)| (l + a, c + b));
-        println!(
-            "{stones}: lone {:.2} per chain {:.2}",
-            lone / SEEDS as f64,
-            per_chain / SEEDS as f64
-        );
+        println!("{stones}: lone {:.2} per chain {:.2}", lone / SEEDS as f64, per_chain / SEEDS as f64);
     }
     for row in Position::game_like(3, 210).to_rows() {
         println!("{row}");

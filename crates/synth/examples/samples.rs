@@ -21,8 +21,8 @@ type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
 /// The clean game: a modern opening with an early 3-3 invasion in the lower right, where White
 /// leaves a hane stone to be captured (SGF coordinates).
 const OPENING: [&str; 20] = [
-    "pd", "dd", "pp", "dp", "cn", "fq", "cj", "qq", "pq", "qp", "qo", "ro", "rn", "nc", "so", "jd",
-    "rp", "rq", "qf", "dj",
+    "pd", "dd", "pp", "dp", "cn", "fq", "cj", "qq", "pq", "qp", "qo", "ro", "rn", "nc", "so", "jd", "rp", "rq", "qf",
+    "dj",
 ];
 
 fn main() -> AnyResult<()> {
@@ -52,50 +52,29 @@ fn point(sgf: &str) -> AnyResult<Point> {
 }
 
 fn human(sgf: &str) -> String {
-    point(sgf)
-        .map(|p| p.to_human(19))
-        .unwrap_or_else(|_| sgf.to_string())
+    point(sgf).map(|p| p.to_human(19)).unwrap_or_else(|_| sgf.to_string())
 }
 
 /// The two players' hands: Black sits at the bottom edge, White at the top.
 fn looks(side: Side) -> Hand {
     match side {
-        Side::North | Side::East => Hand {
-            side,
-            skin_rgb: SKIN_TONES[2],
-            sleeve_rgb: [120, 32, 38],
-            ..Hand::default()
-        },
-        Side::South | Side::West => Hand {
-            side,
-            skin_rgb: SKIN_TONES[0],
-            sleeve_rgb: [38, 50, 84],
-            ..Hand::default()
-        },
+        Side::North | Side::East => {
+            Hand { side, skin_rgb: SKIN_TONES[2], sleeve_rgb: [120, 32, 38], ..Hand::default() }
+        }
+        Side::South | Side::West => Hand { side, skin_rgb: SKIN_TONES[0], sleeve_rgb: [38, 50, 84], ..Hand::default() },
     }
 }
 
 /// Plays a legal move on the rules board and returns the captured points.
 fn play(game: &mut Game, color: Color, sgf: &str) -> AnyResult<Vec<(usize, usize)>> {
     let p = point(sgf)?;
-    let outcome = game
-        .play(color, Move::Place(p))
-        .map_err(|e| format!("{sgf} ({}) illegal: {e}", human(sgf)))?;
-    Ok(outcome
-        .captured
-        .iter()
-        .map(|c| (usize::from(c.col), usize::from(c.row)))
-        .collect())
+    let outcome = game.play(color, Move::Place(p)).map_err(|e| format!("{sgf} ({}) illegal: {e}", human(sgf)))?;
+    Ok(outcome.captured.iter().map(|c| (usize::from(c.col), usize::from(c.row))).collect())
 }
 
 fn place(color: Color, sgf: &str) -> AnyResult<Action> {
     let p = point(sgf)?;
-    Ok(Action::Place {
-        stone: stone_of(color),
-        col: usize::from(p.col),
-        row: usize::from(p.row),
-        side: side_of(color),
-    })
+    Ok(Action::Place { stone: stone_of(color), col: usize::from(p.col), row: usize::from(p.row), side: side_of(color) })
 }
 
 fn opening_capture(dir: &Path) -> AnyResult<()> {
@@ -107,18 +86,10 @@ fn opening_capture(dir: &Path) -> AnyResult<()> {
     for (i, mv) in OPENING.iter().enumerate() {
         actions.push(place(color, mv)?);
         let captured = play(&mut game, color, mv)?;
-        writeln!(
-            record,
-            "{}. {} {} ({mv})",
-            i + 1,
-            if color == Color::Black { "B" } else { "W" },
-            human(mv)
-        )?;
+        writeln!(record, "{}. {} {} ({mv})", i + 1, if color == Color::Black { "B" } else { "W" }, human(mv))?;
         if !captured.is_empty() {
-            let names: Vec<String> = captured
-                .iter()
-                .map(|&(c, r)| tengen_rules::Point::new(c as u8, r as u8).human())
-                .collect();
+            let names: Vec<String> =
+                captured.iter().map(|&(c, r)| tengen_rules::Point::new(c as u8, r as u8).human()).collect();
             writeln!(
                 captures_text,
                 "- Move {} ({} {}) captures {}; the capturing player lifts the stone(s) off.",
@@ -127,10 +98,7 @@ fn opening_capture(dir: &Path) -> AnyResult<()> {
                 human(mv),
                 names.join(", ")
             )?;
-            actions.push(Action::Lift {
-                points: captured,
-                side: side_of(color),
-            });
+            actions.push(Action::Lift { points: captured, side: side_of(color) });
         }
         color = color.opponent();
     }
@@ -177,14 +145,7 @@ fn opening_capture(dir: &Path) -> AnyResult<()> {
         legal.to_rows().iter().map(|r| r.matches('X').count()).sum::<usize>(),
         legal.to_rows().iter().map(|r| r.matches('O').count()).sum::<usize>(),
     );
-    write_sequence(
-        dir,
-        &scene,
-        &seq,
-        "A clean 20-move opening with one capture lifted by hand.",
-        &readme,
-        &sgf,
-    )
+    write_sequence(dir, &scene, &seq, "A clean 20-move opening with one capture lifted by hand.", &readme, &sgf)
 }
 
 fn infractions(dir: &Path) -> AnyResult<()> {
@@ -223,16 +184,10 @@ fn infractions(dir: &Path) -> AnyResult<()> {
     actions.push(place(W, "rq")?);
     play(&mut game, W, "rq")?;
     // Black notices and removes the dead stone.
-    actions.push(Action::Lift {
-        points: vec![(17, 14)],
-        side: Side::South,
-    });
+    actions.push(Action::Lift { points: vec![(17, 14)], side: Side::South });
     // Move 15: Black puts a stone on F17, lets go, picks it up and plays C14 instead (takeback).
     actions.push(place(B, "fc")?);
-    actions.push(Action::Lift {
-        points: vec![(5, 2)],
-        side: Side::South,
-    });
+    actions.push(Action::Lift { points: vec![(5, 2)], side: Side::South });
     actions.push(place(B, "cn")?);
     play(&mut game, B, "cn")?;
     // Moves 16 and 17: White plays F3 and then, without a Black move between, R10.
@@ -240,9 +195,7 @@ fn infractions(dir: &Path) -> AnyResult<()> {
     play(&mut game, W, "fq")?;
     actions.push(place(W, "qj")?);
     // The rules core treats it as out of turn; record it as such.
-    let outcome = game
-        .play(W, Move::Place(point("qj")?))
-        .map_err(|e| format!("qj: {e}"))?;
+    let outcome = game.play(W, Move::Place(point("qj")?)).map_err(|e| format!("qj: {e}"))?;
     if !outcome.out_of_turn {
         return Err("R10 should be out of turn".into());
     }
@@ -270,13 +223,7 @@ fn infractions(dir: &Path) -> AnyResult<()> {
     let moves: Vec<(char, String)> = legal_start
         .iter()
         .map(|(c, m)| (if *c == B { 'B' } else { 'W' }, m.to_string()))
-        .chain([
-            ('B', "rp".into()),
-            ('W', "rq".into()),
-            ('B', "cn".into()),
-            ('W', "fq".into()),
-            ('W', "qj".into()),
-        ])
+        .chain([('B', "rp".into()), ('W', "rq".into()), ('B', "cn".into()), ('W', "fq".into()), ('W', "qj".into())])
         .collect();
     let sgf = sgf_of(&moves);
     let mut record = String::new();
@@ -310,14 +257,7 @@ fn infractions(dir: &Path) -> AnyResult<()> {
          board was settled, and was removed by Black's hand; Black's stone then appeared on C6.\n\
          - move 17 (W R10): suspected two moves in a row, Art. 17.2, against White (or unrecorded pass by Black).\n"
     );
-    write_sequence(
-        dir,
-        &scene,
-        &seq,
-        "Infractions: missed capture, takeback, two moves in a row.",
-        &readme,
-        &sgf,
-    )
+    write_sequence(dir, &scene, &seq, "Infractions: missed capture, takeback, two moves in a row.", &readme, &sgf)
 }
 
 fn sgf_of(moves: &[(char, String)]) -> String {
@@ -382,17 +322,9 @@ fn write_sequence(
         "scene": scene,
         "frames": entries,
     });
-    std::fs::write(
-        dir.join("sequence.json"),
-        serde_json::to_string_pretty(&doc)?,
-    )?;
+    std::fs::write(dir.join("sequence.json"), serde_json::to_string_pretty(&doc)?)?;
     std::fs::write(dir.join("README.md"), readme)?;
     std::fs::write(dir.join("expected.sgf"), format!("{sgf}\n"))?;
-    println!(
-        "{}: {} frames, {:.1} MB of JPEG",
-        dir.display(),
-        seq.len(),
-        bytes_total as f64 / 1e6
-    );
+    println!("{}: {} frames, {:.1} MB of JPEG", dir.display(), seq.len(), bytes_total as f64 / 1e6);
     Ok(())
 }

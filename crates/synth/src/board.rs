@@ -77,10 +77,7 @@ impl BoardBody {
             for col in 0..BOARD_LINES {
                 let stone = position.get(col, row);
                 // Draw per point regardless of content so jitter does not depend on neighbours.
-                let (jx, jy) = (
-                    rng.normal() * style.jitter_mm,
-                    rng.normal() * style.jitter_mm,
-                );
+                let (jx, jy) = (rng.normal() * style.jitter_mm, rng.normal() * style.jitter_mm);
                 let tint = rng.range(-1.0, 1.0) as f32;
                 let angle = rng.range(0.0, std::f64::consts::PI);
                 let freq = rng.range(2.5, 5.0);
@@ -91,11 +88,7 @@ impl BoardBody {
                     continue;
                 }
                 let base = board_to_world(col as f64, row as f64);
-                let centre = [
-                    base[0] + jx.clamp(-limit, limit),
-                    base[1] + jy.clamp(-limit, limit),
-                    stone_half,
-                ];
+                let centre = [base[0] + jx.clamp(-limit, limit), base[1] + jy.clamp(-limit, limit), stone_half];
                 grid[row * BOARD_LINES + col] = Some(stones.len());
                 stones.push(StoneBody {
                     centre,
@@ -135,31 +128,19 @@ impl BoardBody {
     #[inline(always)]
     pub(crate) fn to_local(&self, p: V3) -> V3 {
         let (x, y) = (p[0] - self.centre[0], p[1] - self.centre[1]);
-        [
-            self.cos * x + self.sin * y,
-            -self.sin * x + self.cos * y,
-            p[2],
-        ]
+        [self.cos * x + self.sin * y, -self.sin * x + self.cos * y, p[2]]
     }
 
     /// A world direction in the board's frame.
     #[inline(always)]
     pub(crate) fn dir_to_local(&self, d: V3) -> V3 {
-        [
-            self.cos * d[0] + self.sin * d[1],
-            -self.sin * d[0] + self.cos * d[1],
-            d[2],
-        ]
+        [self.cos * d[0] + self.sin * d[1], -self.sin * d[0] + self.cos * d[1], d[2]]
     }
 
     /// A direction in the board's frame, in the world.
     #[inline(always)]
     pub(crate) fn dir_to_world(&self, d: V3) -> V3 {
-        [
-            self.cos * d[0] - self.sin * d[1],
-            self.sin * d[0] + self.cos * d[1],
-            d[2],
-        ]
+        [self.cos * d[0] - self.sin * d[1], self.sin * d[0] + self.cos * d[1], d[2]]
     }
 
     /// Whether the world point (x, y) lies over this board's top.
@@ -177,9 +158,7 @@ impl BoardBody {
         let t_mid = (self.stone_half - origin[2]) / dir[2];
         let mid = add(origin, scale(dir, t_mid));
         let reach = 2.0 * board_mm::SPACING_X;
-        if mid[0].abs() > 9.0 * board_mm::SPACING_X + reach
-            || mid[1].abs() > 9.0 * board_mm::SPACING_Y + reach
-        {
+        if mid[0].abs() > 9.0 * board_mm::SPACING_X + reach || mid[1].abs() > 9.0 * board_mm::SPACING_Y + reach {
             return None;
         }
         let top = 2.0 * self.stone_half;
@@ -201,13 +180,7 @@ impl BoardBody {
         for row in r0..=(r1 as usize) {
             for col in c0..=(c1 as usize) {
                 if let Some(i) = self.grid[row * BOARD_LINES + col] {
-                    if let Some(t) = ray_stone(
-                        origin,
-                        dir,
-                        self.stones[i].centre,
-                        self.stone_radius,
-                        self.stone_half,
-                    ) {
+                    if let Some(t) = ray_stone(origin, dir, self.stones[i].centre, self.stone_radius, self.stone_half) {
                         if best.is_none_or(|(bt, _)| t < bt) {
                             best = Some((t, i));
                         }
@@ -265,18 +238,14 @@ impl BoardBody {
         let row = (p[1] / board_mm::SPACING_Y + 9.0).round() as i64;
         let (mut direct, mut ambient) = (1.0, 1.0);
         let r = self.stone_radius;
-        let shift = [
-            -to_lamp[0] / to_lamp[2] * self.stone_half,
-            -to_lamp[1] / to_lamp[2] * self.stone_half,
-        ];
+        let shift = [-to_lamp[0] / to_lamp[2] * self.stone_half, -to_lamp[1] / to_lamp[2] * self.stone_half];
         for rr in (row - 1).max(0)..=(row + 1).min(18) {
             for cc in (col - 1).max(0)..=(col + 1).min(18) {
                 if let Some(i) = self.grid[rr as usize * BOARD_LINES + cc as usize] {
                     let c = self.stones[i].centre;
                     let d = ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2)).sqrt();
                     ambient *= 1.0 - 0.55 * smoothstep(r * 1.35, r * 0.85, d);
-                    let ds = ((p[0] - c[0] - shift[0]).powi(2) + (p[1] - c[1] - shift[1]).powi(2))
-                        .sqrt();
+                    let ds = ((p[0] - c[0] - shift[0]).powi(2) + (p[1] - c[1] - shift[1]).powi(2)).sqrt();
                     direct *= 1.0 - 0.9 * smoothstep(r * 1.05, r * 0.8, ds);
                 }
             }
@@ -291,52 +260,29 @@ impl BoardBody {
         let lw = self.line_width;
         let cf = p[0] / board_mm::SPACING_X + 9.0;
         let rf = p[1] / board_mm::SPACING_Y + 9.0;
-        let coverage = |dist_mm: f64, half: f64| {
-            ((half + footprint / 2.0 - dist_mm) / footprint).clamp(0.0, 1.0)
-        };
+        let coverage = |dist_mm: f64, half: f64| ((half + footprint / 2.0 - dist_mm) / footprint).clamp(0.0, 1.0);
         let mut ink: f64 = 0.0;
         let lc = cf.round().clamp(0.0, 18.0);
         let lr = rf.round().clamp(0.0, 18.0);
         // Outer lines are a little bolder, as on most boards.
-        let half_c = if lc == 0.0 || lc == 18.0 {
-            lw * 0.7
-        } else {
-            lw * 0.5
-        };
-        let half_r = if lr == 0.0 || lr == 18.0 {
-            lw * 0.7
-        } else {
-            lw * 0.5
-        };
+        let half_c = if lc == 0.0 || lc == 18.0 { lw * 0.7 } else { lw * 0.5 };
+        let half_r = if lr == 0.0 || lr == 18.0 { lw * 0.7 } else { lw * 0.5 };
         let ext_r = half_c / board_mm::SPACING_Y;
         let ext_c = half_r / board_mm::SPACING_X;
         if rf >= -ext_r - 0.05 && rf <= 18.0 + ext_r + 0.05 {
             // Lines end at the outer line's outer edge.
             let end = ((rf.clamp(-ext_r, 18.0 + ext_r) - rf).abs() * board_mm::SPACING_Y).max(0.0);
-            ink = ink.max(coverage(
-                len2((cf - lc).abs() * board_mm::SPACING_X, end),
-                half_c,
-            ));
+            ink = ink.max(coverage(len2((cf - lc).abs() * board_mm::SPACING_X, end), half_c));
         }
         if cf >= -ext_c - 0.05 && cf <= 18.0 + ext_c + 0.05 {
             let end = ((cf.clamp(-ext_c, 18.0 + ext_c) - cf).abs() * board_mm::SPACING_X).max(0.0);
-            ink = ink.max(coverage(
-                len2((rf - lr).abs() * board_mm::SPACING_Y, end),
-                half_r,
-            ));
+            ink = ink.max(coverage(len2((rf - lr).abs() * board_mm::SPACING_Y, end), half_r));
         }
         // Hoshi at the 4-4, 4-10, 4-16 ... points.
-        let star = |v: f64| {
-            [3.0, 9.0, 15.0]
-                .into_iter()
-                .min_by(|a, b| (v - a).abs().total_cmp(&(v - b).abs()))
-                .unwrap_or(9.0)
-        };
+        let star =
+            |v: f64| [3.0, 9.0, 15.0].into_iter().min_by(|a, b| (v - a).abs().total_cmp(&(v - b).abs())).unwrap_or(9.0);
         let (sc, sr) = (star(cf), star(rf));
-        let d = len2(
-            (cf - sc) * board_mm::SPACING_X,
-            (rf - sr) * board_mm::SPACING_Y,
-        );
+        let d = len2((cf - sc) * board_mm::SPACING_X, (rf - sr) * board_mm::SPACING_Y);
         ink = ink.max(coverage(d, self.star_radius));
         mix3(surface, self.ink, (ink * 0.93) as f32)
     }
@@ -416,11 +362,7 @@ fn push_apart(stones: &mut [StoneBody], grid: &[Option<usize>], radius: f64, lim
 
 /// Ray–ellipsoid (semi-axes r, r, h) intersection: nearest t > 0.
 pub(crate) fn ray_stone(origin: V3, dir: V3, centre: V3, r: f64, h: f64) -> Option<f64> {
-    let o = [
-        (origin[0] - centre[0]) / r,
-        (origin[1] - centre[1]) / r,
-        (origin[2] - centre[2]) / h,
-    ];
+    let o = [(origin[0] - centre[0]) / r, (origin[1] - centre[1]) / r, (origin[2] - centre[2]) / h];
     let d = [dir[0] / r, dir[1] / r, dir[2] / h];
     let a = dot(d, d);
     let b = dot(o, d);
@@ -442,23 +384,10 @@ mod tests {
         let mut position = Position::empty();
         for row in 4..10 {
             for col in 4..12 {
-                position.set(
-                    col,
-                    row,
-                    if (row + col) % 3 == 0 {
-                        Stone::WHITE
-                    } else {
-                        Stone::BLACK
-                    },
-                );
+                position.set(col, row, if (row + col) % 3 == 0 { Stone::WHITE } else { Stone::BLACK });
             }
         }
-        let style = StoneStyle {
-            jitter_mm: 2.5,
-            diameter_mm: 22.4,
-            push_apart: true,
-            ..StoneStyle::default()
-        };
+        let style = StoneStyle { jitter_mm: 2.5, diameter_mm: 22.4, push_apart: true, ..StoneStyle::default() };
         let board = BoardBody::new(&position, &style, &BoardStyle::default(), 4, [0.0; 2], 0.0);
         let r = board.stone_radius;
         let mut worst_overlap: f64 = 0.0;
@@ -475,10 +404,7 @@ mod tests {
                 if let Some(i) = board.grid[row * BOARD_LINES + col] {
                     let home = board_to_world(col as f64, row as f64);
                     let c = board.stones[i].centre;
-                    assert!(
-                        (c[0] - home[0]).abs() <= 8.8 + 1e-9
-                            && (c[1] - home[1]).abs() <= 8.8 + 1e-9
-                    );
+                    assert!((c[0] - home[0]).abs() <= 8.8 + 1e-9 && (c[1] - home[1]).abs() <= 8.8 + 1e-9);
                 }
             }
         }
@@ -486,14 +412,8 @@ mod tests {
 
     #[test]
     fn frames_turn_and_return() {
-        let board = BoardBody::new(
-            &Position::empty(),
-            &StoneStyle::default(),
-            &BoardStyle::default(),
-            1,
-            [500.0, -30.0],
-            30.0,
-        );
+        let board =
+            BoardBody::new(&Position::empty(), &StoneStyle::default(), &BoardStyle::default(), 1, [500.0, -30.0], 30.0);
         let p = [520.0, 10.0, 3.0];
         let q = board.to_local(p);
         let back = board.dir_to_world([q[0], q[1], q[2]]);

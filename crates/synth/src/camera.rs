@@ -26,10 +26,7 @@ pub mod board_mm {
 /// The lens of a camera rendering an image of the given size with coefficient `k1`: centred,
 /// normalised by half the image diagonal.
 pub(crate) fn centred_lens(width: u32, height: u32, k1: f64) -> LensDistortion {
-    LensDistortion {
-        k1,
-        ..LensDistortion::none(width, height)
-    }
+    LensDistortion { k1, ..LensDistortion::none(width, height) }
 }
 
 /// Most barrel distortion rendered (stronger values are clamped): beyond this the division model
@@ -60,11 +57,7 @@ pub(crate) fn dot(a: V3, b: V3) -> f64 {
 }
 #[inline(always)]
 pub(crate) fn cross(a: V3, b: V3) -> V3 {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
 }
 #[inline(always)]
 pub(crate) fn norm(a: V3) -> V3 {
@@ -102,38 +95,24 @@ impl Camera {
     /// fill the frame as asked, then the off-centre shift.
     pub fn from_scene(scene: &Scene) -> Camera {
         let pose: &CameraPose = &scene.camera;
-        let (w, h) = (
-            f64::from(scene.width.max(1)),
-            f64::from(scene.height.max(1)),
-        );
+        let (w, h) = (f64::from(scene.width.max(1)), f64::from(scene.height.max(1)));
         let fov = pose.fov_deg.clamp(10.0, 150.0).to_radians();
         let focal = (w / 2.0) / (fov / 2.0).tan();
         let tilt = pose.tilt_deg.clamp(0.0, 80.0).to_radians();
         let az = pose.azimuth_deg.to_radians();
         // Horizontal direction from the board toward where the camera stands (0 = south, +y).
         let toward_camera = [-az.sin(), az.cos(), 0.0];
-        let view_back = [
-            toward_camera[0] * tilt.sin(),
-            toward_camera[1] * tilt.sin(),
-            tilt.cos(),
-        ];
+        let view_back = [toward_camera[0] * tilt.sin(), toward_camera[1] * tilt.sin(), tilt.cos()];
         let forward = scale(view_back, -1.0);
         // Image "down" points toward the camera's side of the board; right = forward × down
         // keeps the image unmirrored for our x-right, y-down-the-diagram, z-up world.
-        let down0 = norm(add(
-            toward_camera,
-            scale(forward, -dot(toward_camera, forward)),
-        ));
+        let down0 = norm(add(toward_camera, scale(forward, -dot(toward_camera, forward))));
         let right0 = norm(cross(forward, down0));
         let roll = pose.roll_deg.to_radians();
         let (s, c) = roll.sin_cos();
         let right = add(scale(right0, c), scale(down0, s));
         let down = add(scale(down0, c), scale(right0, -s));
-        let lens = centred_lens(
-            scene.width,
-            scene.height,
-            scene.lens_k1.clamp(MIN_K1, MAX_K1),
-        );
+        let lens = centred_lens(scene.width, scene.height, scene.lens_k1.clamp(MIN_K1, MAX_K1));
         let mut camera = Camera {
             position: scale(view_back, 1000.0),
             right,
@@ -148,8 +127,7 @@ impl Camera {
         let mut distance = 1000.0;
         for _ in 0..6 {
             camera.position = scale(view_back, distance);
-            let corners =
-                board_outline(scene.board.half_extent()).map(|p| camera.project_undistorted(p));
+            let corners = board_outline(scene.board.half_extent()).map(|p| camera.project_undistorted(p));
             let (min_x, max_x) = extent(corners.iter().map(|p| p[0]));
             let (min_y, max_y) = extent(corners.iter().map(|p| p[1]));
             let current = ((max_x - min_x) / w).max((max_y - min_y) / h);
@@ -172,10 +150,7 @@ impl Camera {
     pub fn project_undistorted(&self, p: V3) -> [f64; 2] {
         let d = sub(p, self.position);
         let z = dot(d, self.forward);
-        [
-            self.centre[0] + self.focal * dot(d, self.right) / z,
-            self.centre[1] + self.focal * dot(d, self.down) / z,
-        ]
+        [self.centre[0] + self.focal * dot(d, self.right) / z, self.centre[1] + self.focal * dot(d, self.down) / z]
     }
 
     /// Image pixel of a world point, through the lens.
@@ -188,10 +163,7 @@ impl Camera {
         let u = self.lens.undistort(pixel);
         let a = (u[0] - self.centre[0]) / self.focal;
         let b = (u[1] - self.centre[1]) / self.focal;
-        norm(add(
-            add(scale(self.right, a), scale(self.down, b)),
-            self.forward,
-        ))
+        norm(add(add(scale(self.right, a), scale(self.down, b)), self.forward))
     }
 
     /// Homography from physical board coordinates (col, row, 1) to undistorted pixels,
@@ -201,59 +173,34 @@ impl Camera {
         // Columns of K·[R | -R·C] applied to the board→world affine map.
         let to_image = |v: V3| -> V3 {
             let (x, y, z) = (dot(v, self.right), dot(v, self.down), dot(v, self.forward));
-            [
-                self.focal * x + self.centre[0] * z,
-                self.focal * y + self.centre[1] * z,
-                z,
-            ]
+            [self.focal * x + self.centre[0] * z, self.focal * y + self.centre[1] * z, z]
         };
         let c0 = to_image([SPACING_X, 0.0, 0.0]);
         let c1 = to_image([0.0, SPACING_Y, 0.0]);
-        let c2 = to_image(sub(
-            [-9.0 * SPACING_X, -9.0 * SPACING_Y, 0.0],
-            self.position,
-        ));
+        let c2 = to_image(sub([-9.0 * SPACING_X, -9.0 * SPACING_Y, 0.0], self.position));
         let n = c2[2];
-        [
-            [c0[0] / n, c1[0] / n, c2[0] / n],
-            [c0[1] / n, c1[1] / n, c2[1] / n],
-            [c0[2] / n, c1[2] / n, 1.0],
-        ]
+        [[c0[0] / n, c1[0] / n, c2[0] / n], [c0[1] / n, c1[1] / n, c2[1] / n], [c0[2] / n, c1[2] / n, 1.0]]
     }
 }
 
 /// World position of a physical board coordinate on the playing surface.
 pub fn board_to_world(col: f64, row: f64) -> V3 {
-    [
-        (col - 9.0) * board_mm::SPACING_X,
-        (row - 9.0) * board_mm::SPACING_Y,
-        0.0,
-    ]
+    [(col - 9.0) * board_mm::SPACING_X, (row - 9.0) * board_mm::SPACING_Y, 0.0]
 }
 
 /// The four corners of the board's top surface, given its half width and half length.
 fn board_outline([half_w, half_l]: [f64; 2]) -> [V3; 4] {
-    [
-        [-half_w, -half_l, 0.0],
-        [half_w, -half_l, 0.0],
-        [half_w, half_l, 0.0],
-        [-half_w, half_l, 0.0],
-    ]
+    [[-half_w, -half_l, 0.0], [half_w, -half_l, 0.0], [half_w, half_l, 0.0], [-half_w, half_l, 0.0]]
 }
 
 fn extent(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-        (lo.min(v), hi.max(v))
-    })
+    values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)))
 }
 
 /// Applies a row-major homography to (x, y).
 pub fn apply_homography(h: &[[f64; 3]; 3], x: f64, y: f64) -> [f64; 2] {
     let w = h[2][0] * x + h[2][1] * y + h[2][2];
-    [
-        (h[0][0] * x + h[0][1] * y + h[0][2]) / w,
-        (h[1][0] * x + h[1][1] * y + h[1][2]) / w,
-    ]
+    [(h[0][0] * x + h[0][1] * y + h[0][2]) / w, (h[1][0] * x + h[1][1] * y + h[1][2]) / w]
 }
 
 /// Product of two row-major 3×3 matrices.
@@ -316,10 +263,7 @@ mod tests {
     #[test]
     fn overhead_camera_sees_row_zero_at_top_and_column_zero_left() {
         let cam = Camera::from_scene(&Scene {
-            camera: CameraPose {
-                tilt_deg: 0.0,
-                ..CameraPose::default()
-            },
+            camera: CameraPose { tilt_deg: 0.0, ..CameraPose::default() },
             ..Scene::default()
         });
         let tl = cam.project(board_to_world(0.0, 0.0));

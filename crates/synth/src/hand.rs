@@ -54,10 +54,7 @@ impl HandGeometry {
         let tip = add(tip_board, [0.0, 0.0, lift]);
         // Where the player's body is: well beyond the edge the arm crosses.
         let along = hand.along;
-        let (col, row) = (
-            along.unwrap_or(hand.target[0]),
-            along.unwrap_or(hand.target[1]),
-        );
+        let (col, row) = (along.unwrap_or(hand.target[0]), along.unwrap_or(hand.target[1]));
         let body = match hand.side {
             Side::South => [board_to_world(col, 0.0)[0], board_mm::HALF_L + 450.0, 0.0],
             Side::North => [board_to_world(col, 0.0)[0], -board_mm::HALF_L - 450.0, 0.0],
@@ -71,9 +68,7 @@ impl HandGeometry {
         let s = [-u[1], u[0], 0.0];
         let z = [0.0, 0.0, 1.0];
         // Offsets in the hand frame: (along u, along s, up).
-        let at = |fu: f64, fs: f64, fz: f64| {
-            add(add(add(tip, scale(u, fu)), scale(s, fs)), scale(z, fz))
-        };
+        let at = |fu: f64, fs: f64, fz: f64| add(add(add(tip, scale(u, fu)), scale(s, fs)), scale(z, fz));
         let skin = Capsule::skin;
         let tip = |a: V3, b: V3, radius: f64| Capsule { nail: true, ..Capsule::skin(a, b, radius) };
         let palm = |a: V3, b: V3, radius: f64| Capsule { palm: true, ..Capsule::skin(a, b, radius) };
@@ -114,9 +109,7 @@ impl HandGeometry {
         });
         let skin_parts: Vec<&Capsule> = capsules.iter().filter(|c| !c.sleeve).collect();
         let count = (2 * skin_parts.len()).max(1) as f64;
-        let sum = skin_parts
-            .iter()
-            .fold([0.0; 3], |acc, c| add(acc, add(c.a, c.b)));
+        let sum = skin_parts.iter().fold([0.0; 3], |acc, c| add(acc, add(c.a, c.b)));
         let bound_centre = scale(sum, 1.0 / count);
         let mut bound_radius = skin_parts
             .iter()
@@ -209,11 +202,7 @@ pub(crate) fn ray_segment_distance(origin: V3, dir: V3, cap: &Capsule) -> (f64, 
     let (a, b, c) = (dot(dir, dir), dot(dir, ba), dot(ba, ba));
     let (d, e) = (dot(dir, w), dot(ba, w));
     let denom = a * c - b * b;
-    let mut seg = if denom.abs() > 1e-9 {
-        ((a * e - b * d) / denom).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
+    let mut seg = if denom.abs() > 1e-9 { ((a * e - b * d) / denom).clamp(0.0, 1.0) } else { 0.0 };
     let mut s = ((b * seg - d) / a).max(0.0);
     // Re-project onto the segment for the clamped ray parameter.
     seg = ((dot(add(w, scale(dir, s)), ba)) / c).clamp(0.0, 1.0);

@@ -37,8 +37,8 @@ pub use playout::MAX_GAME_STONES;
 pub use position::Position;
 pub use render::{render, Rendered, MAX_SIDE};
 pub use scene::{
-    BoardMaterial, BoardStyle, Bowl, CameraPose, ColourCast, Hand, Hue, Lighting, NeighbourBoard,
-    PersonShadow, Prop, Scene, Side, StoneColours, StoneStyle, TableTexture, PRESETS, SKIN_TONES,
+    BoardMaterial, BoardStyle, Bowl, CameraPose, ColourCast, Hand, Hue, Lighting, NeighbourBoard, PersonShadow, Prop,
+    Scene, Side, StoneColours, StoneStyle, TableTexture, PRESETS, SKIN_TONES,
 };
 pub use sequence::{Action, SequenceFrame, Timing};
 pub use truth::GroundTruth;
@@ -62,8 +62,7 @@ pub enum SynthError {
 /// Encodes an image as baseline JPEG at `quality` (clamped to 1–100).
 pub fn encode_jpeg(image: &image::RgbImage, quality: u8) -> Vec<u8> {
     let mut out = Vec::new();
-    let mut encoder =
-        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality.clamp(1, 100));
+    let mut encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality.clamp(1, 100));
     // Encoding an in-memory RGB buffer into a Vec cannot fail short of running out of memory.
     if encoder.encode_image(image).is_err() {
         out.clear();

@@ -89,9 +89,7 @@ impl Noise1 {
     /// A table of random lattice values for `seed`.
     pub fn new(seed: u64) -> Self {
         let mut rng = Rng::new(seed);
-        Self {
-            table: (0..Self::SIZE).map(|_| rng.unit() as f32).collect(),
-        }
+        Self { table: (0..Self::SIZE).map(|_| rng.unit() as f32).collect() }
     }
 
     /// Noise at `x` (lattice spacing 1, period 1024).
@@ -146,11 +144,7 @@ impl Noise2 {
     /// A table of random lattice values for `seed`.
     pub fn new(seed: u64) -> Self {
         let mut rng = Rng::new(seed);
-        Self {
-            table: (0..Self::SIZE * Self::SIZE)
-                .map(|_| rng.unit() as f32)
-                .collect(),
-        }
+        Self { table: (0..Self::SIZE * Self::SIZE).map(|_| rng.unit() as f32).collect() }
     }
 
     /// Noise at (x, y), lattice spacing 1.

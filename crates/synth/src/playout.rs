@@ -27,20 +27,13 @@ struct Board {
 
 fn neighbours(i: usize) -> impl Iterator<Item = usize> {
     let (c, r) = (i % N, i / N);
-    [
-        (c > 0).then(|| i - 1),
-        (c + 1 < N).then(|| i + 1),
-        (r > 0).then(|| i - N),
-        (r + 1 < N).then(|| i + N),
-    ]
-    .into_iter()
-    .flatten()
+    [(c > 0).then(|| i - 1), (c + 1 < N).then(|| i + 1), (r > 0).then(|| i - N), (r + 1 < N).then(|| i + N)]
+        .into_iter()
+        .flatten()
 }
 
 fn opponent(stone: Stone) -> Stone {
-    stone
-        .color()
-        .map_or(Stone::Empty, |c| Stone::Of(c.opponent()))
+    stone.color().map_or(Stone::Empty, |c| Stone::Of(c.opponent()))
 }
 
 impl Board {
@@ -141,18 +134,14 @@ impl Board {
     /// Whether `me` at `i` would complete a solid 2×2 block of its own stones (bad shape).
     fn completes_clump(&self, i: usize, me: Stone) -> bool {
         let (c, r) = (i % N, i / N);
-        [(-1i64, -1i64), (-1, 1), (1, -1), (1, 1)]
-            .into_iter()
-            .any(|(dc, dr)| {
-                let (c2, r2) = (c as i64 + dc, r as i64 + dr);
-                if c2 < 0 || r2 < 0 || c2 >= N as i64 || r2 >= N as i64 {
-                    return false;
-                }
-                let (c2, r2) = (c2 as usize, r2 as usize);
-                [(c2, r), (c, r2), (c2, r2)]
-                    .into_iter()
-                    .all(|(cc, rr)| self.points[rr * N + cc] == me)
-            })
+        [(-1i64, -1i64), (-1, 1), (1, -1), (1, 1)].into_iter().any(|(dc, dr)| {
+            let (c2, r2) = (c as i64 + dc, r as i64 + dr);
+            if c2 < 0 || r2 < 0 || c2 >= N as i64 || r2 >= N as i64 {
+                return false;
+            }
+            let (c2, r2) = (c2 as usize, r2 as usize);
+            [(c2, r), (c, r2), (c2, r2)].into_iter().all(|(cc, rr)| self.points[rr * N + cc] == me)
+        })
     }
 
     /// Puts a stone on the emptiest-looking remaining point without playing rules: the empty
@@ -200,21 +189,14 @@ impl Position {
     pub fn game_like(seed: u64, stones: usize) -> Position {
         let target = stones.min(MAX_GAME_STONES);
         let mut rng = Rng::derive(seed, 0x6A3E);
-        let mut board = Board {
-            points: [Stone::Empty; N * N],
-            stones: 0,
-        };
+        let mut board = Board { points: [Stone::Empty; N * N], stones: 0 };
         let mut colour = Stone::BLACK;
         let mut weights = vec![0.0; N * N];
         let mut moves = 0;
         while board.stones < target && moves < 4 * target + 50 {
             moves += 1;
             for (i, w) in weights.iter_mut().enumerate() {
-                *w = if board.points[i] == Stone::Empty {
-                    board.weight(i, colour)
-                } else {
-                    0.0
-                };
+                *w = if board.points[i] == Stone::Empty { board.weight(i, colour) } else { 0.0 };
             }
             // Draw a point by weight; an illegal draw is struck off and drawn again.
             let mut played = false;
@@ -278,11 +260,7 @@ mod tests {
         while placed < stones {
             let i = ((rng.unit() * (N * N) as f64) as usize).min(N * N - 1);
             if p.get(i % N, i / N) == Stone::Empty {
-                let stone = if rng.unit() < 0.5 {
-                    Stone::BLACK
-                } else {
-                    Stone::WHITE
-                };
+                let stone = if rng.unit() < 0.5 { Stone::BLACK } else { Stone::WHITE };
                 p.set(i % N, i / N, stone);
                 placed += 1;
             }
@@ -297,11 +275,7 @@ mod tests {
             assert_eq!(p.stone_count(), stones.min(MAX_GAME_STONES), "{stones}");
             assert_eq!(p, Position::game_like(stones as u64, stones));
         }
-        assert_ne!(
-            Position::game_like(1, 150),
-            Position::game_like(2, 150),
-            "seeds differ"
-        );
+        assert_ne!(Position::game_like(1, 150), Position::game_like(2, 150), "seeds differ");
     }
 
     #[test]
@@ -314,10 +288,7 @@ mod tests {
             for stones in [120, 250] {
                 let game = lone_share(&Position::game_like(seed, stones));
                 let noise = lone_share(&uniform_noise(seed, stones));
-                assert!(
-                    game < 0.6 * noise,
-                    "seed {seed}, {stones} stones: lone {game:.2}, noise {noise:.2}"
-                );
+                assert!(game < 0.6 * noise, "seed {seed}, {stones} stones: lone {game:.2}, noise {noise:.2}");
             }
         }
     }
@@ -333,9 +304,6 @@ mod tests {
                 (2..=3).contains(&line)
             })
             .count();
-        assert!(
-            on_3_4 >= 4,
-            "{on_3_4} of 12 opening stones on the 3rd/4th line"
-        );
+        assert!(on_3_4 >= 4, "{on_3_4} of 12 opening stones on the 3rd/4th line");
     }
 }

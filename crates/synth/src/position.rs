@@ -23,8 +23,8 @@ impl Position {
     /// `tengen_rules::board_text`). Whitespace between characters is ignored, so `". . X"` and
     /// `"..X"` both work.
     pub fn from_rows<S: AsRef<str>>(rows: &[S]) -> Result<Self, SynthError> {
-        let cells: Vec<Stone> = parse_rows(rows, BOARD_LINES, BOARD_LINES)
-            .map_err(|e| SynthError::BadPosition(e.to_string()))?;
+        let cells: Vec<Stone> =
+            parse_rows(rows, BOARD_LINES, BOARD_LINES).map_err(|e| SynthError::BadPosition(e.to_string()))?;
         let mut position = Position::empty();
         for (i, stone) in cells.into_iter().enumerate() {
             position.points[i / BOARD_LINES][i % BOARD_LINES] = stone;
@@ -34,11 +34,7 @@ impl Position {
 
     /// Parses a grid file: 19 non-empty lines of `.XO` (lines starting with `#` are comments).
     pub fn parse_grid(text: &str) -> Result<Self, SynthError> {
-        let rows: Vec<&str> = text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .collect();
+        let rows: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
         Self::from_rows(&rows)
     }
 
@@ -49,11 +45,7 @@ impl Position {
 
     /// The point at (column, row); out-of-range coordinates read as empty.
     pub fn get(&self, col: usize, row: usize) -> Stone {
-        self.points
-            .get(row)
-            .and_then(|r| r.get(col))
-            .copied()
-            .unwrap_or(Stone::Empty)
+        self.points.get(row).and_then(|r| r.get(col)).copied().unwrap_or(Stone::Empty)
     }
 
     /// Sets the point at (column, row); out-of-range coordinates are ignored.
@@ -79,11 +71,7 @@ impl Position {
 
     /// Number of stones on the board.
     pub fn stone_count(&self) -> usize {
-        self.points
-            .iter()
-            .flatten()
-            .filter(|s| **s != Stone::Empty)
-            .count()
+        self.points.iter().flatten().filter(|s| **s != Stone::Empty).count()
     }
 
     /// A game-like random position with about `stones` stones (alternating colours, clustered
@@ -100,8 +88,7 @@ impl Position {
             let (col, row) = if placed.is_empty() || rng.unit() < 0.2 {
                 // Openings: third and fourth lines are favoured.
                 let line = |rng: &mut crate::noise::Rng| {
-                    let v = [2usize, 3, 3, 4, 5, 8, 9, 12, 14, 15, 15, 16]
-                        [(rng.unit() * 12.0) as usize % 12];
+                    let v = [2usize, 3, 3, 4, 5, 8, 9, 12, 14, 15, 15, 16][(rng.unit() * 12.0) as usize % 12];
                     v.min(BOARD_LINES - 1)
                 };
                 (line(&mut rng), line(&mut rng))
@@ -118,11 +105,7 @@ impl Position {
             if position.get(col, row) != Stone::Empty {
                 continue;
             }
-            let stone = if placed.len() & 1 == 0 {
-                Stone::BLACK
-            } else {
-                Stone::WHITE
-            };
+            let stone = if placed.len() & 1 == 0 { Stone::BLACK } else { Stone::WHITE };
             position.set(col, row, stone);
             if position.every_chain_breathes_near(col, row) {
                 placed.push((col, row));
@@ -137,10 +120,7 @@ impl Position {
     fn every_chain_breathes_near(&self, col: usize, row: usize) -> bool {
         let mut starts = vec![(col, row)];
         starts.extend(neighbours(col, row));
-        starts
-            .into_iter()
-            .filter(|&(c, r)| self.get(c, r) != Stone::Empty)
-            .all(|(c, r)| self.has_liberty(c, r))
+        starts.into_iter().filter(|&(c, r)| self.get(c, r) != Stone::Empty).all(|(c, r)| self.has_liberty(c, r))
     }
 
     fn has_liberty(&self, col: usize, row: usize) -> bool {
@@ -193,9 +173,7 @@ mod tests {
 
     #[test]
     fn grid_round_trip_and_errors() {
-        let p = Position::empty()
-            .with(3, 3, Stone::BLACK)
-            .with(15, 2, Stone::WHITE);
+        let p = Position::empty().with(3, 3, Stone::BLACK).with(15, 2, Stone::WHITE);
         let rows = p.to_rows();
         assert_eq!(Position::from_rows(&rows).ok(), Some(p.clone()));
         assert_eq!(Position::parse_grid(&rows.join("\n")).ok(), Some(p));
@@ -209,18 +187,11 @@ mod tests {
     fn random_positions_are_deterministic_and_breathe() {
         let p = Position::random(9, 150);
         assert_eq!(p, Position::random(9, 150));
-        assert!(
-            (140..=150).contains(&p.stone_count()),
-            "{}",
-            p.stone_count()
-        );
+        assert!((140..=150).contains(&p.stone_count()), "{}", p.stone_count());
         for row in 0..19 {
             for col in 0..19 {
                 if p.get(col, row) != Stone::Empty {
-                    assert!(
-                        p.has_liberty(col, row),
-                        "chain at {col},{row} has no liberty"
-                    );
+                    assert!(p.has_liberty(col, row), "chain at {col},{row} has no liberty");
                 }
             }
         }

@@ -17,18 +17,14 @@ pub(crate) fn camera_effects(colour: &mut [[f32; 3]], w: usize, h: usize, scene:
     } else {
         1.0
     };
-    let gain =
-        [0, 1, 2].map(|c| (1.0 + (gains[c] - 1.0) * k) * light.brightness.max(0.0) * exposure);
+    let gain = [0, 1, 2].map(|c| (1.0 + (gains[c] - 1.0) * k) * light.brightness.max(0.0) * exposure);
     let angle = light.gradient_angle_deg.to_radians();
     let (gx, gy) = (angle.cos(), angle.sin());
     let (cx, cy) = (w as f32 / 2.0, h as f32 / 2.0);
     let half_diag = (cx * cx + cy * cy).sqrt().max(1.0);
     for y in 0..h {
         for x in 0..w {
-            let (dx, dy) = (
-                (x as f32 + 0.5 - cx) / half_diag,
-                (y as f32 + 0.5 - cy) / half_diag,
-            );
+            let (dx, dy) = ((x as f32 + 0.5 - cx) / half_diag, (y as f32 + 0.5 - cy) / half_diag);
             let grad = (1.0 + light.gradient * (dx * gx + dy * gy)).max(0.0);
             let vig = 1.0 - light.vignette * (dx * dx + dy * dy);
             let m = grad * vig;
@@ -89,9 +85,7 @@ fn shake_blur(colour: &mut [[f32; 3]], w: usize, h: usize, shake: [f32; 2]) {
 /// Separable Gaussian blur with clamped edges.
 fn gaussian_blur(colour: &mut [[f32; 3]], w: usize, h: usize, sigma: f32) {
     let radius = (sigma * 3.0).ceil().max(1.0) as i64;
-    let mut kernel: Vec<f32> = (-radius..=radius)
-        .map(|i| (-(i * i) as f32 / (2.0 * sigma * sigma)).exp())
-        .collect();
+    let mut kernel: Vec<f32> = (-radius..=radius).map(|i| (-(i * i) as f32 / (2.0 * sigma * sigma)).exp()).collect();
     let sum: f32 = kernel.iter().sum();
     kernel.iter_mut().for_each(|k| *k /= sum);
     let mut tmp = vec![[0f32; 3]; w * h];
@@ -127,11 +121,7 @@ pub(crate) fn to_image(colour: &[[f32; 3]], w: u32, h: u32, scene: &Scene) -> Rg
     let mut image = RgbImage::new(w, h);
     for (px, c) in image.pixels_mut().zip(colour.iter()) {
         // Luma noise shared by the channels plus a little chroma noise.
-        let luma = if sigma > 0.0 {
-            approx_normal(&mut rng) * sigma * 0.8
-        } else {
-            0.0
-        };
+        let luma = if sigma > 0.0 { approx_normal(&mut rng) * sigma * 0.8 } else { 0.0 };
         for (ch, &value) in c.iter().enumerate() {
             let mut v = value;
             if sigma > 0.0 {
@@ -139,11 +129,7 @@ pub(crate) fn to_image(colour: &[[f32; 3]], w: u32, h: u32, scene: &Scene) -> Rg
                 v += (luma + approx_normal(&mut rng) * sigma * 0.45) * shot;
             }
             // Soft shoulder above 0.85 (a rational curve: cheaper than exp, same shape).
-            let v = if v > 0.85 {
-                0.85 + 0.15 * (v - 0.85) / (v - 0.85 + 0.15)
-            } else {
-                v
-            };
+            let v = if v > 0.85 { 0.85 + 0.15 * (v - 0.85) / (v - 0.85 + 0.15) } else { v };
             px.0[ch] = (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
         }
     }

@@ -13,19 +13,9 @@ const CLOCK_MM: [f64; 3] = [190.0, 80.0, 62.0];
 /// A prop ready for ray tests.
 pub(crate) enum PropBody {
     /// Paper lying flat on the table.
-    Sheet {
-        centre: [f64; 2],
-        half: [f64; 2],
-        cos: f64,
-        sin: f64,
-    },
+    Sheet { centre: [f64; 2], half: [f64; 2], cos: f64, sin: f64 },
     /// A box standing on the table.
-    Clock {
-        centre: [f64; 2],
-        cos: f64,
-        sin: f64,
-        rgb: [f32; 3],
-    },
+    Clock { centre: [f64; 2], cos: f64, sin: f64, rgb: [f32; 3] },
     /// A stone lying on the table: its centre in the world.
     Stone { centre: V3, black: bool },
 }
@@ -44,31 +34,13 @@ impl PropBody {
             (a.cos(), a.sin())
         };
         Some(match *prop {
-            Prop::Sheet {
-                centre_mm,
-                size_mm,
-                angle_deg,
-            } => {
+            Prop::Sheet { centre_mm, size_mm, angle_deg } => {
                 let (cos, sin) = turn(angle_deg);
-                PropBody::Sheet {
-                    centre: centre_mm,
-                    half: [size_mm[0].abs() / 2.0, size_mm[1].abs() / 2.0],
-                    cos,
-                    sin,
-                }
+                PropBody::Sheet { centre: centre_mm, half: [size_mm[0].abs() / 2.0, size_mm[1].abs() / 2.0], cos, sin }
             }
-            Prop::Clock {
-                centre_mm,
-                angle_deg,
-                rgb,
-            } => {
+            Prop::Clock { centre_mm, angle_deg, rgb } => {
                 let (cos, sin) = turn(angle_deg);
-                PropBody::Clock {
-                    centre: centre_mm,
-                    cos,
-                    sin,
-                    rgb: srgb(rgb),
-                }
+                PropBody::Clock { centre: centre_mm, cos, sin, rgb: srgb(rgb) }
             }
             Prop::Stone { centre_mm, stone } => {
                 if stone == Stone::Empty {
@@ -94,13 +66,7 @@ fn local(p: [f64; 2], centre: [f64; 2], cos: f64, sin: f64) -> [f64; 2] {
 /// ruled into a table of moves with a heading band.
 pub(crate) fn sheet_albedo(props: &[PropBody], p: V3) -> Option<[f32; 3]> {
     for prop in props {
-        let PropBody::Sheet {
-            centre,
-            half,
-            cos,
-            sin,
-        } = *prop
-        else {
+        let PropBody::Sheet { centre, half, cos, sin } = *prop else {
             continue;
         };
         let q = local([p[0], p[1]], centre, cos, sin);
@@ -111,9 +77,8 @@ pub(crate) fn sheet_albedo(props: &[PropBody], p: V3) -> Option<[f32; 3]> {
         let paper = [0.93, 0.93, 0.9];
         let ink = [0.25, 0.25, 0.3];
         let inside = u > 12.0 && u < 2.0 * half[0] - 12.0 && v > 40.0 && v < 2.0 * half[1] - 15.0;
-        let ruled = inside
-            && ((v - 40.0).rem_euclid(8.0) < 0.5
-                || (u - 12.0).rem_euclid((2.0 * half[0] - 24.0) / 4.0) < 0.5);
+        let ruled =
+            inside && ((v - 40.0).rem_euclid(8.0) < 0.5 || (u - 12.0).rem_euclid((2.0 * half[0] - 24.0) / 4.0) < 0.5);
         // A heading and a few handwritten-looking marks in the first rows.
         let heading = v > 15.0 && v < 28.0 && u > 20.0 && u < 2.0 * half[0] * 0.7;
         let writing = inside && v < 120.0 && (u * 0.9 + v * 0.3).sin() > 0.97;
@@ -129,16 +94,8 @@ pub(crate) fn sheet_albedo(props: &[PropBody], p: V3) -> Option<[f32; 3]> {
 }
 
 /// Ray against a clock standing on the table top at `table_z`: (t, hit).
-pub(crate) fn hit_clock(
-    prop: &PropBody,
-    origin: V3,
-    dir: V3,
-    table_z: f64,
-) -> Option<(f64, ClockHit)> {
-    let PropBody::Clock {
-        centre, cos, sin, ..
-    } = *prop
-    else {
+pub(crate) fn hit_clock(prop: &PropBody, origin: V3, dir: V3, table_z: f64) -> Option<(f64, ClockHit)> {
+    let PropBody::Clock { centre, cos, sin, .. } = *prop else {
         return None;
     };
     let o = local([origin[0], origin[1]], centre, cos, sin);
@@ -150,11 +107,7 @@ pub(crate) fn hit_clock(
     let (mut t0, mut t1) = (f64::NEG_INFINITY, f64::INFINITY);
     let mut axis_in = (0usize, 0.0f64);
     for k in 0..3 {
-        let (lo, hi) = if k == 2 {
-            (0.0, CLOCK_MM[2])
-        } else {
-            (-half[k], half[k])
-        };
+        let (lo, hi) = if k == 2 { (0.0, CLOCK_MM[2]) } else { (-half[k], half[k]) };
         if d[k].abs() < 1e-12 {
             if o[k] < lo || o[k] > hi {
                 return None;
@@ -178,11 +131,7 @@ pub(crate) fn hit_clock(
     }
     let mut n_local = [0.0; 3];
     n_local[axis_in.0] = axis_in.1;
-    let normal = [
-        cos * n_local[0] - sin * n_local[1],
-        sin * n_local[0] + cos * n_local[1],
-        n_local[2],
-    ];
+    let normal = [cos * n_local[0] - sin * n_local[1], sin * n_local[0] + cos * n_local[1], n_local[2]];
     let p = add(o, scale(d, t0));
     Some((t0, ClockHit { normal, local: p }))
 }
@@ -197,13 +146,8 @@ pub(crate) fn clock_albedo(prop: &PropBody, hit: &ClockHit) -> [f32; 3] {
     let front = y > CLOCK_MM[1] / 2.0 - 0.5;
     if front && z > 15.0 && z < 45.0 && x.abs() > 8.0 && x.abs() < 82.0 {
         // A display: light grey-green with dark segments.
-        let segment = ((x.abs() - 8.0) % 18.0 > 4.0)
-            && ((z - 15.0) % 15.0 < 2.5 || (x.abs() - 8.0) % 18.0 > 14.0);
-        return if segment {
-            [0.12, 0.14, 0.12]
-        } else {
-            [0.62, 0.68, 0.6]
-        };
+        let segment = ((x.abs() - 8.0) % 18.0 > 4.0) && ((z - 15.0) % 15.0 < 2.5 || (x.abs() - 8.0) % 18.0 > 14.0);
+        return if segment { [0.12, 0.14, 0.12] } else { [0.62, 0.68, 0.6] };
     }
     let top = z > CLOCK_MM[2] - 0.5;
     if top && (x.abs() - 50.0).abs() < 14.0 && y.abs() < 14.0 {

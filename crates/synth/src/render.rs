@@ -5,9 +5,7 @@ use image::RgbImage;
 
 use crate::board::{ray_stone, BoardBody, BoxHit};
 use crate::camera::{add, dot, norm, scale, sub, Camera, V3};
-use crate::hand::{
-    capsule_normal, capsule_param, ray_capsule, ray_segment_distance, srgb, HandGeometry,
-};
+use crate::hand::{capsule_normal, capsule_param, ray_capsule, ray_segment_distance, srgb, HandGeometry};
 use crate::noise::Noise2;
 use crate::position::Position;
 use crate::props::{clock_albedo, hit_clock, sheet_albedo, PropBody};
@@ -64,24 +62,12 @@ struct Box2 {
 }
 
 impl Box2 {
-    const EVERYTHING: Box2 = Box2 {
-        min: [f64::NEG_INFINITY; 2],
-        max: [f64::INFINITY; 2],
-    };
-    const EMPTY: Box2 = Box2 {
-        min: [f64::INFINITY; 2],
-        max: [f64::NEG_INFINITY; 2],
-    };
+    const EVERYTHING: Box2 = Box2 { min: [f64::NEG_INFINITY; 2], max: [f64::INFINITY; 2] };
+    const EMPTY: Box2 = Box2 { min: [f64::INFINITY; 2], max: [f64::NEG_INFINITY; 2] };
 
     fn grow(&mut self, p: [f64; 2], margin: f64) {
-        self.min = [
-            self.min[0].min(p[0] - margin),
-            self.min[1].min(p[1] - margin),
-        ];
-        self.max = [
-            self.max[0].max(p[0] + margin),
-            self.max[1].max(p[1] + margin),
-        ];
+        self.min = [self.min[0].min(p[0] - margin), self.min[1].min(p[1] - margin)];
+        self.max = [self.max[0].max(p[0] + margin), self.max[1].max(p[1] + margin)];
     }
 
     #[inline(always)]
@@ -103,15 +89,7 @@ struct PartBoxes {
 
 impl PartBoxes {
     /// `motion`: the part moves by this much during the exposure (centred on its position).
-    fn new(
-        camera: &Camera,
-        lamp: V3,
-        thickness: f64,
-        a: V3,
-        b: V3,
-        radius: f64,
-        motion: V3,
-    ) -> Self {
+    fn new(camera: &Camera, lamp: V3, thickness: f64, a: V3, b: V3, radius: f64, motion: V3) -> Self {
         const STEPS: usize = 16;
         let mut image = Box2::EMPTY;
         let mut shadow = Box2::EMPTY;
@@ -120,16 +98,10 @@ impl PartBoxes {
         let shifts: &[f64] = if moving { &[-0.5, 0.0, 0.5] } else { &[0.0] };
         for i in 0..=STEPS {
             for &shift in shifts {
-                let p = add(
-                    add(a, scale(sub(b, a), i as f64 / STEPS as f64)),
-                    scale(motion, shift),
-                );
+                let p = add(add(a, scale(sub(b, a), i as f64 / STEPS as f64)), scale(motion, shift));
                 // Parts high above the board block too little of the sky to matter.
                 if p[2] - radius < SKY_MAX_HEIGHT_MM {
-                    sky.grow(
-                        [p[0], p[1]],
-                        radius + SKY_PENUMBRA_MM + SKY_SOFTNESS * (p[2] + thickness).max(0.0) + 5.0,
-                    );
+                    sky.grow([p[0], p[1]], radius + SKY_PENUMBRA_MM + SKY_SOFTNESS * (p[2] + thickness).max(0.0) + 5.0);
                 }
                 let depth = dot(sub(p, camera.position), camera.forward);
                 if depth <= radius + 1.0 {
@@ -150,15 +122,9 @@ impl PartBoxes {
                 }
                 for plane in [0.0, -thickness] {
                     let k = (lamp[2] - plane) / (lamp[2] - p[2]);
-                    let q = [
-                        lamp[0] + (p[0] - lamp[0]) * k,
-                        lamp[1] + (p[1] - lamp[1]) * k,
-                    ];
+                    let q = [lamp[0] + (p[0] - lamp[0]) * k, lamp[1] + (p[1] - lamp[1]) * k];
                     let height = (p[2] - plane).max(0.0);
-                    let margin = radius * k * 1.2
-                        + SHADOW_PENUMBRA_MM
-                        + SHADOW_SOFTNESS * height * 2.0
-                        + 5.0;
+                    let margin = radius * k * 1.2 + SHADOW_PENUMBRA_MM + SHADOW_SOFTNESS * height * 2.0 + 5.0;
                     shadow.grow(q, margin);
                 }
             }
@@ -194,11 +160,7 @@ enum Hit {
     /// A stone lying on the table (prop `index`).
     LooseStone { index: usize },
     /// Bowl `index`, the part met and the surface normal there.
-    Bowl {
-        index: usize,
-        part: BowlPart,
-        normal: V3,
-    },
+    Bowl { index: usize, part: BowlPart, normal: V3 },
 }
 
 /// Which part of a hand a ray meets.
@@ -281,11 +243,7 @@ pub(crate) fn smoothstep(e0: f64, e1: f64, x: f64) -> f64 {
 }
 
 pub(crate) fn mix3(a: [f32; 3], b: [f32; 3], t: f32) -> [f32; 3] {
-    [
-        a[0] + (b[0] - a[0]) * t,
-        a[1] + (b[1] - a[1]) * t,
-        a[2] + (b[2] - a[2]) * t,
-    ]
+    [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t]
 }
 
 /// Which part of a bowl a ray meets.
@@ -303,20 +261,14 @@ const PILE_STONE_RADIUS_MM: f64 = 10.5;
 
 /// Distance from (x, y) to the nearest stone centre of a bowl's heap, and the offset from it.
 fn nearest_pile_stone(seed: u64, x: f64, y: f64) -> (f64, [f64; 2]) {
-    let (gx, gy) = (
-        (x / PILE_CELL_MM).floor() as i64,
-        (y / PILE_CELL_MM).floor() as i64,
-    );
+    let (gx, gy) = ((x / PILE_CELL_MM).floor() as i64, (y / PILE_CELL_MM).floor() as i64);
     let mut best = (f64::INFINITY, [0.0, 0.0]);
     for j in gy - 1..=gy + 1 {
         for i in gx - 1..=gx + 1 {
             let h = crate::noise::hash2(crate::noise::hash2(seed, i as u64), j as u64);
             let jx = (h & 0xFFFF) as f64 / 65535.0;
             let jy = ((h >> 16) & 0xFFFF) as f64 / 65535.0;
-            let (sx, sy) = (
-                (i as f64 + jx) * PILE_CELL_MM,
-                (j as f64 + jy) * PILE_CELL_MM,
-            );
+            let (sx, sy) = ((i as f64 + jx) * PILE_CELL_MM, (j as f64 + jy) * PILE_CELL_MM);
             let d = len2(x - sx, y - sy);
             if d < best.0 {
                 best = (d, [x - sx, y - sy]);
@@ -331,12 +283,7 @@ const BOWL_WALL_MM: f64 = 5.0;
 const BOWL_PILE_DEPTH_MM: f64 = 12.0;
 
 /// Ray against a bowl standing on the table (top at table + height): (t, part, normal).
-fn hit_bowl(
-    origin: V3,
-    dir: V3,
-    bowl: &crate::scene::Bowl,
-    thickness: f64,
-) -> Option<(f64, BowlPart, V3)> {
+fn hit_bowl(origin: V3, dir: V3, bowl: &crate::scene::Bowl, thickness: f64) -> Option<(f64, BowlPart, V3)> {
     if dir[2] >= 0.0 {
         return None;
     }
@@ -350,11 +297,7 @@ fn hit_bowl(
         let q = add(origin, scale(dir, t_top));
         let d = len2(q[0] - cx, q[1] - cy);
         if d < r - BOWL_WALL_MM {
-            let depth = if bowl.contents == Stone::Empty {
-                bowl.height_mm * 0.7
-            } else {
-                BOWL_PILE_DEPTH_MM
-            };
+            let depth = if bowl.contents == Stone::Empty { bowl.height_mm * 0.7 } else { BOWL_PILE_DEPTH_MM };
             let t_pile = (top - depth - origin[2]) / dir[2];
             let qp = add(origin, scale(dir, t_pile));
             if len2(qp[0] - cx, qp[1] - cy) < r - BOWL_WALL_MM {
@@ -387,11 +330,7 @@ fn hit_bowl(
         let q = add(origin, scale(dir, t));
         // Bowls bulge: lean the normal up near the rim and down near the foot.
         let lean = 0.5 * ((z - bottom) / (top - bottom) - 0.5);
-        return Some((
-            t,
-            BowlPart::Wall,
-            norm([(q[0] - cx) / r, (q[1] - cy) / r, lean]),
-        ));
+        return Some((t, BowlPart::Wall, norm([(q[0] - cx) / r, (q[1] - cy) / r, lean])));
     }
     None
 }
@@ -399,14 +338,7 @@ fn hit_bowl(
 impl<'a> World<'a> {
     fn new(position: &Position, scene: &'a Scene) -> Self {
         let camera = Camera::from_scene(scene);
-        let mut boards = vec![BoardBody::new(
-            position,
-            &scene.stones,
-            &scene.board,
-            scene.seed,
-            [0.0, 0.0],
-            0.0,
-        )];
+        let mut boards = vec![BoardBody::new(position, &scene.stones, &scene.board, scene.seed, [0.0, 0.0], 0.0)];
         for neighbour in &scene.neighbours {
             let seed = crate::noise::hash2(neighbour.seed, 0x4E16);
             boards.push(BoardBody::new(
@@ -420,11 +352,7 @@ impl<'a> World<'a> {
         }
         let (stone_radius, stone_half) = (boards[0].stone_radius, boards[0].stone_half);
         let table_z = -boards[0].thickness;
-        let props = scene
-            .props
-            .iter()
-            .filter_map(|p| PropBody::new(p, table_z, stone_half))
-            .collect();
+        let props = scene.props.iter().filter_map(|p| PropBody::new(p, table_z, stone_half)).collect();
         let hands: Vec<HandGeometry> = scene.hands.iter().map(HandGeometry::build).collect();
         let thickness = scene.board.thickness_mm.max(1.0);
         let hand_boxes: Vec<Vec<PartBoxes>> = hands
@@ -433,17 +361,7 @@ impl<'a> World<'a> {
                 let mut boxes: Vec<PartBoxes> = hand
                     .capsules
                     .iter()
-                    .map(|c| {
-                        PartBoxes::new(
-                            &camera,
-                            scene.light.lamp_mm,
-                            thickness,
-                            c.a,
-                            c.b,
-                            c.radius,
-                            hand.motion,
-                        )
-                    })
+                    .map(|c| PartBoxes::new(&camera, scene.light.lamp_mm, thickness, c.a, c.b, c.radius, hand.motion))
                     .collect();
                 if let Some((centre, _)) = hand.held {
                     boxes.push(PartBoxes::new(
@@ -463,14 +381,10 @@ impl<'a> World<'a> {
         for (hand, boxes) in hands.iter().zip(&hand_boxes) {
             if dot(hand.motion, hand.motion) > 0.0 {
                 for b in boxes {
-                    motion_region.min = [
-                        motion_region.min[0].min(b.image.min[0]),
-                        motion_region.min[1].min(b.image.min[1]),
-                    ];
-                    motion_region.max = [
-                        motion_region.max[0].max(b.image.max[0]),
-                        motion_region.max[1].max(b.image.max[1]),
-                    ];
+                    motion_region.min =
+                        [motion_region.min[0].min(b.image.min[0]), motion_region.min[1].min(b.image.min[1])];
+                    motion_region.max =
+                        [motion_region.max[0].max(b.image.max[0]), motion_region.max[1].max(b.image.max[1])];
                 }
             }
         }
@@ -494,13 +408,7 @@ impl<'a> World<'a> {
     /// Nearest hand part: (t, hand index, which part).
     /// `pixel`, when given, lets parts whose image box misses it be skipped.
     /// `tau` (−½…½) is the moment within the exposure, for moving hands.
-    fn hit_hands(
-        &self,
-        origin: V3,
-        dir: V3,
-        pixel: Option<[f64; 2]>,
-        tau: f64,
-    ) -> Option<(f64, usize, HandPart)> {
+    fn hit_hands(&self, origin: V3, dir: V3, pixel: Option<[f64; 2]>, tau: f64) -> Option<(f64, usize, HandPart)> {
         let mut best: Option<(f64, usize, HandPart)> = None;
         for (h, hand) in self.hands.iter().enumerate() {
             // Moving the hand by m is moving the ray by −m.
@@ -517,11 +425,9 @@ impl<'a> World<'a> {
                     }
                 }
             }
-            let held_in_view =
-                pixel.is_none_or(|px| boxes.last().is_some_and(|b| b.image.contains(px)));
+            let held_in_view = pixel.is_none_or(|px| boxes.last().is_some_and(|b| b.image.contains(px)));
             if let (Some((centre, _)), true, true) = (hand.held, near, held_in_view) {
-                if let Some(t) = ray_stone(origin, dir, centre, self.stone_radius, self.stone_half)
-                {
+                if let Some(t) = ray_stone(origin, dir, centre, self.stone_radius, self.stone_half) {
                     if best.is_none_or(|(bt, _, _)| t < bt) {
                         best = Some((t, h, HandPart::HeldStone));
                     }
@@ -539,13 +445,10 @@ impl<'a> World<'a> {
         let surface = p;
         for (h, hand) in self.hands.iter().enumerate() {
             let p = sub(surface, scale(hand.motion, tau));
-            let near =
-                hand.ray_near_bound(p, to_lamp, |s| SHADOW_PENUMBRA_MM + SHADOW_SOFTNESS * s);
+            let near = hand.ray_near_bound(p, to_lamp, |s| SHADOW_PENUMBRA_MM + SHADOW_SOFTNESS * s);
             let boxes = &self.hand_boxes[h];
             for (c, cap) in hand.capsules.iter().enumerate() {
-                if (!cap.sleeve && !near)
-                    || (on_surface && !boxes[c].shadow.contains([surface[0], surface[1]]))
-                {
+                if (!cap.sleeve && !near) || (on_surface && !boxes[c].shadow.contains([surface[0], surface[1]])) {
                     continue;
                 }
                 let (dist, s) = ray_segment_distance(p, to_lamp, cap);
@@ -572,8 +475,7 @@ impl<'a> World<'a> {
                     continue;
                 }
                 let penumbra = SKY_PENUMBRA_MM + SKY_SOFTNESS * s;
-                light *= 1.0
-                    - SKY_STRENGTH * smoothstep(cap.radius + penumbra, cap.radius - penumbra, dist);
+                light *= 1.0 - SKY_STRENGTH * smoothstep(cap.radius + penumbra, cap.radius - penumbra, dist);
             }
         }
         light
@@ -600,9 +502,7 @@ impl<'a> World<'a> {
             for (board, b) in self.boards.iter().enumerate() {
                 match b.hit_box(b.to_local(origin), b.dir_to_local(dir), nearest.0) {
                     Some((t, BoxHit::Top)) => nearest = (t, Hit::BoardTop { board }),
-                    Some((t, BoxHit::Side(normal))) => {
-                        nearest = (t, Hit::BoardSide { board, normal })
-                    }
+                    Some((t, BoxHit::Side(normal))) => nearest = (t, Hit::BoardSide { board, normal }),
                     None => {}
                 }
             }
@@ -615,14 +515,7 @@ impl<'a> World<'a> {
         for (index, bowl) in self.scene.bowls.iter().enumerate() {
             if let Some((t, part, normal)) = hit_bowl(origin, dir, bowl, thickness) {
                 if t < nearest.0 {
-                    nearest = (
-                        t,
-                        Hit::Bowl {
-                            index,
-                            part,
-                            normal,
-                        },
-                    );
+                    nearest = (t, Hit::Bowl { index, part, normal });
                 }
             }
         }
@@ -632,21 +525,12 @@ impl<'a> World<'a> {
                     if let Some((t, hit)) = hit_clock(prop, origin, dir, self.table_z) {
                         if t < nearest.0 {
                             let (normal, local) = (hit.normal, hit.local);
-                            nearest = (
-                                t,
-                                Hit::Clock {
-                                    index,
-                                    normal,
-                                    local,
-                                },
-                            );
+                            nearest = (t, Hit::Clock { index, normal, local });
                         }
                     }
                 }
                 PropBody::Stone { centre, .. } => {
-                    if let Some(t) =
-                        ray_stone(origin, dir, centre, self.stone_radius, self.stone_half)
-                    {
+                    if let Some(t) = ray_stone(origin, dir, centre, self.stone_radius, self.stone_half) {
                         if t < nearest.0 {
                             nearest = (t, Hit::LooseStone { index });
                         }
@@ -691,10 +575,7 @@ impl<'a> World<'a> {
                 let id = ID_STONE + STONE_IDS * board as u32 + index as u32;
                 (colour, id, false)
             }
-            Hit::Hand {
-                hand,
-                part: HandPart::HeldStone,
-            } => {
+            Hit::Hand { hand, part: HandPart::HeldStone } => {
                 let Some((centre, black)) = self.hands[hand].held else {
                     return ([0.0; 3], 0, true);
                 };
@@ -702,22 +583,13 @@ impl<'a> World<'a> {
                 let colour = self.shade_stone(p, sub(p, centre), None, black, 0.0, None, &ray);
                 (colour, ID_HELD + hand as u32, over_board)
             }
-            Hit::Hand {
-                hand,
-                part: HandPart::Capsule(c),
-            } => (
-                self.shade_hand(p, hand, c, &ray),
-                ID_HAND + hand as u32,
-                over_board,
-            ),
+            Hit::Hand { hand, part: HandPart::Capsule(c) } => {
+                (self.shade_hand(p, hand, c, &ray), ID_HAND + hand as u32, over_board)
+            }
             Hit::BoardTop { board } => {
                 // Footprint of this sample on the board, for line anti-aliasing.
                 let footprint = footprint_scale * t / self.camera.focal / (-dir[2]).max(0.2).sqrt();
-                let id = if board == 0 {
-                    ID_BOARD
-                } else {
-                    ID_NEIGHBOUR + 2 * board as u32
-                };
+                let id = if board == 0 { ID_BOARD } else { ID_NEIGHBOUR + 2 * board as u32 };
                 (self.shade_board_top(board, p, footprint, &ray), id, false)
             }
             Hit::BoardSide { board, normal } => {
@@ -725,34 +597,16 @@ impl<'a> World<'a> {
                 let b = &self.boards[board];
                 let q = b.to_local(p);
                 let albedo = b.surface.side_albedo(q[0] + q[1], q[2]);
-                let diffuse =
-                    ray.ambient * 0.8 + ray.direct_gain * ray.lamp_light(b.dir_to_world(normal));
-                let id = if board == 0 {
-                    ID_SIDE
-                } else {
-                    ID_NEIGHBOUR + 2 * board as u32 + 1
-                };
+                let diffuse = ray.ambient * 0.8 + ray.direct_gain * ray.lamp_light(b.dir_to_world(normal));
+                let id = if board == 0 { ID_SIDE } else { ID_NEIGHBOUR + 2 * board as u32 + 1 };
                 (albedo.map(|a| (a as f64 * diffuse) as f32), id, false)
             }
-            Hit::Bowl {
-                index,
-                part,
-                normal,
-            } => (
-                self.shade_bowl(p, index, part, normal, &ray),
-                ID_BOWL + 4 * index as u32 + part as u32,
-                false,
-            ),
+            Hit::Bowl { index, part, normal } => {
+                (self.shade_bowl(p, index, part, normal, &ray), ID_BOWL + 4 * index as u32 + part as u32, false)
+            }
             Hit::Table => (self.shade_table(p, &ray), ID_TABLE, false),
-            Hit::Clock {
-                index,
-                normal,
-                local,
-            } => {
-                let albedo = clock_albedo(
-                    &self.props[index],
-                    &crate::props::ClockHit { normal, local },
-                );
+            Hit::Clock { index, normal, local } => {
+                let albedo = clock_albedo(&self.props[index], &crate::props::ClockHit { normal, local });
                 let (direct, sky) = self.shadows_at(p, &ray, false);
                 let diffuse = ray.ambient * sky * (0.6 + 0.4 * normal[2].max(0.0))
                     + ray.direct_gain * ray.lamp_light(normal) * direct;
@@ -789,26 +643,14 @@ impl<'a> World<'a> {
         let up = 0.6 + 0.4 * n[2].max(0.0);
         let mut albedo = if cap.sleeve { hand.sleeve } else { hand.skin };
         if cap.sleeve {
-            let weave = 0.92
-                + 0.08
-                    * self
-                        .cloth
-                        .at((p[0] * 0.5) as f32, (p[1] * 0.5 + p[2] * 0.5) as f32);
-            let folds = 0.85
-                + 0.15
-                    * self.cloth.at(
-                        (p[0] * 0.02) as f32 + 70.0,
-                        (p[2] * 0.03 + p[1] * 0.02) as f32,
-                    );
+            let weave = 0.92 + 0.08 * self.cloth.at((p[0] * 0.5) as f32, (p[1] * 0.5 + p[2] * 0.5) as f32);
+            let folds = 0.85 + 0.15 * self.cloth.at((p[0] * 0.02) as f32 + 70.0, (p[2] * 0.03 + p[1] * 0.02) as f32);
             albedo = albedo.map(|a| a * weave * folds);
         }
         let mut shine = if cap.sleeve { 0.0 } else { 0.07 };
         if !cap.sleeve {
             // Skin tone varies a little over the hand; knuckles and tips are redder.
-            let blotch = self.cloth.at(
-                (p[0] * 0.08) as f32 + 11.0,
-                (p[1] * 0.08 + p[2] * 0.08) as f32,
-            );
+            let blotch = self.cloth.at((p[0] * 0.08) as f32 + 11.0, (p[1] * 0.08 + p[2] * 0.08) as f32);
             albedo = [
                 albedo[0] * (0.95 + 0.08 * blotch),
                 albedo[1] * (0.95 + 0.05 * blotch),
@@ -820,11 +662,7 @@ impl<'a> World<'a> {
             let along = capsule_param(p, cap);
             let back = dot(n, [0.0, 0.0, 1.0]);
             let nail = smoothstep(0.6, 0.72, along) * smoothstep(0.25, 0.45, back);
-            let nail_colour = [
-                albedo[0] * 1.08 + 0.05,
-                albedo[1] * 1.02 + 0.08,
-                albedo[2] * 1.02 + 0.1,
-            ];
+            let nail_colour = [albedo[0] * 1.08 + 0.05, albedo[1] * 1.02 + 0.08, albedo[2] * 1.02 + 0.1];
             albedo = mix3(albedo, nail_colour.map(|c| c.min(1.0)), nail as f32);
             shine += 0.25 * nail;
         }
@@ -842,15 +680,11 @@ impl<'a> World<'a> {
         let albedo = b.albedo(q, footprint.max(0.05));
         let (direct, ao) = b.stone_shadow(q, b.dir_to_local(ray.to_lamp));
         let (hands, sky) = self.shadows_at(p, ray, true);
-        let diffuse = ray.ambient * ao * sky
-            + ray.direct_gain * ray.lamp_light([0.0, 0.0, 1.0]) * direct * hands;
+        let diffuse = ray.ambient * ao * sky + ray.direct_gain * ray.lamp_light([0.0, 0.0, 1.0]) * direct * hands;
         // Varnish reflection of the lamp: the glare spot.
         let half = norm(add(ray.to_lamp, ray.view));
         let nh = half[2].max(0.0);
-        let glare = f64::from(self.scene.light.glare)
-            * (0.9 * nh.powi(400) + 0.12 * nh.powi(40))
-            * direct
-            * hands;
+        let glare = f64::from(self.scene.light.glare) * (0.9 * nh.powi(400) + 0.12 * nh.powi(40)) * direct * hands;
         albedo.map(|a| (a as f64 * diffuse + glare) as f32)
     }
 
@@ -863,56 +697,37 @@ impl<'a> World<'a> {
             BowlPart::Pile => {
                 // A heap of stones: nearest jittered stone centre (cellular pattern)
                 // gives a domed stone or a dark gap between stones.
-                let (near, offset) =
-                    nearest_pile_stone(self.scene.seed ^ (i as u64 + 1), p[0] - c[0], p[1] - c[1]);
+                let (near, offset) = nearest_pile_stone(self.scene.seed ^ (i as u64 + 1), p[0] - c[0], p[1] - c[1]);
                 let dome = (1.0 - (near / PILE_STONE_RADIUS_MM).powi(2)).max(0.0);
-                let n = norm([
-                    offset[0] / PILE_STONE_RADIUS_MM,
-                    offset[1] / PILE_STONE_RADIUS_MM,
-                    dome.sqrt() + 0.2,
-                ]);
+                let n = norm([offset[0] / PILE_STONE_RADIUS_MM, offset[1] / PILE_STONE_RADIUS_MM, dome.sqrt() + 0.2]);
                 let half = norm(add(ray.to_lamp, ray.view));
                 let glint = dot(n, half).max(0.0);
-                let gap = if near < PILE_STONE_RADIUS_MM {
-                    1.0
-                } else {
-                    0.35
-                };
+                let gap = if near < PILE_STONE_RADIUS_MM { 1.0 } else { 0.35 };
                 match bowl.contents {
-                    Stone::BLACK => (
-                        [0.05 * gap as f32; 3],
-                        gap * (0.05 * glint.powi(8) + 0.25 * glint.powi(60)),
-                    ),
-                    Stone::WHITE => (
-                        [0.88 * gap as f32, 0.87 * gap as f32, 0.82 * gap as f32],
-                        gap * 0.3 * glint.powi(40),
-                    ),
+                    Stone::BLACK => ([0.05 * gap as f32; 3], gap * (0.05 * glint.powi(8) + 0.25 * glint.powi(60))),
+                    Stone::WHITE => {
+                        ([0.88 * gap as f32, 0.87 * gap as f32, 0.82 * gap as f32], gap * 0.3 * glint.powi(40))
+                    }
                     Stone::Empty => (srgb(bowl.rgb).map(|a| a * 0.55), 0.0),
                 }
             }
             BowlPart::Inside => (srgb(bowl.rgb).map(|a| a * 0.5), 0.0),
             BowlPart::Rim | BowlPart::Wall => {
                 let angle = (p[1] - c[1]).atan2(p[0] - c[0]);
-                let grain = self
-                    .cloth
-                    .at((angle * 12.0) as f32 + 7.0, (p[2] * 0.05) as f32);
+                let grain = self.cloth.at((angle * 12.0) as f32 + 7.0, (p[2] * 0.05) as f32);
                 let half = norm(add(ray.to_lamp, ray.view));
-                (
-                    srgb(bowl.rgb).map(|a| a * (0.88 + 0.14 * grain)),
-                    0.18 * dot(normal, half).max(0.0).powi(30),
-                )
+                (srgb(bowl.rgb).map(|a| a * (0.88 + 0.14 * grain)), 0.18 * dot(normal, half).max(0.0).powi(30))
             }
         };
-        let diffuse = ray.ambient * sky * (0.6 + 0.4 * normal[2].max(0.0))
-            + ray.direct_gain * ray.lamp_light(normal) * hands;
+        let diffuse =
+            ray.ambient * sky * (0.6 + 0.4 * normal[2].max(0.0)) + ray.direct_gain * ray.lamp_light(normal) * hands;
         albedo.map(|a| (a as f64 * diffuse + spec * hands) as f32)
     }
 
     /// The table at `p`: cloth-like texture, the soft shadows of the board and the bowls.
     fn shade_table(&self, p: V3, ray: &RayLight) -> [f32; 3] {
         let to_lamp = ray.to_lamp;
-        let albedo = sheet_albedo(&self.props, p)
-            .unwrap_or_else(|| self.table.albedo(p[0], p[1], &self.cloth));
+        let albedo = sheet_albedo(&self.props, p).unwrap_or_else(|| self.table.albedo(p[0], p[1], &self.cloth));
         let (mut shadow, mut ao) = self.boards[0].shadow_on_table(p, to_lamp);
         for b in &self.boards[1..] {
             let (s, a) = b.shadow_on_table(p, to_lamp);
@@ -923,15 +738,11 @@ impl<'a> World<'a> {
             let (c, r) = (bowl.centre_mm, bowl.radius_mm);
             ao *= 1.0 - 0.5 * smoothstep(r + 30.0, r, len2(p[0] - c[0], p[1] - c[1]));
             let h = bowl.height_mm * 0.6;
-            let (sx, sy) = (
-                c[0] - to_lamp[0] / to_lamp[2] * h,
-                c[1] - to_lamp[1] / to_lamp[2] * h,
-            );
+            let (sx, sy) = (c[0] - to_lamp[0] / to_lamp[2] * h, c[1] - to_lamp[1] / to_lamp[2] * h);
             shadow *= 1.0 - 0.75 * smoothstep(r + 8.0, r - 8.0, len2(p[0] - sx, p[1] - sy));
         }
         let (hands, sky) = self.shadows_at(p, ray, true);
-        let diffuse = ray.ambient * ao * sky
-            + ray.direct_gain * ray.lamp_light([0.0, 0.0, 1.0]) * shadow * hands;
+        let diffuse = ray.ambient * ao * sky + ray.direct_gain * ray.lamp_light([0.0, 0.0, 1.0]) * shadow * hands;
         albedo.map(|a| (a as f64 * diffuse) as f32)
     }
 
@@ -941,10 +752,7 @@ impl<'a> World<'a> {
         let (mut direct, sky) = if self.hands.is_empty() {
             (1.0, 1.0)
         } else {
-            (
-                self.hand_shadow(p, ray.to_lamp, on_surface, ray.tau),
-                self.hand_sky(p, ray.tau),
-            )
+            (self.hand_shadow(p, ray.to_lamp, on_surface, ray.tau), self.hand_sky(p, ray.tau))
         };
         if let Some(person) = &self.scene.light.person_shadow {
             direct *= person_light(person, p);
@@ -988,11 +796,7 @@ impl<'a> World<'a> {
             (a, 0.25 * nh.powi(60) + 0.05 * nh.powi(6))
         } else {
             let mut a = match colours {
-                StoneColours::BlackWhite => [
-                    0.90 + 0.015 * tint,
-                    0.885 + 0.015 * tint,
-                    0.84 + 0.015 * tint,
-                ],
+                StoneColours::BlackWhite => [0.90 + 0.015 * tint, 0.885 + 0.015 * tint, 0.84 + 0.015 * tint],
                 other => light_albedo(other).map(|c| c * (1.0 + 0.02 * tint)),
             };
             if let Some((d, freq, phase, strength)) = stripes {
@@ -1048,19 +852,14 @@ fn person_light(person: &crate::scene::PersonShadow, p: V3) -> f64 {
 pub fn render(position: &Position, scene: &Scene) -> Result<Rendered, SynthError> {
     let (w, h) = (scene.width, scene.height);
     if w == 0 || h == 0 || w > MAX_SIDE || h > MAX_SIDE {
-        return Err(SynthError::BadSize {
-            width: w,
-            height: h,
-        });
+        return Err(SynthError::BadSize { width: w, height: h });
     }
     let world = World::new(position, scene);
     let (wu, hu) = (w as usize, h as usize);
     let mut colour = vec![[0f32; 3]; wu * hu];
     let mut ids = vec![0 as ObjectId; wu * hu];
     // Rows are independent: split them over the cores (results do not depend on the split).
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, MAX_THREADS);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_THREADS);
     let rows_per = hu.div_ceil(threads).max(1);
     let (hand_pixels, hand_over_board) = std::thread::scope(|s| {
         let world = &world;
@@ -1104,12 +903,7 @@ pub fn render(position: &Position, scene: &Scene) -> Result<Rendered, SynthError
     });
     if scene.antialias {
         // Re-render object edges with a rotated-grid 4-sample pattern.
-        const OFFSETS: [[f64; 2]; 4] = [
-            [0.375, 0.125],
-            [0.875, 0.375],
-            [0.625, 0.875],
-            [0.125, 0.625],
-        ];
+        const OFFSETS: [[f64; 2]; 4] = [[0.375, 0.125], [0.875, 0.375], [0.625, 0.875], [0.125, 0.625]];
         let ids = &ids;
         let world = &world;
         let edges: Vec<usize> = (0..wu * hu)
@@ -1147,10 +941,7 @@ pub fn render(position: &Position, scene: &Scene) -> Result<Rendered, SynthError
                     })
                 })
                 .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
+            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
         });
         // A panicked worker would leave `fixed` short; keep its pixels single-sampled then.
         for (i, c) in edges.into_iter().zip(fixed) {
@@ -1172,9 +963,5 @@ pub fn render(position: &Position, scene: &Scene) -> Result<Rendered, SynthError
         hand_pixels,
         hand_over_board,
     );
-    Ok(Rendered {
-        image,
-        truth,
-        jpeg_quality: scene.jpeg_quality.clamp(1, 100),
-    })
+    Ok(Rendered { image, truth, jpeg_quality: scene.jpeg_quality.clamp(1, 100) })
 }

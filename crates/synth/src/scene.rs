@@ -83,9 +83,7 @@ impl Default for Scene {
 }
 
 /// Names accepted by [`Scene::preset`].
-pub const PRESETS: &[&str] = &[
-    "clean", "overhead", "webcam", "oblique", "phone", "dim", "harsh", "small",
-];
+pub const PRESETS: &[&str] = &["clean", "overhead", "webcam", "oblique", "phone", "dim", "harsh", "small"];
 
 impl Scene {
     /// A named preset:
@@ -101,41 +99,20 @@ impl Scene {
         let base = Scene::default();
         let scene = match name {
             "clean" => Scene {
-                camera: CameraPose {
-                    tilt_deg: 0.0,
-                    ..CameraPose::default()
-                },
+                camera: CameraPose { tilt_deg: 0.0, ..CameraPose::default() },
                 lens_k1: 0.0,
-                light: Lighting {
-                    glare: 0.0,
-                    gradient: 0.0,
-                    vignette: 0.0,
-                    ..Lighting::default()
-                },
-                stones: StoneStyle {
-                    jitter_mm: 0.0,
-                    ..StoneStyle::default()
-                },
+                light: Lighting { glare: 0.0, gradient: 0.0, vignette: 0.0, ..Lighting::default() },
+                stones: StoneStyle { jitter_mm: 0.0, ..StoneStyle::default() },
                 blur_sigma: 0.0,
                 noise_sigma: 0.0,
                 jpeg_quality: 95,
                 ..base
             },
-            "overhead" => Scene {
-                camera: CameraPose {
-                    tilt_deg: 0.0,
-                    ..CameraPose::default()
-                },
-                ..base
-            },
+            "overhead" => Scene { camera: CameraPose { tilt_deg: 0.0, ..CameraPose::default() }, ..base },
             "webcam" => Scene {
                 width: 640,
                 height: 480,
-                camera: CameraPose {
-                    tilt_deg: 25.0,
-                    board_fill: 0.85,
-                    ..CameraPose::default()
-                },
+                camera: CameraPose { tilt_deg: 25.0, board_fill: 0.85, ..CameraPose::default() },
                 lens_k1: -0.12,
                 blur_sigma: 0.8,
                 noise_sigma: 4.0,
@@ -154,38 +131,22 @@ impl Scene {
                 ..base
             },
             "phone" => Scene {
-                camera: CameraPose {
-                    tilt_deg: 30.0,
-                    fov_deg: 65.0,
-                    ..CameraPose::default()
-                },
+                camera: CameraPose { tilt_deg: 30.0, fov_deg: 65.0, ..CameraPose::default() },
                 lens_k1: -0.02,
-                light: Lighting {
-                    cast: ColourCast::Yellow,
-                    cast_strength: 0.4,
-                    ..Lighting::default()
-                },
+                light: Lighting { cast: ColourCast::Yellow, cast_strength: 0.4, ..Lighting::default() },
                 blur_sigma: 0.3,
                 noise_sigma: 1.5,
                 ..base
             },
             "dim" => Scene {
-                light: Lighting {
-                    cast: ColourCast::Yellow,
-                    brightness: 0.6,
-                    gradient: 0.25,
-                    ..Lighting::default()
-                },
+                light: Lighting { cast: ColourCast::Yellow, brightness: 0.6, gradient: 0.25, ..Lighting::default() },
                 noise_sigma: 7.0,
                 blur_sigma: 0.9,
                 jpeg_quality: 70,
                 ..base
             },
             "harsh" => Scene {
-                camera: CameraPose {
-                    tilt_deg: 15.0,
-                    ..CameraPose::default()
-                },
+                camera: CameraPose { tilt_deg: 15.0, ..CameraPose::default() },
                 light: Lighting {
                     cast: ColourCast::Blue,
                     glare: 1.0,
@@ -195,11 +156,7 @@ impl Scene {
                 },
                 ..base
             },
-            "small" => Scene {
-                width: 640,
-                height: 480,
-                ..base
-            },
+            "small" => Scene { width: 640, height: 480, ..base },
             _ => return None,
         };
         Some(scene)
@@ -211,36 +168,12 @@ impl Scene {
     /// conditions; the image size is kept at the default (use [`Scene::with_size`]).
     pub fn random(seed: u64) -> Scene {
         let mut rng = crate::noise::Rng::derive(seed, 0x5CE4E);
-        let pick =
-            |rng: &mut crate::noise::Rng, n: usize| ((rng.unit() * n as f64) as usize).min(n - 1);
-        let casts = [
-            ColourCast::Neutral,
-            ColourCast::Neutral,
-            ColourCast::Blue,
-            ColourCast::Green,
-            ColourCast::Yellow,
-        ];
-        let woods = [
-            [222, 176, 108],
-            [206, 158, 96],
-            [232, 196, 140],
-            [196, 140, 84],
-            [214, 170, 118],
-        ];
-        let tables = [
-            [96, 88, 80],
-            [60, 58, 56],
-            [150, 140, 128],
-            [110, 72, 46],
-            [40, 62, 48],
-            [190, 188, 182],
-        ];
+        let pick = |rng: &mut crate::noise::Rng, n: usize| ((rng.unit() * n as f64) as usize).min(n - 1);
+        let casts = [ColourCast::Neutral, ColourCast::Neutral, ColourCast::Blue, ColourCast::Green, ColourCast::Yellow];
+        let woods = [[222, 176, 108], [206, 158, 96], [232, 196, 140], [196, 140, 84], [214, 170, 118]];
+        let tables = [[96, 88, 80], [60, 58, 56], [150, 140, 128], [110, 72, 46], [40, 62, 48], [190, 188, 182]];
         // Mostly upright cameras with a small roll; sometimes any rotation.
-        let roll = if rng.unit() < 0.75 {
-            rng.range(-12.0, 12.0)
-        } else {
-            rng.range(-180.0, 180.0)
-        };
+        let roll = if rng.unit() < 0.75 { rng.range(-12.0, 12.0) } else { rng.range(-180.0, 180.0) };
         // Off-centre, but the whole board stays in the frame.
         let fill = rng.range(0.6, 0.93);
         let slack = (1.0 - fill) / 2.0 * 0.85;
@@ -258,11 +191,7 @@ impl Scene {
                 cast: casts[pick(&mut rng, casts.len())],
                 cast_strength: rng.range(0.3, 1.0) as f32,
                 brightness: rng.range(0.6, 1.2) as f32,
-                lamp_mm: [
-                    rng.range(-600.0, 600.0),
-                    rng.range(-700.0, 300.0),
-                    rng.range(1100.0, 2200.0),
-                ],
+                lamp_mm: [rng.range(-600.0, 600.0), rng.range(-700.0, 300.0), rng.range(1100.0, 2200.0)],
                 glare: rng.range(0.0, 1.0) as f32,
                 gradient: rng.range(0.0, 0.35) as f32,
                 gradient_angle_deg: rng.range(0.0, 360.0) as f32,
@@ -299,10 +228,7 @@ impl Scene {
             let wood = woods[pick(&mut rng, woods.len())];
             for (sign, contents) in [(1.0, Stone::BLACK), (-1.0, Stone::WHITE)] {
                 scene.bowls.push(Bowl {
-                    centre_mm: [
-                        sign * (crate::camera::board_mm::HALF_W + gap + radius),
-                        rng.range(-200.0, 200.0),
-                    ],
+                    centre_mm: [sign * (crate::camera::board_mm::HALF_W + gap + radius), rng.range(-200.0, 200.0)],
                     radius_mm: radius,
                     height_mm: rng.range(60.0, 90.0),
                     contents,
@@ -315,18 +241,11 @@ impl Scene {
             let side = sides[pick(&mut rng, 4)];
             let mut hand = Hand::reaching(side, rng.range(1.0, 17.0), rng.range(0.05, 0.8));
             hand.skin_rgb = SKIN_TONES[pick(&mut rng, SKIN_TONES.len())];
-            hand.sleeve_rgb = [
-                rng.range(20.0, 200.0) as u8,
-                rng.range(20.0, 200.0) as u8,
-                rng.range(20.0, 200.0) as u8,
-            ];
+            hand.sleeve_rgb =
+                [rng.range(20.0, 200.0) as u8, rng.range(20.0, 200.0) as u8, rng.range(20.0, 200.0) as u8];
             hand.lift_mm = rng.range(14.0, 60.0);
             if rng.unit() < 0.5 {
-                hand.holding = Some(if rng.unit() < 0.5 {
-                    Stone::BLACK
-                } else {
-                    Stone::WHITE
-                });
+                hand.holding = Some(if rng.unit() < 0.5 { Stone::BLACK } else { Stone::WHITE });
             }
             scene.hands.push(hand);
         }
@@ -375,14 +294,7 @@ pub struct CameraPose {
 
 impl Default for CameraPose {
     fn default() -> Self {
-        Self {
-            tilt_deg: 12.0,
-            azimuth_deg: 0.0,
-            roll_deg: 0.0,
-            fov_deg: 60.0,
-            board_fill: 0.88,
-            offset: [0.0, 0.0],
-        }
+        Self { tilt_deg: 12.0, azimuth_deg: 0.0, roll_deg: 0.0, fov_deg: 60.0, board_fill: 0.88, offset: [0.0, 0.0] }
     }
 }
 
@@ -432,16 +344,8 @@ pub enum Hue {
 
 impl Hue {
     /// Every hue, around the colour wheel.
-    pub const ALL: [Hue; 8] = [
-        Hue::Red,
-        Hue::Orange,
-        Hue::Yellow,
-        Hue::Green,
-        Hue::Cyan,
-        Hue::Blue,
-        Hue::Violet,
-        Hue::Pink,
-    ];
+    pub const ALL: [Hue; 8] =
+        [Hue::Red, Hue::Orange, Hue::Yellow, Hue::Green, Hue::Cyan, Hue::Blue, Hue::Violet, Hue::Pink];
 
     /// Lower-case name (`red`, `orange`...).
     pub fn name(self) -> &'static str {
@@ -459,9 +363,7 @@ impl Hue {
 
     /// Parses a name as [`Hue::name`] gives it.
     pub fn parse(text: &str) -> Option<Hue> {
-        Hue::ALL
-            .into_iter()
-            .find(|h| h.name().eq_ignore_ascii_case(text))
+        Hue::ALL.into_iter().find(|h| h.name().eq_ignore_ascii_case(text))
     }
 
     /// Per-channel gain of the scene under this light relative to white light, after the
@@ -563,13 +465,7 @@ pub struct PersonShadow {
 
 impl Default for PersonShadow {
     fn default() -> Self {
-        Self {
-            centre_mm: [0.0, 260.0],
-            angle_deg: 0.0,
-            size_mm: 230.0,
-            softness_mm: 30.0,
-            strength: 0.8,
-        }
+        Self { centre_mm: [0.0, 260.0], angle_deg: 0.0, size_mm: 230.0, softness_mm: 30.0, strength: 0.8 }
     }
 }
 
@@ -641,11 +537,7 @@ pub enum StoneColours {
 
 impl StoneColours {
     /// Every set.
-    pub const ALL: [StoneColours; 3] = [
-        StoneColours::BlackWhite,
-        StoneColours::Greens,
-        StoneColours::Blues,
-    ];
+    pub const ALL: [StoneColours; 3] = [StoneColours::BlackWhite, StoneColours::Greens, StoneColours::Blues];
 
     /// Parses `blackwhite`, `greens` or `blues`.
     pub fn parse(text: &str) -> Option<StoneColours> {
@@ -696,10 +588,7 @@ impl Default for BoardStyle {
             material: BoardMaterial::Wood,
             line_rgb: None,
             star_radius_mm: 2.0,
-            margin_mm: [
-                crate::camera::board_mm::MARGIN_X,
-                crate::camera::board_mm::MARGIN_Y,
-            ],
+            margin_mm: [crate::camera::board_mm::MARGIN_X, crate::camera::board_mm::MARGIN_Y],
             table_texture: TableTexture::Cloth,
         }
     }
@@ -709,10 +598,7 @@ impl BoardStyle {
     /// Half the width and half the length of the board's top, in millimetres.
     pub fn half_extent(&self) -> [f64; 2] {
         use crate::camera::board_mm::{SPACING_X, SPACING_Y};
-        [
-            9.0 * SPACING_X + self.margin_mm[0].clamp(3.0, 60.0),
-            9.0 * SPACING_Y + self.margin_mm[1].clamp(3.0, 60.0),
-        ]
+        [9.0 * SPACING_X + self.margin_mm[0].clamp(3.0, 60.0), 9.0 * SPACING_Y + self.margin_mm[1].clamp(3.0, 60.0)]
     }
 }
 
@@ -763,13 +649,7 @@ pub struct Bowl {
 
 impl Default for Bowl {
     fn default() -> Self {
-        Self {
-            centre_mm: [330.0, 120.0],
-            radius_mm: 65.0,
-            height_mm: 75.0,
-            contents: Stone::BLACK,
-            rgb: [150, 96, 52],
-        }
+        Self { centre_mm: [330.0, 120.0], radius_mm: 65.0, height_mm: 75.0, contents: Stone::BLACK, rgb: [150, 96, 52] }
     }
 }
 
@@ -777,16 +657,8 @@ impl Bowl {
     /// The usual pair: black bowl right of the board, white bowl left, level with row `row_mm`.
     pub fn pair(row_mm: f64) -> [Bowl; 2] {
         [
-            Bowl {
-                centre_mm: [335.0, row_mm],
-                contents: Stone::BLACK,
-                ..Bowl::default()
-            },
-            Bowl {
-                centre_mm: [-335.0, -row_mm],
-                contents: Stone::WHITE,
-                ..Bowl::default()
-            },
+            Bowl { centre_mm: [335.0, row_mm], contents: Stone::BLACK, ..Bowl::default() },
+            Bowl { centre_mm: [-335.0, -row_mm], contents: Stone::WHITE, ..Bowl::default() },
         ]
     }
 }
@@ -838,12 +710,7 @@ pub struct NeighbourBoard {
 
 impl Default for NeighbourBoard {
     fn default() -> Self {
-        Self {
-            centre_mm: [520.0, 0.0],
-            angle_deg: 0.0,
-            stones: 120,
-            seed: 1,
-        }
+        Self { centre_mm: [520.0, 0.0], angle_deg: 0.0, stones: 120, seed: 1 }
     }
 }
 
@@ -916,12 +783,7 @@ impl Default for Hand {
 }
 
 /// A few skin tones (sRGB), light to dark.
-pub const SKIN_TONES: [[u8; 3]; 4] = [
-    [236, 194, 164],
-    [214, 160, 124],
-    [170, 118, 82],
-    [102, 68, 48],
-];
+pub const SKIN_TONES: [[u8; 3]; 4] = [[236, 194, 164], [214, 160, 124], [170, 118, 82], [102, 68, 48]];
 
 impl Hand {
     /// A hand from `side` placing a stone at (`col`, `row`): `progress` 0 = fingertips at the
@@ -936,16 +798,8 @@ impl Hand {
             Side::West => [-1.5, row],
             Side::East => [last + 1.5, row],
         };
-        let target = [
-            start[0] + (col - start[0]) * progress,
-            start[1] + (row - start[1]) * progress,
-        ];
-        Hand {
-            side,
-            target,
-            holding,
-            ..Hand::default()
-        }
+        let target = [start[0] + (col - start[0]) * progress, start[1] + (row - start[1]) * progress];
+        Hand { side, target, holding, ..Hand::default() }
     }
 
     /// A hand from `side` reaching `reach` of the way across the board (0 = edge, 1 = far edge)
@@ -959,11 +813,7 @@ impl Hand {
             Side::West => [depth, along],
             Side::East => [last - depth, along],
         };
-        Hand {
-            side,
-            target,
-            ..Hand::default()
-        }
+        Hand { side, target, ..Hand::default() }
     }
 }
 
@@ -983,16 +833,10 @@ mod tests {
         // Random scenes are deterministic and varied.
         assert_eq!(Scene::random(5), Scene::random(5));
         assert_ne!(Scene::random(5), Scene::random(6));
-        let hands = (0..100)
-            .filter(|&s| !Scene::random(s).hands.is_empty())
-            .count();
-        assert!(
-            (15..60).contains(&hands),
-            "{hands} of 100 random scenes have a hand"
-        );
+        let hands = (0..100).filter(|&s| !Scene::random(s).hands.is_empty()).count();
+        assert!((15..60).contains(&hands), "{hands} of 100 random scenes have a hand");
         // Missing fields take defaults.
-        let partial: Scene =
-            serde_json::from_str(r#"{"width": 320, "height": 240}"#).unwrap_or_default();
+        let partial: Scene = serde_json::from_str(r#"{"width": 320, "height": 240}"#).unwrap_or_default();
         assert_eq!((partial.width, partial.height, partial.seed), (320, 240, 1));
     }
 }

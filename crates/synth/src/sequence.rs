@@ -66,11 +66,7 @@ pub struct Timing {
 
 impl Default for Timing {
     fn default() -> Self {
-        Self {
-            hand_step_s: 0.4,
-            settle_s: 1.5,
-            hand_blur_mm: 0.0,
-        }
+        Self { hand_step_s: 0.4, settle_s: 1.5, hand_blur_mm: 0.0 }
     }
 }
 
@@ -87,12 +83,7 @@ pub fn frames(
     let mut time = 0.0;
     let mut push = |time: &mut f64, step: f64, board: &Position, hands: Vec<Hand>, note: String| {
         *time += step;
-        out.push(SequenceFrame {
-            time_s: *time,
-            position: board.clone(),
-            hands,
-            note,
-        });
+        out.push(SequenceFrame { time_s: *time, position: board.clone(), hands, note });
     };
     // Direction a hand moves in: in toward the target while reaching, up and out when leaving.
     let inward = |side: Side| match side {
@@ -102,13 +93,7 @@ pub fn frames(
         Side::East => [-1.0, 0.0, 0.0],
     };
     // `moving`: 1 reaching in, 0 still, −1 leaving (which also lifts the hand).
-    let hand = |side: Side,
-                col: f64,
-                row: f64,
-                progress: f64,
-                lift_mm: f64,
-                holding: Option<Stone>,
-                moving: f64| {
+    let hand = |side: Side, col: f64, row: f64, progress: f64, lift_mm: f64, holding: Option<Stone>, moving: f64| {
         let placing = Hand::placing(side, col, row, progress, holding);
         let d = inward(side);
         let blur = timing.hand_blur_mm * moving;
@@ -124,12 +109,7 @@ pub fn frames(
     };
     for action in actions {
         match action {
-            Action::Place {
-                stone,
-                col,
-                row,
-                side,
-            } => {
+            Action::Place { stone, col, row, side } => {
                 let (c, r) = (*col as f64, *row as f64);
                 let name = tengen_rules::Point::new(*col as u8, *row as u8).human();
                 push(
@@ -147,20 +127,8 @@ pub fn frames(
                     vec![hand(*side, c, r, 1.0, 20.0, None, 0.0)],
                     format!("{name}: stone put down, fingers on it"),
                 );
-                push(
-                    &mut time,
-                    timing.hand_step_s,
-                    &board,
-                    vec![],
-                    format!("{name}: hand gone"),
-                );
-                push(
-                    &mut time,
-                    timing.settle_s,
-                    &board,
-                    vec![],
-                    format!("{name}: settled"),
-                );
+                push(&mut time, timing.hand_step_s, &board, vec![], format!("{name}: hand gone"));
+                push(&mut time, timing.settle_s, &board, vec![], format!("{name}: settled"));
             }
             Action::Lift { points, side } => {
                 // Up to two stones per frame, the hand over the next stone to take.
@@ -172,10 +140,7 @@ pub fn frames(
                         timing.hand_step_s,
                         &board,
                         vec![hand(*side, c as f64, r as f64, 1.0, 22.0, None, 0.0)],
-                        format!(
-                            "lifting {}",
-                            tengen_rules::Point::new(c as u8, r as u8).human()
-                        ),
+                        format!("lifting {}", tengen_rules::Point::new(c as u8, r as u8).human()),
                     );
                     for &(c, r) in chunk {
                         board.set(c, r, Stone::Empty);
@@ -189,29 +154,11 @@ pub fn frames(
                         "hand rising with the lifted stone(s)".to_string(),
                     );
                 }
-                push(
-                    &mut time,
-                    timing.hand_step_s,
-                    &board,
-                    vec![],
-                    "hand gone".to_string(),
-                );
-                push(
-                    &mut time,
-                    timing.settle_s,
-                    &board,
-                    vec![],
-                    "settled".to_string(),
-                );
+                push(&mut time, timing.hand_step_s, &board, vec![], "hand gone".to_string());
+                push(&mut time, timing.settle_s, &board, vec![], "settled".to_string());
             }
             Action::Rest { seconds } => {
-                push(
-                    &mut time,
-                    seconds.max(0.0),
-                    &board,
-                    vec![],
-                    "resting".to_string(),
-                );
+                push(&mut time, seconds.max(0.0), &board, vec![], "resting".to_string());
             }
         }
     }
@@ -224,29 +171,15 @@ mod tests {
 
     #[test]
     fn place_then_lift_produces_the_physical_positions() {
-        let looks = |side| Hand {
-            side,
-            ..Hand::default()
-        };
+        let looks = |side| Hand { side, ..Hand::default() };
         let actions = vec![
-            Action::Place {
-                stone: Stone::BLACK,
-                col: 3,
-                row: 3,
-                side: Side::South,
-            },
-            Action::Lift {
-                points: vec![(3, 3)],
-                side: Side::North,
-            },
+            Action::Place { stone: Stone::BLACK, col: 3, row: 3, side: Side::South },
+            Action::Lift { points: vec![(3, 3)], side: Side::North },
             Action::Rest { seconds: 2.0 },
         ];
         let frames = frames(&Position::empty(), &actions, Timing::default(), &looks);
         assert_eq!(frames.len(), 4 + 4 + 1);
-        assert!(
-            frames[0].position.get(3, 3) == Stone::Empty
-                && frames[0].hands[0].holding == Some(Stone::BLACK)
-        );
+        assert!(frames[0].position.get(3, 3) == Stone::Empty && frames[0].hands[0].holding == Some(Stone::BLACK));
         assert!(frames[1].position.get(3, 3) == Stone::BLACK && !frames[1].hands.is_empty());
         assert!(frames[2].hands.is_empty() && frames[3].hands.is_empty());
         assert_eq!(frames[4].position.get(3, 3), Stone::BLACK);

@@ -42,11 +42,7 @@ impl Wood {
         let streak = self.streak.at(u * 0.05);
         let blotch = self.blotch.at(x * 0.012 + 128.0, y * 0.004 + 128.0);
         let darken = self.grain * (0.10 * line + 0.08 * streak + 0.06 * blotch);
-        [
-            self.base[0] * (1.0 - darken),
-            self.base[1] * (1.0 - darken * 1.15),
-            self.base[2] * (1.0 - darken * 1.4),
-        ]
+        [self.base[0] * (1.0 - darken), self.base[1] * (1.0 - darken * 1.15), self.base[2] * (1.0 - darken * 1.4)]
     }
 }
 
@@ -169,11 +165,7 @@ pub(crate) struct Table {
 
 impl Table {
     pub(crate) fn new(rgb: [u8; 3], texture: TableTexture, seed: u64) -> Self {
-        Self {
-            rgb: srgb(rgb),
-            texture,
-            wood: Wood::new(rgb, 1.4, hash2(seed, 0x7AB1E)),
-        }
+        Self { rgb: srgb(rgb), texture, wood: Wood::new(rgb, 1.4, hash2(seed, 0x7AB1E)) }
     }
 
     /// Albedo of the table at world (x, y) mm; `cloth` is the scene's cloth noise.

@@ -55,10 +55,7 @@ impl GroundTruth {
 
     /// The seen point state at (col, row) as a grid character (`.`, `X`, `O`).
     pub fn point(&self, col: usize, row: usize) -> char {
-        self.grid
-            .get(row)
-            .and_then(|r| r.chars().nth(col))
-            .unwrap_or('.')
+        self.grid.get(row).and_then(|r| r.chars().nth(col)).unwrap_or('.')
     }
 
     /// Pretty JSON for `*.truth.json` files.

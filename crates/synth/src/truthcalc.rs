@@ -1,8 +1,6 @@
 //! Computes the ground truth of a frame from the camera and the placed stones.
 
-use crate::camera::{
-    add, apply_homography, board_mm, board_to_world, dot, mat_mul, norm, sub, Camera, V3,
-};
+use crate::camera::{add, apply_homography, board_mm, board_to_world, dot, mat_mul, norm, sub, Camera, V3};
 use tengen_rules::BOARD_LINES;
 
 use crate::position::Position;
@@ -14,13 +12,7 @@ const QUARTER: [[f64; 3]; 3] = [[0.0, 1.0, 0.0], [-1.0, 0.0, 18.0], [0.0, 0.0, 1
 const IDENTITY: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
 
 /// Offsets (in spacings) of the samples that decide whether a point is occluded.
-const OCCLUSION_SAMPLES: [[f64; 2]; 5] = [
-    [0.0, 0.0],
-    [0.35, 0.0],
-    [-0.35, 0.0],
-    [0.0, 0.35],
-    [0.0, -0.35],
-];
+const OCCLUSION_SAMPLES: [[f64; 2]; 5] = [[0.0, 0.0], [0.35, 0.0], [-0.35, 0.0], [0.0, 0.35], [0.0, -0.35]];
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn ground_truth(
@@ -70,10 +62,7 @@ pub(crate) fn ground_truth(
                 .map(|c| [c[0], c[1], 2.0 * stone_half * 0.9])
                 .unwrap_or_else(|| board_to_world(pc as f64, pr as f64));
             let hidden = OCCLUSION_SAMPLES.iter().any(|o| {
-                let target = add(
-                    base,
-                    [o[0] * board_mm::SPACING_X, o[1] * board_mm::SPACING_Y, 0.0],
-                );
+                let target = add(base, [o[0] * board_mm::SPACING_X, o[1] * board_mm::SPACING_Y, 0.0]);
                 let to = sub(target, camera.position);
                 let dist = dot(to, to).sqrt();
                 hand_hit(camera.position, norm(to)).is_some_and(|t| t < dist - 0.5)
@@ -89,12 +78,7 @@ pub(crate) fn ground_truth(
         grid: seen.to_rows(),
         physical_grid: position.to_rows(),
         quarter_turns: turns,
-        corners: [
-            corner(0.0, 0.0),
-            corner(last, 0.0),
-            corner(last, last),
-            corner(0.0, last),
-        ],
+        corners: [corner(0.0, 0.0), corner(last, 0.0), corner(last, last), corner(0.0, last)],
         intersections,
         homography,
         lens,

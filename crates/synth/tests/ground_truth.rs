@@ -58,14 +58,9 @@ fn intersections_land_on_grid_lines_in_a_clean_render() {
         for col in 0..19 {
             let on_line = luma(&frame.image, t.intersections[row * 19 + col]);
             // Centre of the neighbouring cell (inward), through the same homography and lens.
-            let (cc, cr) = (
-                col as f64 + if col < 18 { 0.5 } else { -0.5 },
-                row as f64 + if row < 18 { 0.5 } else { -0.5 },
-            );
-            let cell = luma(
-                &frame.image,
-                t.lens.distort(apply_homography(&t.homography, cc, cr)),
-            );
+            let (cc, cr) =
+                (col as f64 + if col < 18 { 0.5 } else { -0.5 }, row as f64 + if row < 18 { 0.5 } else { -0.5 });
+            let cell = luma(&frame.image, t.lens.distort(apply_homography(&t.homography, cc, cr)));
             if on_line < cell - 40.0 {
                 darker += 1;
             }
@@ -108,10 +103,7 @@ fn stone_pixels_have_the_right_colour_in_every_preset() {
                 }
             }
         }
-        assert_eq!(
-            t.stone_tops.iter().filter(|s| s.is_some()).count(),
-            position.stone_count()
-        );
+        assert_eq!(t.stone_tops.iter().filter(|s| s.is_some()).count(), position.stone_count());
     }
 }
 
@@ -136,10 +128,7 @@ fn hands_are_flagged_where_drawn() {
     let with_hand = render_ok(&position, &scene.clone().with_hand(hand));
     let t = &with_hand.truth;
     assert!(t.hand_present && t.hand_over_board && t.hand_fraction > 0.01);
-    assert!(
-        t.occluded[12 * 19 + 12],
-        "the point under the fingertips is occluded"
-    );
+    assert!(t.occluded[12 * 19 + 12], "the point under the fingertips is occluded");
     assert!(!t.occluded[2 * 19 + 2], "a far corner is not");
     let count = t.occluded.iter().filter(|o| **o).count();
     assert!((3..200).contains(&count), "{count} occluded points");
@@ -154,36 +143,23 @@ fn hands_are_flagged_where_drawn() {
         let a = bare.image.get_pixel(x, y).0.map(f64::from);
         let b = with_hand.image.get_pixel(x, y).0.map(f64::from);
         let ratios = [0, 1, 2].map(|c| (b[c] + 8.0) / (a[c] + 8.0));
-        let spread = ratios.iter().cloned().fold(f64::MIN, f64::max)
-            - ratios.iter().cloned().fold(f64::MAX, f64::min);
-        assert!(
-            spread < 0.2,
-            "point {i} changed colour balance without being flagged: {a:?} -> {b:?}"
-        );
+        let spread = ratios.iter().cloned().fold(f64::MIN, f64::max) - ratios.iter().cloned().fold(f64::MAX, f64::min);
+        assert!(spread < 0.2, "point {i} changed colour balance without being flagged: {a:?} -> {b:?}");
     }
 }
 
 #[test]
 fn seen_grid_follows_camera_rotation() {
-    let position = Position::empty()
-        .with(0, 0, Stone::BLACK)
-        .with(18, 0, Stone::WHITE);
+    let position = Position::empty().with(0, 0, Stone::BLACK).with(18, 0, Stone::WHITE);
     for roll in [0.0, 90.0, 180.0, 270.0, 30.0, -100.0] {
         let mut scene = preset("clean").with_size(640, 480);
         scene.camera.roll_deg = roll;
         let frame = render_ok(&position, &scene);
         let t = &frame.truth;
-        assert_eq!(
-            t.grid,
-            position.rotated(t.quarter_turns).to_rows(),
-            "roll {roll}"
-        );
+        assert_eq!(t.grid, position.rotated(t.quarter_turns).to_rows(), "roll {roll}");
         // The seen top-left corner is the one nearest the image's top-left.
         let sums: Vec<f64> = t.corners.iter().map(|c| c[0] + c[1]).collect();
-        assert!(
-            sums[0] <= sums[1] && sums[0] <= sums[2] && sums[0] <= sums[3],
-            "roll {roll}: {sums:?}"
-        );
+        assert!(sums[0] <= sums[1] && sums[0] <= sums[2] && sums[0] <= sums[3], "roll {roll}: {sums:?}");
         for (i, top) in t.stone_tops.iter().enumerate() {
             if let Some(top) = top {
                 let y = median_luma(&frame.image, *top);
@@ -201,24 +177,15 @@ fn oblique_views_shift_stone_tops_toward_the_camera_side() {
     let frame = render_ok(&position, &scene);
     let t = &frame.truth;
     let i = 9 * 19 + 9;
-    let (Some(top), base) = (t.stone_tops[i], t.intersections[i]) else {
-        panic!("stone top")
-    };
+    let (Some(top), base) = (t.stone_tops[i], t.intersections[i]) else { panic!("stone top") };
     let shift = ((top[0] - base[0]).powi(2) + (top[1] - base[1]).powi(2)).sqrt();
-    assert!(
-        shift > 2.0,
-        "a 9 mm tall stone seen at 42° shows its top off the intersection ({shift} px)"
-    );
+    assert!(shift > 2.0, "a 9 mm tall stone seen at 42° shows its top off the intersection ({shift} px)");
 }
 
 #[test]
 fn bad_sizes_are_errors() {
     assert!(render(&Position::empty(), &Scene::default().with_size(0, 480)).is_err());
-    assert!(render(
-        &Position::empty(),
-        &Scene::default().with_size(100_000, 480)
-    )
-    .is_err());
+    assert!(render(&Position::empty(), &Scene::default().with_size(100_000, 480)).is_err());
 }
 
 #[test]
@@ -226,9 +193,7 @@ fn jpeg_encoding_decodes_back() {
     let frame = render_ok(&sample_position(), &preset("webcam"));
     let bytes = frame.jpeg();
     let decoded = image::load_from_memory(&bytes).map(|d| d.to_rgb8());
-    let Ok(decoded) = decoded else {
-        panic!("jpeg does not decode")
-    };
+    let Ok(decoded) = decoded else { panic!("jpeg does not decode") };
     assert_eq!(decoded.dimensions(), frame.image.dimensions());
 }
 
@@ -262,12 +227,7 @@ fn random_scenes_keep_black_darker_than_white() {
             black.len(),
             white.len()
         );
-        assert!(
-            mean(&black) + 60.0 < mean(&white),
-            "seed {seed}: black {} white {}",
-            mean(&black),
-            mean(&white)
-        );
+        assert!(mean(&black) + 60.0 < mean(&white), "seed {seed}: black {} white {}", mean(&black), mean(&white));
     }
 }
 
@@ -275,36 +235,26 @@ fn random_scenes_keep_black_darker_than_white() {
 fn hands_shadow_the_board_beside_them() {
     let scene = preset("clean").with_size(640, 480);
     let bare = render_ok(&Position::empty(), &scene);
-    let hand = Hand {
-        lift_mm: 40.0,
-        ..Hand::placing(Side::South, 9.0, 9.0, 1.0, None)
-    };
+    let hand = Hand { lift_mm: 40.0, ..Hand::placing(Side::South, 9.0, 9.0, 1.0, None) };
     let with_hand = render_ok(&Position::empty(), &scene.clone().with_hand(hand));
     // Pixels that darkened uniformly (same colour balance): shadow, not skin or sleeve.
     let mut shadowed = 0;
     for (a, b) in bare.image.pixels().zip(with_hand.image.pixels()) {
         let (a, b) = (a.0.map(f64::from), b.0.map(f64::from));
         let ratios = [0, 1, 2].map(|c| (b[c] + 8.0) / (a[c] + 8.0));
-        let spread = ratios.iter().cloned().fold(f64::MIN, f64::max)
-            - ratios.iter().cloned().fold(f64::MAX, f64::min);
+        let spread = ratios.iter().cloned().fold(f64::MIN, f64::max) - ratios.iter().cloned().fold(f64::MAX, f64::min);
         if ratios[1] < 0.9 && spread < 0.08 {
             shadowed += 1;
         }
     }
-    assert!(
-        shadowed > 500,
-        "only {shadowed} pixels in the hand's shadow"
-    );
+    assert!(shadowed > 500, "only {shadowed} pixels in the hand's shadow");
 }
 
 #[test]
 fn moving_hands_are_blurred_but_truth_stays_at_mid_exposure() {
     let scene = preset("clean").with_size(640, 480);
     let still = Hand::placing(Side::South, 9.0, 9.0, 1.0, None);
-    let moving = Hand {
-        motion_mm: [0.0, -40.0, 0.0],
-        ..still.clone()
-    };
+    let moving = Hand { motion_mm: [0.0, -40.0, 0.0], ..still.clone() };
     let sharp = render_ok(&Position::empty(), &scene.clone().with_hand(still));
     let blurred = render_ok(&Position::empty(), &scene.clone().with_hand(moving));
     assert_eq!(sharp.truth.occluded, blurred.truth.occluded);
@@ -314,24 +264,15 @@ fn moving_hands_are_blurred_but_truth_stays_at_mid_exposure() {
     let mut changed = 0;
     for y in cy - 50..cy + 50 {
         for x in cx - 50..cx + 50 {
-            let (a, b) = (
-                sharp.image.get_pixel(x, y).0,
-                blurred.image.get_pixel(x, y).0,
-            );
+            let (a, b) = (sharp.image.get_pixel(x, y).0, blurred.image.get_pixel(x, y).0);
             if (i32::from(a[0]) - i32::from(b[0])).abs() > 12 {
                 changed += 1;
             }
         }
     }
-    assert!(
-        changed > 800,
-        "only {changed} pixels changed around the moving fingertips"
-    );
+    assert!(changed > 800, "only {changed} pixels changed around the moving fingertips");
     // Far from the hand nothing changes.
-    assert_eq!(
-        sharp.image.get_pixel(20, 20),
-        blurred.image.get_pixel(20, 20)
-    );
+    assert_eq!(sharp.image.get_pixel(20, 20), blurred.image.get_pixel(20, 20));
 }
 
 #[test]

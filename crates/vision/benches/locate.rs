@@ -87,9 +87,17 @@ fn main() {
         std::hint::black_box(tracker.check(&gray));
     });
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    println!("frame 1920×1080, {} JPEG bytes; located with {} intersections", jpeg.len(), located.quality.inlier_intersections);
+    println!(
+        "frame 1920×1080, {} JPEG bytes; located with {} intersections",
+        jpeg.len(),
+        located.quality.inlier_intersections
+    );
     println!("bare JPEG decode (image_io)        {:8.2} ms   1.00×", ms(decode));
-    println!("locate from scratch                {:8.2} ms   {:.2}× decode", ms(from_scratch), ms(from_scratch) / ms(decode));
+    println!(
+        "locate from scratch                {:8.2} ms   {:.2}× decode",
+        ms(from_scratch),
+        ms(from_scratch) / ms(decode)
+    );
     println!("tracked check (grey frame given)   {:8.3} ms   {:.3}× decode", ms(tracked), ms(tracked) / ms(decode));
     println!("  of which the line score          {:8.3} ms", ms(score));
     println!("RGB → grey conversion              {:8.2} ms   {:.2}× decode", ms(to_gray), ms(to_gray) / ms(decode));

@@ -30,7 +30,10 @@ fn main() {
     let mut results = Vec::new();
     for (label, scene) in [
         ("phone 1920×1080", Scene::preset("phone").unwrap_or_default()),
-        ("oblique 1920×1080 + hand", Scene::preset("oblique").unwrap_or_default().with_hand(Hand::reaching(Side::South, 9.0, 0.4))),
+        (
+            "oblique 1920×1080 + hand",
+            Scene::preset("oblique").unwrap_or_default().with_hand(Hand::reaching(Side::South, 9.0, 0.4)),
+        ),
     ] {
         let scene = scene.with_size(1920, 1080).with_seed(7);
         let frame = match render(&position, &scene) {

@@ -95,7 +95,10 @@ fn main() -> Result<(), Box<dyn Error>> {
         }
     }
     // CROP="x y w h" cuts a region (image pixels) and enlarges it to fill the output size.
-    let out = match std::env::var("CROP").ok().map(|c| c.split_whitespace().filter_map(|v| v.parse::<u32>().ok()).collect::<Vec<_>>()) {
+    let out = match std::env::var("CROP")
+        .ok()
+        .map(|c| c.split_whitespace().filter_map(|v| v.parse::<u32>().ok()).collect::<Vec<_>>())
+    {
         Some(v) if v.len() == 4 && v[2] > 0 && v[3] > 0 => {
             let cut = image::imageops::crop_imm(&out, v[0], v[1], v[2], v[3]).to_image();
             let scale = (1000.0 / f64::from(v[2].max(v[3]))).max(1.0);
@@ -108,7 +111,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     let max_side = 1400u32;
     let out = if w.max(h) > max_side {
         let s = f64::from(max_side) / f64::from(w.max(h));
-        image::imageops::resize(&out, (f64::from(w) * s) as u32, (f64::from(h) * s) as u32, image::imageops::FilterType::Triangle)
+        image::imageops::resize(
+            &out,
+            (f64::from(w) * s) as u32,
+            (f64::from(h) * s) as u32,
+            image::imageops::FilterType::Triangle,
+        )
     } else {
         out
     };

@@ -11,7 +11,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let c = classify(&details.features, &tengen_vision::ReaderModel::embedded().classes, 1.0);
     for (k, name) in ["empty", "black", "white"].iter().enumerate() {
         let (m, s) = &c.class_model[k];
-        println!("{name:6} mean {:?}\n       sd   {:?}", m.iter().map(|v| (v * 100.0).round() / 100.0).collect::<Vec<_>>(), s.iter().map(|v| (v * 100.0).round() / 100.0).collect::<Vec<_>>());
+        println!(
+            "{name:6} mean {:?}\n       sd   {:?}",
+            m.iter().map(|v| (v * 100.0).round() / 100.0).collect::<Vec<_>>(),
+            s.iter().map(|v| (v * 100.0).round() / 100.0).collect::<Vec<_>>()
+        );
     }
     Ok(())
 }

@@ -100,19 +100,40 @@ fn main() -> Result<(), Box<dyn Error>> {
         let truth_in_read = s.symmetry.inverse().apply(&truth);
         println!(
             "{} ok {}/{} wrong {} unk {} occl {} sym {:?} locate {:?} read {:?}",
-            path.display(), s.confusion.correct(), s.confusion.total(), s.confusion.wrong(), s.confusion.unknown(),
-            details.reading.occluded, (s.symmetry.transpose, s.symmetry.quarter_turns), t1, t2
+            path.display(),
+            s.confusion.correct(),
+            s.confusion.total(),
+            s.confusion.wrong(),
+            s.confusion.unknown(),
+            details.reading.occluded,
+            (s.symmetry.transpose, s.symmetry.quarter_turns),
+            t1,
+            t2
         );
         if std::env::var("DUMP").is_ok() {
             let t = &truth_in_read;
             for r in 0..19 {
                 for c in 0..19 {
                     let f = details.features[r][c];
-                    println!("D {} {} {:.3} {:.3} {:.3} {:.3} {:.3} {:.3} {}", t[r][c].to_char(), read[r][c].to_char(), f.brightness, f.dark_tail, f.neutral, f.green_red, f.lines, f.weakest_arm, name);
+                    println!(
+                        "D {} {} {:.3} {:.3} {:.3} {:.3} {:.3} {:.3} {}",
+                        t[r][c].to_char(),
+                        read[r][c].to_char(),
+                        f.brightness,
+                        f.dark_tail,
+                        f.neutral,
+                        f.green_red,
+                        f.lines,
+                        f.weakest_arm,
+                        name
+                    );
                 }
             }
         }
-        if details.reading.occluded || !details.reading.occluded_points.is_empty() || std::env::var("COVERED").is_ok_and(|v| v == "all") {
+        if details.reading.occluded
+            || !details.reading.occluded_points.is_empty()
+            || std::env::var("COVERED").is_ok_and(|v| v == "all")
+        {
             println!("   occluded points {:?}", details.reading.occluded_points);
             // Which rule fired: the cell-centre test alone (the rest is the covered-point and
             // edge-crossing tests).
@@ -141,7 +162,13 @@ fn main() -> Result<(), Box<dyn Error>> {
                     for c in 0..19 {
                         let f = details.features[r][c];
                         let all = std::env::var("COVERED").is_ok_and(|v| v == "all");
-                        if all || (f.valid && f.colour_distance < 0.8 && f.lines < 0.03 && f.spread < 1.0 && f.brightness.abs() < 0.3) {
+                        if all
+                            || (f.valid
+                                && f.colour_distance < 0.8
+                                && f.lines < 0.03
+                                && f.spread < 1.0
+                                && f.brightness.abs() < 0.3)
+                        {
                             let p = details.posteriors[r][c];
                             println!(
                                 "   C r{r:2} c{c:2} bright {:.2} tail {:.2} neutral {:.2} gr {:.2} cdist {:.2} lines {:.3} spread {:.2} post [{:.2} {:.2} {:.2}] margin {:.1} luma {:.0}",
@@ -173,7 +200,12 @@ fn main() -> Result<(), Box<dyn Error>> {
             let (w, h) = img.dimensions();
             let img = if w.max(h) > 1400 && std::env::var("FULL").is_err() {
                 let k = 1400.0 / f64::from(w.max(h));
-                image::imageops::resize(&img, (f64::from(w) * k) as u32, (f64::from(h) * k) as u32, image::imageops::FilterType::Triangle)
+                image::imageops::resize(
+                    &img,
+                    (f64::from(w) * k) as u32,
+                    (f64::from(h) * k) as u32,
+                    image::imageops::FilterType::Triangle,
+                )
             } else {
                 img
             };

@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use image::{Rgb, RgbImage};
+use tengen_rules::BOARD_LINES;
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::{locate, GridGeometry, LocateOptions};
-use tengen_rules::BOARD_LINES;
 
 fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -201,7 +201,6 @@ fn random_position(rng: &mut tengen_synth::noise::Rng, density: f64) -> tengen_s
     p
 }
 
-
 fn synth(per_preset: u64, outdir: Option<PathBuf>) -> Result<(), Box<dyn Error>> {
     use tengen_synth::{render, Scene, PRESETS};
     let mut errors = Vec::new();
@@ -230,9 +229,15 @@ fn synth(per_preset: u64, outdir: Option<PathBuf>) -> Result<(), Box<dyn Error>>
             );
             match &result {
                 Ok(l) => {
-                    let e = tengen_vision::evaluate::worst_intersection_error_cells(&l.geometry, &frame.truth.intersections);
+                    let e = tengen_vision::evaluate::worst_intersection_error_cells(
+                        &l.geometry,
+                        &frame.truth.intersections,
+                    );
                     errors.push(e);
-                    println!("{label}: worst intersection {e:.3} cell, k1 {:+.3} (truth {:+.3}) {ms:.0} ms", l.geometry.lens.k1, frame.truth.lens.k1);
+                    println!(
+                        "{label}: worst intersection {e:.3} cell, k1 {:+.3} (truth {:+.3}) {ms:.0} ms",
+                        l.geometry.lens.k1, frame.truth.lens.k1
+                    );
                 }
                 Err(e) => {
                     failures += 1;
@@ -392,10 +397,16 @@ fn analyse(dir: &Path, crops: Option<PathBuf>) -> Result<(), Box<dyn Error>> {
         if local.iter().all(Option::is_some) {
             let cell = located.quality.cell_px;
             let worst = (0..4)
-                .filter_map(|i| local[i].map(|l| ((l[0] - geom.corners()[i][0]).powi(2) + (l[1] - geom.corners()[i][1]).powi(2)).sqrt() / cell))
+                .filter_map(|i| {
+                    local[i].map(|l| {
+                        ((l[0] - geom.corners()[i][0]).powi(2) + (l[1] - geom.corners()[i][1]).powi(2)).sqrt() / cell
+                    })
+                })
                 .fold(0.0, f64::max);
             let label_worst = (0..4)
-                .filter_map(|i| local[i].map(|l| ((l[0] - truth[i][0]).powi(2) + (l[1] - truth[i][1]).powi(2)).sqrt() / cell))
+                .filter_map(|i| {
+                    local[i].map(|l| ((l[0] - truth[i][0]).powi(2) + (l[1] - truth[i][1]).powi(2)).sqrt() / cell)
+                })
                 .fold(0.0, f64::max);
             verified_worst.push((worst, label_worst, path.clone()));
         }
@@ -417,7 +428,13 @@ fn analyse(dir: &Path, crops: Option<PathBuf>) -> Result<(), Box<dyn Error>> {
             let sy = if ideal[i][1] == 0.0 { -1.0 } else { 1.0 };
             outward[i] = [(b[0] - ideal[i][0]) * sx, (b[1] - ideal[i][1]) * sy];
             let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-            println!("{name},{},{},{:.4},{:.4}", source_of(path), ["TL", "TR", "BR", "BL"][i], outward[i][0], outward[i][1]);
+            println!(
+                "{name},{},{},{:.4},{:.4}",
+                source_of(path),
+                ["TL", "TR", "BR", "BL"][i],
+                outward[i][0],
+                outward[i][1]
+            );
         }
         if let Some(out) = &crops {
             std::fs::create_dir_all(out)?;
@@ -451,7 +468,9 @@ fn analyse(dir: &Path, crops: Option<PathBuf>) -> Result<(), Box<dyn Error>> {
         let lo = -0.4 + 0.05 * b as f64;
         println!("    [{lo:+.2},{:+.2}) {n:4} {}", lo + 0.05, "#".repeat(n / 4));
     }
-    for (name, v) in [("local line crossing − located", &local_vs_ours), ("label − local line crossing", &label_vs_local)] {
+    for (name, v) in
+        [("local line crossing − located", &local_vs_ours), ("label − local line crossing", &label_vs_local)]
+    {
         let comps: Vec<f64> = v.iter().flatten().copied().collect();
         let dists: Vec<f64> = v.iter().map(|c| (c[0] * c[0] + c[1] * c[1]).sqrt()).collect();
         let (m, med, sd) = stats(&comps);
@@ -470,10 +489,8 @@ fn analyse(dir: &Path, crops: Option<PathBuf>) -> Result<(), Box<dyn Error>> {
     }
     verified_worst.sort_by(|a, b| b.0.total_cmp(&a.0));
     for (subset, hand) in [("all", None), ("without a hand", Some(false)), ("with a hand", Some(true))] {
-        let chosen: Vec<&(f64, f64, PathBuf)> = verified_worst
-            .iter()
-            .filter(|v| hand.is_none_or(|h| shows_hand(&source_of(&v.2)) == h))
-            .collect();
+        let chosen: Vec<&(f64, f64, PathBuf)> =
+            verified_worst.iter().filter(|v| hand.is_none_or(|h| shows_hand(&source_of(&v.2)) == h)).collect();
         let count = |f: &dyn Fn(&(f64, f64, PathBuf)) -> bool| chosen.iter().filter(|v| f(v)).count();
         println!(
             "frames ({subset}) with all 4 corners measured locally: {}; located worst corner vs local ≤0.1 cell {}, ≤0.25 cell {}; label worst corner vs local ≤0.25 cell {}, ≤0.5 cell {}",
@@ -546,11 +563,14 @@ fn analyse(dir: &Path, crops: Option<PathBuf>) -> Result<(), Box<dyn Error>> {
     worst.sort_by(|a, b| b.0.total_cmp(&a.0));
     println!("largest |component| frames:");
     for (w, r) in worst.iter().take(10) {
-        println!("  {w:.3}  {}  {:?}", r.path.display(), r.outward.map(|c| [(c[0] * 100.0).round() / 100.0, (c[1] * 100.0).round() / 100.0]));
+        println!(
+            "  {w:.3}  {}  {:?}",
+            r.path.display(),
+            r.outward.map(|c| [(c[0] * 100.0).round() / 100.0, (c[1] * 100.0).round() / 100.0])
+        );
     }
     Ok(())
 }
-
 
 fn sheet(dir: &Path, prefix: &Path) -> Result<(), Box<dyn Error>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?

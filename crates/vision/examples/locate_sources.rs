@@ -96,12 +96,7 @@ fn pair(v: &serde_json::Value) -> Option<[f64; 2]> {
 
 /// The `corners_px` of a label file: four pixel pairs.
 fn corners_px(v: &serde_json::Value) -> Option<[[f64; 2]; 4]> {
-    let corners: Vec<[f64; 2]> = v
-        .get("corners_px")?
-        .as_array()?
-        .iter()
-        .filter_map(pair)
-        .collect();
+    let corners: Vec<[f64; 2]> = v.get("corners_px")?.as_array()?.iter().filter_map(pair).collect();
     corners.try_into().ok()
 }
 
@@ -128,15 +123,8 @@ fn truth_of(path: &Path) -> Option<Truth> {
 fn worst_corner(found: &[[f64; 2]; 4], truth: &[[f64; 2]; 4]) -> f64 {
     (0..4)
         .map(|rot| {
-            let turned = [
-                found[rot % 4],
-                found[(rot + 1) % 4],
-                found[(rot + 2) % 4],
-                found[(rot + 3) % 4],
-            ];
-            corner_errors_cells(&turned, truth)
-                .into_iter()
-                .fold(0.0, f64::max)
+            let turned = [found[rot % 4], found[(rot + 1) % 4], found[(rot + 2) % 4], found[(rot + 3) % 4]];
+            corner_errors_cells(&turned, truth).into_iter().fold(0.0, f64::max)
         })
         .fold(f64::INFINITY, f64::min)
 }
@@ -161,18 +149,10 @@ fn draw_grid(img: &mut RgbImage, geom: &GridGeometry, colour: Rgb<u8>) {
 fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(dir) = args.first().map(PathBuf::from) else {
-        return Err(
-            "usage: locate_sources DIR [--only TEXT] [--clicks] [--overlays OUTDIR] [--verbose]"
-                .into(),
-        );
+        return Err("usage: locate_sources DIR [--only TEXT] [--clicks] [--overlays OUTDIR] [--verbose]".into());
     };
     let flag = |name: &str| args.iter().any(|a| a == name);
-    let value = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
+    let value = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let only = value("--only");
     let overlays = value("--overlays").map(PathBuf::from);
     let clicks = flag("--clicks");
@@ -183,11 +163,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     files.sort();
     let mut sources: BTreeMap<String, SourceScore> = BTreeMap::new();
     for path in files {
-        let rel = path
-            .strip_prefix(&dir)
-            .unwrap_or(&path)
-            .to_string_lossy()
-            .replace('\\', "/");
+        let rel = path.strip_prefix(&dir).unwrap_or(&path).to_string_lossy().replace('\\', "/");
         if rel.ends_with("t2_053.jpg") || rel.ends_with("t2_054.jpg") {
             continue;
         }
@@ -201,16 +177,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             (Truth::Points(_, clicked), true, _) => Some(*clicked),
             (Truth::Points(points, _), false, Some(f)) => {
                 let n = BOARD_LINES;
-                Some(moved_corners(
-                    &[
-                        points[0],
-                        points[n - 1],
-                        points[n * n - 1],
-                        points[n * (n - 1)],
-                    ],
-                    f,
-                    &rel,
-                ))
+                Some(moved_corners(&[points[0], points[n - 1], points[n * n - 1], points[n * (n - 1)]], f, &rel))
             }
             (Truth::Corners(c), false, Some(f)) => Some(moved_corners(c, f, &rel)),
             _ => None,
@@ -257,9 +224,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             Ok(l) => {
                 score.found += 1;
                 let worst = match &truth {
-                    Truth::Points(points, _) => {
-                        Some(worst_intersection_error_cells(&l.geometry, points))
-                    }
+                    Truth::Points(points, _) => Some(worst_intersection_error_cells(&l.geometry, points)),
                     Truth::Corners(c) => Some(worst_corner(&l.geometry.corners(), c)),
                     Truth::None => None,
                 };
@@ -270,10 +235,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                     for (c, r) in [(0, 0), (n - 1, 0), (n - 1, n - 1), (0, n - 1)] {
                         let t = points[r * n + c];
                         let p = l.geometry.project(c as f64, r as f64);
-                        println!(
-                            "  corner ({c},{r}): truth {:.0},{:.0} found {:.0},{:.0}",
-                            t[0], t[1], p[0], p[1]
-                        );
+                        println!("  corner ({c},{r}): truth {:.0},{:.0} found {:.0},{:.0}", t[0], t[1], p[0], p[1]);
                     }
                 }
                 if let Some(w) = worst {
@@ -316,16 +278,16 @@ fn main() -> Result<(), Box<dyn Error>> {
     let pct = |v: &[f64], q: f64| {
         let mut s = v.to_vec();
         s.sort_by(f64::total_cmp);
-        s.get(((s.len() as f64 - 1.0) * q).round() as usize)
-            .copied()
-            .unwrap_or(f64::NAN)
+        s.get(((s.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(f64::NAN)
     };
     let given = clicks || offset.is_some();
     if given {
         println!("| source | images | found | right grid (≤0.5 cell) | worst err median / max (cells) | given: worst err median / max | ms median / max |");
         println!("|---|---|---|---|---|---|---|");
     } else {
-        println!("| source | images | found | right grid (≤0.5 cell) | worst err median / max (cells) | ms median / max |");
+        println!(
+            "| source | images | found | right grid (≤0.5 cell) | worst err median / max (cells) | ms median / max |"
+        );
         println!("|---|---|---|---|---|---|");
     }
     for (name, s) in &sources {
@@ -334,18 +296,10 @@ fn main() -> Result<(), Box<dyn Error>> {
             s.images,
             s.found,
             100.0 * s.found as f64 / s.images.max(1) as f64,
-            if s.graded > 0 {
-                format!("{} of {}", s.right, s.images)
-            } else {
-                "–".into()
-            },
+            if s.graded > 0 { format!("{} of {}", s.right, s.images) } else { "–".into() },
             pct(&s.worst, 0.5),
             pct(&s.worst, 1.0),
-            if given {
-                format!("{:.3} / {:.3} | ", pct(&s.before, 0.5), pct(&s.before, 1.0))
-            } else {
-                String::new()
-            },
+            if given { format!("{:.3} / {:.3} | ", pct(&s.before, 0.5), pct(&s.before, 1.0)) } else { String::new() },
             pct(&s.ms, 0.5),
             pct(&s.ms, 1.0)
         );
@@ -363,22 +317,16 @@ fn main() -> Result<(), Box<dyn Error>> {
 /// The corners moved `cells` each, in a direction fixed by the photo's name and the corner (so
 /// runs repeat): a person's clicks, that far off.
 fn moved_corners(truth: &[[f64; 2]; 4], cells: f64, name: &str) -> [[f64; 2]; 4] {
-    let side = (0..4)
-        .map(|k| (truth[k][0] - truth[(k + 1) % 4][0]).hypot(truth[k][1] - truth[(k + 1) % 4][1]))
-        .sum::<f64>()
-        / 4.0;
+    let side =
+        (0..4).map(|k| (truth[k][0] - truth[(k + 1) % 4][0]).hypot(truth[k][1] - truth[(k + 1) % 4][1])).sum::<f64>()
+            / 4.0;
     let cell = side / (BOARD_LINES - 1) as f64;
     // FNV-1a of the name: a fixed, well-spread start angle per photo.
-    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
     let start = (hash % 3600) as f64 / 3600.0 * std::f64::consts::TAU;
     std::array::from_fn(|k| {
         // Corners 137.5° apart: no two move the same way.
         let a = start + k as f64 * 2.4;
-        [
-            truth[k][0] + cells * cell * a.cos(),
-            truth[k][1] + cells * cell * a.sin(),
-        ]
+        [truth[k][0] + cells * cell * a.cos(), truth[k][1] + cells * cell * a.sin()]
     })
 }

@@ -19,7 +19,10 @@ fn main() {
     let scene = Scene::preset("phone").unwrap_or_default().with_size(1920, 1080);
     let Ok(frame) = render(&position, &scene) else { return };
     let t = &frame.truth;
-    let g = GridGeometry { homography: t.homography, lens: LensDistortion { k1: t.lens.k1, centre: t.lens.centre, scale: t.lens.scale } };
+    let g = GridGeometry {
+        homography: t.homography,
+        lens: LensDistortion { k1: t.lens.k1, centre: t.lens.centre, scale: t.lens.scale },
+    };
     for _ in 0..3 {
         let tp = Instant::now();
         let mut acc = 0.0;
@@ -74,7 +77,13 @@ fn main() {
         let t5 = Instant::now();
         println!(
             "rectify {:?} colour {:?} features {:?} classify {:?} occlusion {:?} (px/cell {:.1}) {}",
-            t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, board.pixels_per_cell, cls.margin.len() + usize::from(mask.occluded)
+            t1 - t0,
+            t2 - t1,
+            t3 - t2,
+            t4 - t3,
+            t5 - t4,
+            board.pixels_per_cell,
+            cls.margin.len() + usize::from(mask.occluded)
         );
     }
 }

@@ -77,7 +77,11 @@ fn main() -> Result<(), Box<dyn Error>> {
             }
             let occl_truth = t.occluded.iter().filter(|o| **o).count();
             let hidden_wrong = (0..361)
-                .filter(|&i| t.occluded[i] && read[i / 19][i % 19] != PointState::Unknown && read[i / 19][i % 19] != truth[i / 19][i % 19])
+                .filter(|&i| {
+                    t.occluded[i]
+                        && read[i / 19][i % 19] != PointState::Unknown
+                        && read[i / 19][i % 19] != truth[i / 19][i % 19]
+                })
                 .count();
             println!(
                 "{preset} v{variant} cast {:?} hand {} flagged {} (truth occl {occl_truth}, read occl {}) wrong {} unk {} hidden-wrong {hidden_wrong}",
@@ -86,7 +90,9 @@ fn main() -> Result<(), Box<dyn Error>> {
             );
             for r in 0..19 {
                 for c in 0..19 {
-                    if masked[r][c] != truth[r][c] && masked[r][c] != PointState::Unknown || (masked[r][c] == PointState::Unknown && !t.occluded[r * 19 + c]) {
+                    if masked[r][c] != truth[r][c] && masked[r][c] != PointState::Unknown
+                        || (masked[r][c] == PointState::Unknown && !t.occluded[r * 19 + c])
+                    {
                         let f = details.features[r][c];
                         let p = details.posteriors[r][c];
                         println!(

@@ -155,7 +155,11 @@ impl Calibration {
             return invalid("image_size must be positive");
         }
         let lens = &self.lens;
-        if !(lens.k1.is_finite() && lens.scale.is_finite() && lens.scale > 0.0 && lens.centre.iter().all(|v| v.is_finite())) {
+        if !(lens.k1.is_finite()
+            && lens.scale.is_finite()
+            && lens.scale > 0.0
+            && lens.centre.iter().all(|v| v.is_finite()))
+        {
             return invalid("lens values must be finite with a positive scale");
         }
         if lens.k1.abs() > 1.0 {
@@ -220,7 +224,11 @@ impl Calibration {
     /// frame) override the search, and its lens is used instead of estimating one.
     pub fn locate_options(&self, size: [u32; 2]) -> Result<LocateOptions, CalibrationError> {
         let geometry = self.geometry_for(size)?;
-        Ok(LocateOptions { corners: self.corners.map(|_| geometry.corners()), lens: Some(geometry.lens), ..LocateOptions::default() })
+        Ok(LocateOptions {
+            corners: self.corners.map(|_| geometry.corners()),
+            lens: Some(geometry.lens),
+            ..LocateOptions::default()
+        })
     }
 }
 

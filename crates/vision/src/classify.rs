@@ -33,13 +33,7 @@ const PRIOR_WEIGHT: f64 = 10.0;
 
 /// Feature vector used by the model: brightness, dark tail, neutrality, green/red, line contrast.
 pub(crate) fn feature_vector(f: &PointFeatures) -> [f64; DIMS] {
-    [
-        f64::from(f.brightness),
-        f64::from(f.dark_tail),
-        f64::from(f.neutral),
-        f64::from(f.green_red),
-        f64::from(f.lines),
-    ]
+    [f64::from(f.brightness), f64::from(f.dark_tail), f64::from(f.neutral), f64::from(f.green_red), f64::from(f.lines)]
 }
 
 /// Index of the brightness feature (the median is already robust to highlights).
@@ -103,7 +97,9 @@ pub fn classify(features: &[[PointFeatures; BOARD_LINES]], classes: &[ClassPrior
     let points: Vec<(usize, usize, [f64; DIMS])> = features
         .iter()
         .enumerate()
-        .flat_map(|(r, row)| row.iter().enumerate().filter(|(_, f)| f.valid).map(move |(c, f)| (r, c, feature_vector(f))))
+        .flat_map(|(r, row)| {
+            row.iter().enumerate().filter(|(_, f)| f.valid).map(move |(c, f)| (r, c, feature_vector(f)))
+        })
         .collect();
     let mut priors = *classes;
     // Start black where this frame's unmistakable black stones are (much darker than the board,
@@ -191,7 +187,13 @@ fn enforce_order(means: &mut [[f64; DIMS]; 3]) {
     means[2][LINES] = means[2][LINES].min(empty[LINES] - 0.08);
 }
 
-fn posterior(x: &[f64; DIMS], means: &[[f64; DIMS]; 3], sds: &[[f64; DIMS]; 3], weights: &[f64; 3], temperature: f64) -> [f64; 3] {
+fn posterior(
+    x: &[f64; DIMS],
+    means: &[[f64; DIMS]; 3],
+    sds: &[[f64; DIMS]; 3],
+    weights: &[f64; 3],
+    temperature: f64,
+) -> [f64; 3] {
     posterior_and_margin(x, means, sds, weights, temperature).0
 }
 
@@ -217,7 +219,8 @@ fn posterior_and_margin(
             // Student-like tails: one wild colour or brightness value (glare, a shadow) must not
             // be decisive. Gaussian tails where physics is strict: visible lines rule a stone
             // out, a black stone is dark and a white one bright whatever the light.
-            l += if d == LINES || (d == BRIGHTNESS && k != 0) { -0.5 * z * z } else { -2.0 * (1.0 + z * z / 3.0).ln() } - sds[k][d].ln();
+            l += if d == LINES || (d == BRIGHTNESS && k != 0) { -0.5 * z * z } else { -2.0 * (1.0 + z * z / 3.0).ln() }
+                - sds[k][d].ln();
         }
         logp[k] = l / temperature;
     }

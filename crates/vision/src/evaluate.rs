@@ -3,8 +3,8 @@
 //! confidence calibration bins. Pure: grids in, scores out (the `eval` command does the files).
 
 use serde::{Deserialize, Serialize};
-use thiserror::Error;
 use tengen_rules::{PointState, BOARD_LINES};
+use thiserror::Error;
 
 use crate::geometry::GridGeometry;
 use crate::locate::{locate, LocateError, LocateOptions, Located};
@@ -22,7 +22,11 @@ pub struct FrameAnalysis {
 /// The whole stateless vision on one frame, as every evaluation scores it (photos, rendered
 /// sets, the stress suite): locate from scratch, then read every point with that geometry.
 /// One function, so that every figure measures the same pipeline.
-pub fn analyse_frame(image: &image::RgbImage, locate_options: &LocateOptions, reader: &ReaderConfig) -> Result<FrameAnalysis, LocateError> {
+pub fn analyse_frame(
+    image: &image::RgbImage,
+    locate_options: &LocateOptions,
+    reader: &ReaderConfig,
+) -> Result<FrameAnalysis, LocateError> {
     let located = locate(image, locate_options)?;
     let details = read_board_detailed(image, &located.geometry, reader);
     Ok(FrameAnalysis { located, details })
@@ -206,7 +210,8 @@ pub struct BoardScore {
 /// Scores a reading; with `best_of_symmetries` the reading is turned by whichever of the 8
 /// symmetries agrees best with the truth (for photos whose "up" cannot be known).
 pub fn score(read: &Grid, truth: &Grid, best_of_symmetries: bool) -> BoardScore {
-    let candidates: Vec<Symmetry> = if best_of_symmetries { Symmetry::all().to_vec() } else { vec![Symmetry::IDENTITY] };
+    let candidates: Vec<Symmetry> =
+        if best_of_symmetries { Symmetry::all().to_vec() } else { vec![Symmetry::IDENTITY] };
     let mut best: Option<BoardScore> = None;
     for sym in candidates {
         let g = sym.apply(read);

@@ -23,11 +23,7 @@ impl Default for FrameLimits {
     /// Up to 12.6 megapixels (4096 × 3072, which holds a 12 MP phone photo of 4032 × 3024 and
     /// 4K video), at most 8192 a side, at least 64 a side (the board search's minimum).
     fn default() -> Self {
-        Self {
-            max_side: 8192,
-            max_pixels: 4096 * 3072,
-            min_side: 64,
-        }
+        Self { max_side: 8192, max_pixels: 4096 * 3072, min_side: 64 }
     }
 }
 
@@ -124,11 +120,7 @@ pub fn check_frame(bytes: &[u8], limits: &FrameLimits) -> Result<FrameInfo, Fram
         FrameFormat::Jpeg => jpeg::check(bytes, limits)?,
         FrameFormat::Png => png::check(bytes, limits)?,
     };
-    Ok(FrameInfo {
-        format,
-        width,
-        height,
-    })
+    Ok(FrameInfo { format, width, height })
 }
 
 /// Checks the announced size against the limits (before any pixel work).
@@ -143,11 +135,7 @@ fn check_size(width: u32, height: u32, limits: &FrameLimits) -> Result<(), Frame
         });
     }
     if width < limits.min_side || height < limits.min_side {
-        return Err(FrameCheckError::TooSmall {
-            width,
-            height,
-            min_side: limits.min_side,
-        });
+        return Err(FrameCheckError::TooSmall { width, height, min_side: limits.min_side });
     }
     Ok(())
 }
@@ -166,17 +154,13 @@ mod png {
         let mut idat = false;
         loop {
             let Some(header) = bytes.get(at..at + 8) else {
-                return Err(FrameCheckError::Truncated(
-                    "the PNG ends before its IEND chunk".into(),
-                ));
+                return Err(FrameCheckError::Truncated("the PNG ends before its IEND chunk".into()));
             };
             let len = u32::from_be_bytes([header[0], header[1], header[2], header[3]]) as usize;
             let kind = &header[4..8];
             let data_start = at + 8;
             let Some(end) = data_start.checked_add(len).and_then(|e| e.checked_add(4)) else {
-                return Err(FrameCheckError::Corrupt(
-                    "a PNG chunk length overflows".into(),
-                ));
+                return Err(FrameCheckError::Corrupt("a PNG chunk length overflows".into()));
             };
             if end > bytes.len() {
                 return Err(FrameCheckError::Truncated(format!(
@@ -187,25 +171,15 @@ mod png {
             let data = &bytes[data_start..data_start + len];
             match (kind, size) {
                 (b"IHDR", None) => size = Some(ihdr(data, limits)?),
-                (b"IHDR", Some(_)) => {
-                    return Err(FrameCheckError::Corrupt("two IHDR chunks".into()))
-                }
-                (_, None) => {
-                    return Err(FrameCheckError::Corrupt(
-                        "the PNG does not start with IHDR".into(),
-                    ))
-                }
+                (b"IHDR", Some(_)) => return Err(FrameCheckError::Corrupt("two IHDR chunks".into())),
+                (_, None) => return Err(FrameCheckError::Corrupt("the PNG does not start with IHDR".into())),
                 (b"IDAT", Some(_)) => idat = true,
                 (b"IEND", Some(size)) => {
                     if !idat {
-                        return Err(FrameCheckError::Corrupt(
-                            "the PNG has no image data (IDAT)".into(),
-                        ));
+                        return Err(FrameCheckError::Corrupt("the PNG has no image data (IDAT)".into()));
                     }
                     if end != bytes.len() {
-                        return Err(FrameCheckError::Corrupt(
-                            "data after the PNG's IEND chunk".into(),
-                        ));
+                        return Err(FrameCheckError::Corrupt("data after the PNG's IEND chunk".into()));
                     }
                     return Ok(size);
                 }
@@ -216,16 +190,10 @@ mod png {
     }
 
     fn ihdr(data: &[u8], limits: &FrameLimits) -> Result<(u32, u32), FrameCheckError> {
-        let [w0, w1, w2, w3, h0, h1, h2, h3, depth, colour, compression, filter, interlace] = *data
-        else {
-            return Err(FrameCheckError::Corrupt(
-                "the PNG's IHDR is not 13 bytes".into(),
-            ));
+        let [w0, w1, w2, w3, h0, h1, h2, h3, depth, colour, compression, filter, interlace] = *data else {
+            return Err(FrameCheckError::Corrupt("the PNG's IHDR is not 13 bytes".into()));
         };
-        let (width, height) = (
-            u32::from_be_bytes([w0, w1, w2, w3]),
-            u32::from_be_bytes([h0, h1, h2, h3]),
-        );
+        let (width, height) = (u32::from_be_bytes([w0, w1, w2, w3]), u32::from_be_bytes([h0, h1, h2, h3]));
         if width == 0 || height == 0 || compression != 0 || filter != 0 || interlace > 1 {
             return Err(FrameCheckError::Corrupt("invalid PNG header".into()));
         }
@@ -233,22 +201,14 @@ mod png {
             0 => matches!(depth, 1 | 2 | 4 | 8 | 16),
             3 => matches!(depth, 1 | 2 | 4 | 8),
             2 | 4 | 6 => matches!(depth, 8 | 16),
-            _ => {
-                return Err(FrameCheckError::Corrupt(format!(
-                    "PNG colour type {colour} does not exist"
-                )))
-            }
+            _ => return Err(FrameCheckError::Corrupt(format!("PNG colour type {colour} does not exist"))),
         };
         if !depth_ok {
-            return Err(FrameCheckError::Corrupt(format!(
-                "PNG bit depth {depth} with colour type {colour}"
-            )));
+            return Err(FrameCheckError::Corrupt(format!("PNG bit depth {depth} with colour type {colour}")));
         }
         check_size(width, height, limits)?;
         if depth > 8 {
-            return Err(FrameCheckError::Unsupported(format!(
-                "{depth} bits a channel (cameras send 8)"
-            )));
+            return Err(FrameCheckError::Unsupported(format!("{depth} bits a channel (cameras send 8)")));
         }
         Ok((width, height))
     }
@@ -285,9 +245,7 @@ mod jpeg {
                 for _ in 0..n {
                     // A canonical code of this length cannot reach 2^len.
                     if code >= 1 << len {
-                        return Err(FrameCheckError::Corrupt(
-                            "a Huffman table has too many codes".into(),
-                        ));
+                        return Err(FrameCheckError::Corrupt("a Huffman table has too many codes".into()));
                     }
                     if len as u32 <= FAST_BITS {
                         let shift = FAST_BITS - len as u32;
@@ -304,12 +262,7 @@ mod jpeg {
                 }
                 code <<= 1;
             }
-            Ok(Self {
-                fast,
-                max_code,
-                offset,
-                symbols: symbols.to_vec(),
-            })
+            Ok(Self { fast, max_code, offset, symbols: symbols.to_vec() })
         }
     }
 
@@ -340,13 +293,7 @@ mod jpeg {
 
     impl<'a> Bits<'a> {
         fn new(data: &'a [u8], pos: usize) -> Self {
-            Self {
-                data,
-                pos,
-                buffer: 0,
-                count: 0,
-                overrun: false,
-            }
+            Self { data, pos, buffer: 0, count: 0, overrun: false }
         }
 
         fn fill(&mut self) {
@@ -402,11 +349,7 @@ mod jpeg {
                 if code <= table.max_code[len] {
                     self.skip(len as u32);
                     let index = usize::try_from(code + table.offset[len]).ok()?;
-                    return if self.overrun {
-                        None
-                    } else {
-                        table.symbols.get(index).copied()
-                    };
+                    return if self.overrun { None } else { table.symbols.get(index).copied() };
                 }
             }
             None
@@ -427,10 +370,7 @@ mod jpeg {
     }
 
     fn be16(bytes: &[u8], at: usize) -> Option<usize> {
-        Some(usize::from(u16::from_be_bytes([
-            *bytes.get(at)?,
-            *bytes.get(at + 1)?,
-        ])))
+        Some(usize::from(u16::from_be_bytes([*bytes.get(at)?, *bytes.get(at + 1)?])))
     }
 
     fn truncated(what: &str) -> FrameCheckError {
@@ -468,9 +408,7 @@ mod jpeg {
             match marker {
                 0xD9 => {
                     if scans == 0 {
-                        return Err(corrupt(
-                            "the JPEG has no image data (no scan before its end marker)",
-                        ));
+                        return Err(corrupt("the JPEG has no image data (no scan before its end marker)"));
                     }
                     let Some(frame) = frame else {
                         return Err(corrupt("the JPEG has no frame header"));
@@ -506,10 +444,7 @@ mod jpeg {
                     )));
                 }
                 0xC4 => huffman_tables(segment, &mut dc_tables, &mut ac_tables)?,
-                0xDD => {
-                    restart_interval =
-                        be16(segment, 0).ok_or_else(|| corrupt("short restart interval"))?
-                }
+                0xDD => restart_interval = be16(segment, 0).ok_or_else(|| corrupt("short restart interval"))?,
                 0xDA => {
                     let Some(frame) = frame.as_ref() else {
                         return Err(corrupt("a scan before the frame header"));
@@ -518,15 +453,7 @@ mod jpeg {
                     let end = if frame.progressive {
                         skip_entropy(bytes, at)
                     } else {
-                        walk_scan(
-                            bytes,
-                            at,
-                            frame,
-                            &scan,
-                            &dc_tables,
-                            &ac_tables,
-                            restart_interval,
-                        )?
+                        walk_scan(bytes, at, frame, &scan, &dc_tables, &ac_tables, restart_interval)?
                     };
                     if end == at {
                         return Err(corrupt("a scan with no data"));
@@ -544,18 +471,11 @@ mod jpeg {
             return Err(corrupt("short frame header"));
         };
         if precision != 8 {
-            return Err(FrameCheckError::Unsupported(format!(
-                "{precision}-bit JPEG samples (cameras send 8)"
-            )));
+            return Err(FrameCheckError::Unsupported(format!("{precision}-bit JPEG samples (cameras send 8)")));
         }
-        let (height, width) = (
-            u32::from(u16::from_be_bytes([h0, h1])),
-            u32::from(u16::from_be_bytes([w0, w1])),
-        );
+        let (height, width) = (u32::from(u16::from_be_bytes([h0, h1])), u32::from(u16::from_be_bytes([w0, w1])));
         if width == 0 || height == 0 {
-            return Err(corrupt(
-                "a JPEG frame of zero size (or with the height given later, which we do not read)",
-            ));
+            return Err(corrupt("a JPEG frame of zero size (or with the height given later, which we do not read)"));
         }
         let count = usize::from(count);
         if !(1..=4).contains(&count) || rest.len() != 3 * count {
@@ -569,12 +489,7 @@ mod jpeg {
             }
             components.push(Component { id: c[0], h, v });
         }
-        Ok(Frame {
-            width,
-            height,
-            progressive,
-            components,
-        })
+        Ok(Frame { width, height, progressive, components })
     }
 
     fn huffman_tables(
@@ -589,9 +504,7 @@ mod jpeg {
             let Some(counts) = rest.get(..16) else {
                 return Err(corrupt("short Huffman table"));
             };
-            let counts: [u8; 16] = counts
-                .try_into()
-                .map_err(|_| corrupt("short Huffman table"))?;
+            let counts: [u8; 16] = counts.try_into().map_err(|_| corrupt("short Huffman table"))?;
             let total: usize = counts.iter().map(|&c| usize::from(c)).sum();
             let Some(symbols) = rest.get(16..16 + total) else {
                 return Err(corrupt("short Huffman table"));
@@ -680,10 +593,7 @@ mod jpeg {
         } else {
             let across = ceil_div(frame.width, 8 * h_max);
             let down = ceil_div(frame.height, 8 * v_max);
-            (
-                u64::from(across) * u64::from(down),
-                tables.iter().map(|(c, _, _)| c.h * c.v).collect(),
-            )
+            (u64::from(across) * u64::from(down), tables.iter().map(|(c, _, _)| c.h * c.v).collect())
         };
         let mut bits = Bits::new(bytes, start);
         for mcu in 0..mcus {
@@ -693,15 +603,9 @@ mod jpeg {
                 match bytes.get(at..at + 2) {
                     Some([0xFF, 0xD0..=0xD7]) => bits = Bits::new(bytes, at + 2),
                     None | Some([0xFF, 0xD9]) => {
-                        return Err(truncated(
-                            "its image data (a restart interval is cut short)",
-                        ))
+                        return Err(truncated("its image data (a restart interval is cut short)"))
                     }
-                    Some(_) => {
-                        return Err(corrupt(
-                            "a restart interval holds more data than its blocks",
-                        ))
-                    }
+                    Some(_) => return Err(corrupt("a restart interval holds more data than its blocks")),
                 }
             }
             for (&(_, dc, ac), &blocks) in tables.iter().zip(&blocks_per_mcu) {
@@ -721,26 +625,14 @@ mod jpeg {
 
     fn block(bits: &mut Bits<'_>, dc: &Huffman, ac: &Huffman) -> Result<(), FrameCheckError> {
         let cut = || truncated("its image data (a scan is cut short)");
-        let size = bits.decode(dc).ok_or_else(|| {
-            if bits.overrun {
-                cut()
-            } else {
-                corrupt("an invalid DC code")
-            }
-        })?;
+        let size = bits.decode(dc).ok_or_else(|| if bits.overrun { cut() } else { corrupt("an invalid DC code") })?;
         if size > 11 {
             return Err(corrupt("a DC difference of more than 11 bits"));
         }
         bits.skip(u32::from(size));
         let mut k = 1u32;
         while k < 64 {
-            let rs = bits.decode(ac).ok_or_else(|| {
-                if bits.overrun {
-                    cut()
-                } else {
-                    corrupt("an invalid AC code")
-                }
-            })?;
+            let rs = bits.decode(ac).ok_or_else(|| if bits.overrun { cut() } else { corrupt("an invalid AC code") })?;
             let (run, size) = (u32::from(rs >> 4), u32::from(rs & 15));
             if size == 0 {
                 if run != 15 {
@@ -774,20 +666,14 @@ mod tests {
 
     fn encoded(img: DynamicImage, format: ImageFormat) -> Vec<u8> {
         let mut out = Vec::new();
-        img.write_to(&mut Cursor::new(&mut out), format)
-            .map_err(|e| e.to_string())
-            .unwrap_or_default();
+        img.write_to(&mut Cursor::new(&mut out), format).map_err(|e| e.to_string()).unwrap_or_default();
         out
     }
 
     /// A textured frame, so the scan holds real coefficients and not only end-of-block codes.
     fn textured(width: u32, height: u32) -> DynamicImage {
         DynamicImage::ImageRgb8(RgbImage::from_fn(width, height, |x, y| {
-            image::Rgb([
-                (x * 7 % 256) as u8,
-                ((x ^ y) % 256) as u8,
-                ((x * y) / 13 % 256) as u8,
-            ])
+            image::Rgb([(x * 7 % 256) as u8, ((x ^ y) % 256) as u8, ((x * y) / 13 % 256) as u8])
         }))
     }
 
@@ -796,28 +682,14 @@ mod tests {
         let jpeg = encoded(textured(333, 217), ImageFormat::Jpeg);
         assert_eq!(
             check_frame(&jpeg, &FrameLimits::default()),
-            Ok(FrameInfo {
-                format: FrameFormat::Jpeg,
-                width: 333,
-                height: 217
-            })
+            Ok(FrameInfo { format: FrameFormat::Jpeg, width: 333, height: 217 })
         );
-        let grey = encoded(
-            DynamicImage::ImageLuma8(textured(90, 70).to_luma8()),
-            ImageFormat::Jpeg,
-        );
-        assert_eq!(
-            check_frame(&grey, &FrameLimits::default()).map(|i| (i.width, i.height)),
-            Ok((90, 70))
-        );
+        let grey = encoded(DynamicImage::ImageLuma8(textured(90, 70).to_luma8()), ImageFormat::Jpeg);
+        assert_eq!(check_frame(&grey, &FrameLimits::default()).map(|i| (i.width, i.height)), Ok((90, 70)));
         let png = encoded(textured(120, 80), ImageFormat::Png);
         assert_eq!(
             check_frame(&png, &FrameLimits::default()),
-            Ok(FrameInfo {
-                format: FrameFormat::Png,
-                width: 120,
-                height: 80
-            })
+            Ok(FrameInfo { format: FrameFormat::Png, width: 120, height: 80 })
         );
     }
 
@@ -827,18 +699,12 @@ mod tests {
         for fraction in [0.05, 0.3, 0.5, 0.9, 0.99] {
             let cut = (jpeg.len() as f64 * fraction) as usize;
             let bare = &jpeg[..cut];
-            assert!(
-                check_frame(bare, &FrameLimits::default()).is_err(),
-                "cut at {cut}"
-            );
+            assert!(check_frame(bare, &FrameLimits::default()).is_err(), "cut at {cut}");
             let mut glued = bare.to_vec();
             glued.extend_from_slice(&[0xFF, 0xD9]);
             let result = check_frame(&glued, &FrameLimits::default());
             assert!(
-                matches!(
-                    result,
-                    Err(FrameCheckError::Truncated(_) | FrameCheckError::Corrupt(_))
-                ),
+                matches!(result, Err(FrameCheckError::Truncated(_) | FrameCheckError::Corrupt(_))),
                 "cut at {cut} of {} with FF D9: {result:?}",
                 jpeg.len()
             );
@@ -848,52 +714,26 @@ mod tests {
     #[test]
     fn a_jpeg_without_image_data_is_refused() {
         let jpeg = encoded(textured(100, 100), ImageFormat::Jpeg);
-        let Some(sos) = jpeg.windows(2).position(|w| w == [0xFF, 0xDA]) else {
-            panic!("no scan written")
-        };
+        let Some(sos) = jpeg.windows(2).position(|w| w == [0xFF, 0xDA]) else { panic!("no scan written") };
         let mut headers_only = jpeg[..sos].to_vec();
         headers_only.extend_from_slice(&[0xFF, 0xD9]);
-        assert!(matches!(
-            check_frame(&headers_only, &FrameLimits::default()),
-            Err(FrameCheckError::Corrupt(_))
-        ));
+        assert!(matches!(check_frame(&headers_only, &FrameLimits::default()), Err(FrameCheckError::Corrupt(_))));
     }
 
     #[test]
     fn limits_are_checked_from_the_header() {
         let jpeg = encoded(textured(300, 200), ImageFormat::Jpeg);
-        let small = FrameLimits {
-            max_side: 8192,
-            max_pixels: 300 * 200 - 1,
-            min_side: 64,
-        };
-        assert!(matches!(
-            check_frame(&jpeg, &small),
-            Err(FrameCheckError::TooLarge {
-                width: 300,
-                height: 200,
-                ..
-            })
-        ));
+        let small = FrameLimits { max_side: 8192, max_pixels: 300 * 200 - 1, min_side: 64 };
+        assert!(matches!(check_frame(&jpeg, &small), Err(FrameCheckError::TooLarge { width: 300, height: 200, .. })));
         let png = encoded(textured(300, 63), ImageFormat::Png);
-        assert!(matches!(
-            check_frame(&png, &FrameLimits::default()),
-            Err(FrameCheckError::TooSmall { .. })
-        ));
+        assert!(matches!(check_frame(&png, &FrameLimits::default()), Err(FrameCheckError::TooSmall { .. })));
     }
 
     #[test]
     fn sixteen_bit_png_is_refused_and_png_structure_is_checked() {
-        let deep = DynamicImage::ImageRgba16(image::ImageBuffer::from_pixel(
-            100,
-            100,
-            image::Rgba([0u16, 0, 0, 0]),
-        ));
+        let deep = DynamicImage::ImageRgba16(image::ImageBuffer::from_pixel(100, 100, image::Rgba([0u16, 0, 0, 0])));
         let png16 = encoded(deep, ImageFormat::Png);
-        assert!(matches!(
-            check_frame(&png16, &FrameLimits::default()),
-            Err(FrameCheckError::Unsupported(_))
-        ));
+        assert!(matches!(check_frame(&png16, &FrameLimits::default()), Err(FrameCheckError::Unsupported(_))));
         let png = encoded(textured(100, 100), ImageFormat::Png);
         assert!(matches!(
             check_frame(&png[..png.len() - 12], &FrameLimits::default()),
@@ -901,23 +741,14 @@ mod tests {
         ));
         let mut trailing = png.clone();
         trailing.extend_from_slice(b"junk");
-        assert!(matches!(
-            check_frame(&trailing, &FrameLimits::default()),
-            Err(FrameCheckError::Corrupt(_))
-        ));
-        assert!(matches!(
-            check_frame(&png[..40], &FrameLimits::default()),
-            Err(FrameCheckError::Truncated(_))
-        ));
+        assert!(matches!(check_frame(&trailing, &FrameLimits::default()), Err(FrameCheckError::Corrupt(_))));
+        assert!(matches!(check_frame(&png[..40], &FrameLimits::default()), Err(FrameCheckError::Truncated(_))));
     }
 
     #[test]
     fn garbage_never_panics() {
         // Every prefix and a few bit flips of a small JPEG and PNG: an answer each, no panic.
-        for bytes in [
-            encoded(textured(64, 64), ImageFormat::Jpeg),
-            encoded(textured(64, 64), ImageFormat::Png),
-        ] {
+        for bytes in [encoded(textured(64, 64), ImageFormat::Jpeg), encoded(textured(64, 64), ImageFormat::Png)] {
             for cut in 0..bytes.len() {
                 let _ = check_frame(&bytes[..cut], &FrameLimits::default());
             }

@@ -238,7 +238,8 @@ impl FrameReader {
         };
         // Only a clean reading is kept: the same grid as the patches, lines that fit (no hand,
         // no bump in doubt: those frames are all read, and re-fitted as they need).
-        let clean = fixed.is_some() || (self.lines_fit && self.tracked.as_ref().is_some_and(|t| t.geometry == geometry));
+        let clean =
+            fixed.is_some() || (self.lines_fit && self.tracked.as_ref().is_some_and(|t| t.geometry == geometry));
         self.last_read = match &reading {
             Ok(r) if clean && !r.reading.occluded => Some(LastRead { patches, reading: r.clone(), kept: 0 }),
             _ => None,
@@ -284,7 +285,9 @@ impl FrameReader {
             // much to re-fit is seen by the reader.
             let gray = grey(rgb);
             let not_moved = match refine_gray(&gray, &tracked.geometry) {
-                Ok(refit) => max_shift_cells(&tracked.geometry, &refit.geometry) <= TrackerConfig::default().moved_cells,
+                Ok(refit) => {
+                    max_shift_cells(&tracked.geometry, &refit.geometry) <= TrackerConfig::default().moved_cells
+                }
                 Err(_) => reading.occluded,
             };
             if not_moved {
@@ -337,7 +340,9 @@ impl FrameReader {
             (Err(err), None) => return Err(FrameReadError::BoardNotFound(err)),
         };
         let moved = match (&previous, relocated) {
-            (Some(old), true) => Some(max_shift_cells(old, &geometry)).filter(|&s| s > TrackerConfig::default().moved_cells),
+            (Some(old), true) => {
+                Some(max_shift_cells(old, &geometry)).filter(|&s| s > TrackerConfig::default().moved_cells)
+            }
             _ => None,
         };
         let mut reading = read_board(rgb, &geometry, &self.config);

@@ -66,11 +66,7 @@ pub fn fit_weighted(pairs: &[PointPair], weights: Option<&[f64]>) -> Option<Matr
         }
     }
     let eigen = SymmetricEigen::new(ata);
-    let (min_index, _) = eigen
-        .eigenvalues
-        .iter()
-        .enumerate()
-        .min_by(|a, b| a.1.total_cmp(b.1))?;
+    let (min_index, _) = eigen.eigenvalues.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1))?;
     let h = eigen.eigenvectors.column(min_index);
     let hn = Matrix3::new(h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[8]);
     let denorm = tt.try_inverse()? * hn * tf;

@@ -123,7 +123,10 @@ mod tests {
 
     #[test]
     fn garbage_is_unknown_format() {
-        assert!(matches!(decode_rgb(b"this is not an image at all"), Err(ImageIoError::Refused(FrameCheckError::UnknownFormat))));
+        assert!(matches!(
+            decode_rgb(b"this is not an image at all"),
+            Err(ImageIoError::Refused(FrameCheckError::UnknownFormat))
+        ));
     }
 
     #[test]
@@ -161,7 +164,10 @@ mod tests {
             png.extend_from_slice(&crc32(&chunk).to_be_bytes());
         }
         let result = decode_rgb(&png);
-        assert!(matches!(result, Err(ImageIoError::Refused(FrameCheckError::TooLarge { width: 20000, height: 20000, .. }))), "{result:?}");
+        assert!(
+            matches!(result, Err(ImageIoError::Refused(FrameCheckError::TooLarge { width: 20000, height: 20000, .. }))),
+            "{result:?}"
+        );
     }
 
     #[test]

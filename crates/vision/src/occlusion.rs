@@ -138,7 +138,11 @@ pub fn detect(colour: &BoardColour, config: &OcclusionConfig) -> OcclusionMask {
             && (-1..=1).any(|dj| {
                 (-1..=1).any(|di| {
                     let (ni, nj) = (i + di, j + dj);
-                    ni >= 0 && nj >= 0 && ni < CELLS as i64 && nj < CELLS as i64 && glare_core[nj as usize * CELLS + ni as usize]
+                    ni >= 0
+                        && nj >= 0
+                        && ni < CELLS as i64
+                        && nj < CELLS as i64
+                        && glare_core[nj as usize * CELLS + ni as usize]
                 })
             })
     };
@@ -150,7 +154,11 @@ pub fn detect(colour: &BoardColour, config: &OcclusionConfig) -> OcclusionMask {
             // Margin cells lie on the narrow wooden border (or past it when the grid is a little
             // off); they are not evidence of a hand by themselves.
             let inner = i > 0 && j > 0 && i < CELLS - 1 && j < CELLS - 1;
-            inner && d.is_finite() && d > config.foreign_distance && lattice_hidden(lattice, config.min_lattice) && !glare_fringe(k)
+            inner
+                && d.is_finite()
+                && d > config.foreign_distance
+                && lattice_hidden(lattice, config.min_lattice)
+                && !glare_fringe(k)
         })
         .collect();
     let mut seen = vec![false; CELLS * CELLS];
@@ -314,7 +322,13 @@ pub fn edges_crossed_by_skin(
 
 /// The darkest luminance met along any of the rays leaving `base` outwards, over the stretch a
 /// stone's silhouette can cover (NaN when every ray leaves the image).
-fn darkest_outwards(image: &RgbImage, geometry: &GridGeometry, camera: Option<&CameraFoot>, base: [f64; 2], outward: (f64, f64)) -> f32 {
+fn darkest_outwards(
+    image: &RgbImage,
+    geometry: &GridGeometry,
+    camera: Option<&CameraFoot>,
+    base: [f64; 2],
+    outward: (f64, f64),
+) -> f32 {
     let shift = camera.map_or(0.0, |cam| {
         let top = cam.raised(base, STONE_THICKNESS);
         ((top[0] - base[0]) * outward.0 + (top[1] - base[1]) * outward.1).max(0.0)
@@ -382,11 +396,16 @@ mod tests {
         // Stones on the left edge, rows 4–6, each a pale disc with its darker rim.
         let (image, geometry) = scene(|col, row| {
             let d = ((col - 0.0).powi(2) + (row - row.round()).powi(2)).sqrt();
-            ((4.0..=6.0).contains(&row.round()) && d <= 0.48).then_some(if d > 0.42 { [110, 110, 115] } else { [228, 228, 232] })
+            ((4.0..=6.0).contains(&row.round()) && d <= 0.48).then_some(if d > 0.42 {
+                [110, 110, 115]
+            } else {
+                [228, 228, 232]
+            })
         });
         let (features, white) = white_at(&[(0, 4), (0, 5), (0, 6)]);
         let none = vec![[false; BOARD_LINES]; BOARD_LINES];
-        let crossed = edges_crossed_by_skin(&image, &geometry, None, &features, &white, &none, &OcclusionConfig::default());
+        let crossed =
+            edges_crossed_by_skin(&image, &geometry, None, &features, &white, &none, &OcclusionConfig::default());
         assert!(crossed.is_empty(), "{crossed:?}");
     }
 
@@ -397,7 +416,8 @@ mod tests {
         let (image, geometry) = scene(|col, row| (col < 0.6 && (4.0..=7.0).contains(&row)).then_some([232, 222, 226]));
         let (features, white) = white_at(&[(0, 5), (0, 6), (0, 12)]);
         let none = vec![[false; BOARD_LINES]; BOARD_LINES];
-        let crossed = edges_crossed_by_skin(&image, &geometry, None, &features, &white, &none, &OcclusionConfig::default());
+        let crossed =
+            edges_crossed_by_skin(&image, &geometry, None, &features, &white, &none, &OcclusionConfig::default());
         // Row 12 has no hand over it: bare wood beside a (pretend) white reading.
         assert_eq!(crossed, vec![(0, 5), (0, 6)]);
     }
@@ -422,7 +442,8 @@ mod tests {
         // Roboflow 34's corner: a blown-out core with a ring of paler-than-board cells around it.
         let fringe = [202.0, 177.0, 155.0];
         let core = [227.0, 226.0, 220.0];
-        let patch = [((4, 6), core), ((3, 5), fringe), ((4, 5), fringe), ((5, 5), fringe), ((3, 6), fringe), ((5, 6), fringe)];
+        let patch =
+            [((4, 6), core), ((3, 5), fringe), ((4, 5), fringe), ((5, 5), fringe), ((3, 6), fringe), ((5, 6), fringe)];
         assert!(!detect(&cells_with(&patch), &OcclusionConfig::default()).occluded);
         // The same pale patch without a blown-out core is something lying on the board.
         let patch: Vec<_> = patch.iter().map(|&(k, _)| (k, fringe)).collect();
@@ -439,7 +460,8 @@ mod tests {
             features[row][0].neutral = -0.3;
         }
         let none = vec![[false; BOARD_LINES]; BOARD_LINES];
-        let crossed = edges_crossed_by_skin(&image, &geometry, None, &features, &white, &none, &OcclusionConfig::default());
+        let crossed =
+            edges_crossed_by_skin(&image, &geometry, None, &features, &white, &none, &OcclusionConfig::default());
         assert!(crossed.is_empty(), "{crossed:?}");
     }
 }

@@ -49,10 +49,13 @@ pub struct ReaderModelFile {
     pub model: ReaderModel,
 }
 
-#[allow(clippy::expect_used, reason = "a file compiled in from the repository, not input; the test embedded_model_parses keeps it valid")]
+#[allow(
+    clippy::expect_used,
+    reason = "a file compiled in from the repository, not input; the test embedded_model_parses keeps it valid"
+)]
 static EMBEDDED: LazyLock<ReaderModel> = LazyLock::new(|| {
-    let file: ReaderModelFile =
-        toml::from_str(include_str!("../../../models/point-reader.toml")).expect("models/point-reader.toml is a valid reader model");
+    let file: ReaderModelFile = toml::from_str(include_str!("../../../models/point-reader.toml"))
+        .expect("models/point-reader.toml is a valid reader model");
     file.model
 });
 
@@ -125,7 +128,11 @@ pub fn fit(frames: &[LabelledFrame]) -> Result<ReaderModel, FitError> {
                 let p = classified.posteriors[row][col];
                 let best = (0..3).fold(0, |b, k| if p[k] > p[b] { k } else { b });
                 let weight = 1.0 / frames_of(frames, &frame.source) as f64;
-                samples.push((f64::from(classified.margin[row][col]), state_of(StoneClass::ALL[best]) == truth, weight));
+                samples.push((
+                    f64::from(classified.margin[row][col]),
+                    state_of(StoneClass::ALL[best]) == truth,
+                    weight,
+                ));
             }
         }
     }
@@ -233,7 +240,16 @@ mod tests {
     }
 
     fn point(brightness: f32, lines: f32, neutral: f32) -> PointFeatures {
-        PointFeatures { brightness, dark_tail: brightness - 0.1, neutral, green_red: neutral / 2.0, lines, luma: 120.0, valid: true, ..Default::default() }
+        PointFeatures {
+            brightness,
+            dark_tail: brightness - 0.1,
+            neutral,
+            green_red: neutral / 2.0,
+            lines,
+            luma: 120.0,
+            valid: true,
+            ..Default::default()
+        }
     }
 
     /// Two sources with different looks of the same classes: the fit lands between them (each

@@ -135,7 +135,15 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
             w
         })
         .collect();
-    let crossed = edges_crossed_by_skin(image, geometry, camera.as_ref(), &features, &white, &classified.outlier, &config.occlusion);
+    let crossed = edges_crossed_by_skin(
+        image,
+        geometry,
+        camera.as_ref(),
+        &features,
+        &white,
+        &classified.outlier,
+        &config.occlusion,
+    );
     if mask.occluded {
         grow_occlusion(&mut mask.points, &posteriors, &classified.misfit, &config.occlusion, usize::MAX);
     }
@@ -146,7 +154,13 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
         for &(col, row) in &crossed {
             reached[row][col] = true;
         }
-        grow_occlusion(&mut reached, &posteriors, &classified.misfit, &config.occlusion, config.occlusion.crossing_reach);
+        grow_occlusion(
+            &mut reached,
+            &posteriors,
+            &classified.misfit,
+            &config.occlusion,
+            config.occlusion.crossing_reach,
+        );
         for (row, line) in reached.iter().enumerate() {
             for (col, &r) in line.iter().enumerate() {
                 mask.points[row][col] |= r;
@@ -265,7 +279,8 @@ fn seed_from_covered_points(mask: &mut OcclusionMask, covered: &[[bool; BOARD_LI
             // as the cell rule's edge patches do (fingers over the first line, roboflow 100).
             let last = BOARD_LINES - 1;
             let at_edge = group.iter().any(|&(r, c)| r == 0 || c == 0 || r == last || c == last);
-            let needed = if at_edge { config.min_covered_points.min(config.min_edge_cells) } else { config.min_covered_points };
+            let needed =
+                if at_edge { config.min_covered_points.min(config.min_edge_cells) } else { config.min_covered_points };
             if group.len() >= needed {
                 mask.occluded = true;
                 for (r, c) in group {
@@ -310,7 +325,11 @@ fn grow_occlusion(
 }
 
 /// Per-point features only (for studying the classifier).
-pub fn debug_features(image: &RgbImage, geometry: &GridGeometry, config: &ReaderConfig) -> Vec<[PointFeatures; BOARD_LINES]> {
+pub fn debug_features(
+    image: &RgbImage,
+    geometry: &GridGeometry,
+    config: &ReaderConfig,
+) -> Vec<[PointFeatures; BOARD_LINES]> {
     read_board_detailed(image, geometry, config).features
 }
 

@@ -63,9 +63,11 @@ impl RectifiedBoard {
         }
         let corners = geometry.corners();
         let diag = |a: [f64; 2], b: [f64; 2]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt();
-        let pixels_per_cell =
-            (diag(corners[0], corners[1]) + diag(corners[1], corners[2]) + diag(corners[2], corners[3]) + diag(corners[3], corners[0]))
-                / (4.0 * (BOARD_LINES - 1) as f64);
+        let pixels_per_cell = (diag(corners[0], corners[1])
+            + diag(corners[1], corners[2])
+            + diag(corners[2], corners[3])
+            + diag(corners[3], corners[0]))
+            / (4.0 * (BOARD_LINES - 1) as f64);
         let footprint = pixels_per_cell / spc as f64;
         // When one sample covers many pixels, box-average the board's region first (one
         // sequential pass, cache-friendly) and sample that: scattered supersampling of the full
@@ -203,7 +205,10 @@ impl Downscaled {
         // Block (i, j) is centred on original pixel origin + i·f + (f − 1)/2.
         let u = (x - f64::from(self.origin[0]) - (f - 1.0) / 2.0) / f;
         let v = (y - f64::from(self.origin[1]) - (f - 1.0) / 2.0) / f;
-        if self.width == 0 || self.height == 0 || !(u >= 0.0 && v >= 0.0 && u <= f64::from(self.width - 1) && v <= f64::from(self.height - 1)) {
+        if self.width == 0
+            || self.height == 0
+            || !(u >= 0.0 && v >= 0.0 && u <= f64::from(self.width - 1) && v <= f64::from(self.height - 1))
+        {
             return [f32::NAN; 3];
         }
         let (x0, y0) = (u.floor() as usize, v.floor() as usize);

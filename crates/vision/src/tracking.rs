@@ -173,7 +173,8 @@ fn line_score_by(dimensions: (u32, u32), geometry: &GridGeometry, grey: impl Fn(
                         darkest = darkest.min(v);
                     }
                 }
-                let side = |sign: f64| pixel(mid[0] + normal[0] * sign * 0.3 * len, mid[1] + normal[1] * sign * 0.3 * len);
+                let side =
+                    |sign: f64| pixel(mid[0] + normal[0] * sign * 0.3 * len, mid[1] + normal[1] * sign * 0.3 * len);
                 let (Some(l), Some(r)) = (side(1.0), side(-1.0)) else { continue };
                 if !darkest.is_finite() {
                     continue;

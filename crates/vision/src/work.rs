@@ -48,20 +48,14 @@ pub struct WorkLimit {
 
 impl Default for WorkLimit {
     fn default() -> Self {
-        Self {
-            max_steps: DEFAULT_SEARCH_STEPS,
-            cancel: None,
-        }
+        Self { max_steps: DEFAULT_SEARCH_STEPS, cancel: None }
     }
 }
 
 impl WorkLimit {
     /// A limit of `max_steps` steps, not cancellable.
     pub fn steps(max_steps: u64) -> Self {
-        Self {
-            max_steps,
-            cancel: None,
-        }
+        Self { max_steps, cancel: None }
     }
 }
 
@@ -91,12 +85,7 @@ pub(crate) struct WorkMeter {
 
 impl WorkMeter {
     pub fn new(limit: &WorkLimit) -> Self {
-        Self {
-            limit: limit.max_steps,
-            spent: Cell::new(0),
-            cancel: limit.cancel.clone(),
-            stopped: Cell::new(None),
-        }
+        Self { limit: limit.max_steps, spent: Cell::new(0), cancel: limit.cancel.clone(), stopped: Cell::new(None) }
     }
 
     /// A meter that never stops (for callers with no budget of their own).
@@ -116,8 +105,7 @@ impl WorkMeter {
         }
         let spent = self.spent.get().saturating_add(steps);
         if spent > self.limit {
-            self.stopped
-                .set(Some(WorkStopped::Exhausted { limit: self.limit }));
+            self.stopped.set(Some(WorkStopped::Exhausted { limit: self.limit }));
             return false;
         }
         self.spent.set(spent);
@@ -157,10 +145,7 @@ mod tests {
     #[test]
     fn a_raised_flag_stops_the_work() {
         let flag = CancelFlag::new();
-        let meter = WorkMeter::new(&WorkLimit {
-            max_steps: u64::MAX,
-            cancel: Some(flag.clone()),
-        });
+        let meter = WorkMeter::new(&WorkLimit { max_steps: u64::MAX, cancel: Some(flag.clone()) });
         assert!(meter.charge(1_000));
         flag.cancel();
         assert!(!meter.charge(1));

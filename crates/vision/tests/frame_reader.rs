@@ -109,7 +109,11 @@ fn a_board_bumped_under_a_hand_is_relocated_within_a_recheck_period() {
     bumped.camera.offset = [scene.camera.offset[0] + 0.08, scene.camera.offset[1] - 0.05];
     // Two arms across the board, moving: the lines fit clearly worse.
     let arms = |s: &Scene, reach: f64| {
-        let mut h = s.clone().with_hand(Hand::reaching(Side::South, 6.0, reach)).with_hand(Hand::reaching(Side::East, 12.0, reach));
+        let mut h = s.clone().with_hand(Hand::reaching(Side::South, 6.0, reach)).with_hand(Hand::reaching(
+            Side::East,
+            12.0,
+            reach,
+        ));
         h.seed = s.seed;
         h
     };

@@ -22,10 +22,7 @@ fn findings() -> Option<PathBuf> {
 
 /// Runs `job` on its own thread and waits at most `limit`: a hang guard, far above the time the
 /// work takes, so the test fails instead of stalling when a loop is unbounded again.
-fn within<T: Send + 'static>(
-    limit: Duration,
-    job: impl FnOnce() -> T + Send + 'static,
-) -> Option<T> {
+fn within<T: Send + 'static>(limit: Duration, job: impl FnOnce() -> T + Send + 'static) -> Option<T> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(job());
@@ -52,18 +49,10 @@ fn corrupt_jpegs_end_their_board_search_within_the_budget() {
         // Before the fix: 43 s and more than 120 s, looping in the refinement's line search.
         let outcome = within(Duration::from_secs(60), move || {
             let meter_limit = WorkLimit::default();
-            let result = locate(
-                &rgb,
-                &LocateOptions {
-                    work: meter_limit,
-                    ..LocateOptions::default()
-                },
-            );
+            let result = locate(&rgb, &LocateOptions { work: meter_limit, ..LocateOptions::default() });
             result.map(|l| l.quality.work_steps)
         });
-        let Some(result) = outcome else {
-            panic!("{name}: the board search did not end within 60 s")
-        };
+        let Some(result) = outcome else { panic!("{name}: the board search did not end within 60 s") };
         match &result {
             Ok(steps) => assert!(*steps <= DEFAULT_SEARCH_STEPS, "{name}: {steps} steps"),
             Err(LocateError::Stopped(WorkStopped::Exhausted { limit })) => {
@@ -86,20 +75,10 @@ fn a_tiny_budget_stops_the_search_with_a_clear_error() {
     let Ok(bytes) = std::fs::read(path) else {
         return;
     };
-    let Ok(frame) = decode_rgb(&bytes) else {
-        panic!("{} does not decode", path.display())
-    };
-    let options = LocateOptions {
-        work: WorkLimit::steps(1_000_000),
-        ..LocateOptions::default()
-    };
+    let Ok(frame) = decode_rgb(&bytes) else { panic!("{} does not decode", path.display()) };
+    let options = LocateOptions { work: WorkLimit::steps(1_000_000), ..LocateOptions::default() };
     let result = locate(&frame.rgb, &options);
-    assert_eq!(
-        result.err(),
-        Some(LocateError::Stopped(WorkStopped::Exhausted {
-            limit: 1_000_000
-        }))
-    );
+    assert_eq!(result.err(), Some(LocateError::Stopped(WorkStopped::Exhausted { limit: 1_000_000 })));
 }
 
 #[test]
@@ -108,31 +87,13 @@ fn a_png_bomb_is_refused_before_any_pixel_is_decoded() {
         println!("SKIP: ../shared/datasets/fuzz-findings not present");
         return;
     };
-    let bytes =
-        std::fs::read(dir.join("png_bomb_6320_rgba16.png")).unwrap_or_else(|e| panic!("bomb: {e}"));
+    let bytes = std::fs::read(dir.join("png_bomb_6320_rgba16.png")).unwrap_or_else(|e| panic!("bomb: {e}"));
     // Before the fix: accepted by the edge (≤ 8192 a side) and the vision (≤ 40 MP), 871 MiB
     // resident with four tables.
     let checked = check_frame(&bytes, &FrameLimits::default());
-    assert!(
-        matches!(
-            checked,
-            Err(FrameCheckError::TooLarge {
-                width: 6320,
-                height: 6320,
-                ..
-            })
-        ),
-        "{checked:?}"
-    );
+    assert!(matches!(checked, Err(FrameCheckError::TooLarge { width: 6320, height: 6320, .. })), "{checked:?}");
     let decoded = decode_rgb(&bytes);
-    assert!(
-        matches!(
-            decoded,
-            Err(ImageIoError::Refused(FrameCheckError::TooLarge { .. }))
-        ),
-        "{:?}",
-        decoded.err()
-    );
+    assert!(matches!(decoded, Err(ImageIoError::Refused(FrameCheckError::TooLarge { .. }))), "{:?}", decoded.err());
 }
 
 #[test]
@@ -155,24 +116,21 @@ fn every_dataset_photo_passes_the_frame_check_and_is_located_well_inside_the_bud
         if i % 4 != 0 {
             continue;
         }
-        let Ok(frame) = decode_rgb(&bytes) else {
-            panic!("{} does not decode", path.display())
-        };
+        let Ok(frame) = decode_rgb(&bytes) else { panic!("{} does not decode", path.display()) };
         match locate(&frame.rgb, &LocateOptions::default()) {
             Ok(l) => {
                 located += 1;
                 most = most.max(l.quality.work_steps);
             }
-            Err(LocateError::Stopped(stopped)) => panic!(
-                "{}: the default budget stopped a real photo: {stopped}",
-                path.display()
-            ),
+            Err(LocateError::Stopped(stopped)) => {
+                panic!("{}: the default budget stopped a real photo: {stopped}", path.display())
+            }
             Err(_) => {}
         }
     }
-    println!("{} photos checked, {located} located, at most {most} steps (budget {DEFAULT_SEARCH_STEPS})", frames.len());
-    assert!(
-        most * 2 <= DEFAULT_SEARCH_STEPS,
-        "a real photo took {most} steps: the budget leaves too little margin"
+    println!(
+        "{} photos checked, {located} located, at most {most} steps (budget {DEFAULT_SEARCH_STEPS})",
+        frames.len()
     );
+    assert!(most * 2 <= DEFAULT_SEARCH_STEPS, "a real photo took {most} steps: the budget leaves too little margin");
 }

@@ -5,10 +5,10 @@
 
 use std::path::PathBuf;
 
+use tengen_rules::BOARD_LINES;
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::locate::crossings::measure_corners;
 use tengen_vision::{locate, LocateOptions};
-use tengen_rules::BOARD_LINES;
 
 mod common;
 
@@ -97,7 +97,10 @@ fn roboflow_corner_error_distribution() {
     // 124 of 131 within 0.1 cell, median 0.025; the rest are blurred corners where the local
     // measurement itself wanders, judged on 8× crops).
     assert!(crossing_errors.len() * 2 >= corners_seen, "too few corners measurable: {}", crossing_errors.len());
-    assert!(near_crossing * 100 >= crossing_errors.len() * 90, "only {near_crossing} corners within 0.1 cell of the crossing");
+    assert!(
+        near_crossing * 100 >= crossing_errors.len() * 90,
+        "only {near_crossing} corners within 0.1 cell of the crossing"
+    );
     let median = crossing_errors.get(crossing_errors.len() / 2).copied().unwrap_or(f64::NAN);
     assert!(median <= 0.05, "median distance from the crossing {median:.3} cell");
 }
@@ -153,7 +156,8 @@ fn formerly_missed_crowded_and_faint_boards_are_located() {
             continue;
         };
         let Ok(frame) = decode_rgb(&bytes) else { panic!("{name} does not decode") };
-        let label = std::fs::read_to_string(dir.join(format!("{name}.corners.json"))).ok().and_then(|s| parse_corners(&s));
+        let label =
+            std::fs::read_to_string(dir.join(format!("{name}.corners.json"))).ok().and_then(|s| parse_corners(&s));
         let located = match locate(&frame.rgb, &LocateOptions::default()) {
             Ok(l) => l,
             Err(e) => panic!("{name}: {e}"),
@@ -170,6 +174,10 @@ fn formerly_missed_crowded_and_faint_boards_are_located() {
                 assert!(d <= 0.15, "{name}: a corner {d:.2} cell from the measured crossing");
             }
         }
-        println!("{name}: located, {} inliers, {} corners measured", located.quality.inlier_intersections, measured.iter().flatten().count());
+        println!(
+            "{name}: located, {} inliers, {} corners measured",
+            located.quality.inlier_intersections,
+            measured.iter().flatten().count()
+        );
     }
 }

@@ -4,8 +4,8 @@
 //! corners override the search, and the tracker tells stable from moved from lost.
 
 use image::{GrayImage, Luma, RgbImage};
-use tengen_synth::noise::Rng;
 use tengen_rules::{Stone, BOARD_LINES};
+use tengen_synth::noise::Rng;
 use tengen_synth::{render, Hand, Position, Scene, Side};
 use tengen_vision::locate::{from_corners, refine_corners, GeometrySource, Refinement};
 use tengen_vision::tracking::{TrackStatus, Tracker, TrackerConfig};
@@ -22,7 +22,6 @@ fn random_position(rng: &mut Rng, density: f64) -> Position {
     }
     p
 }
-
 
 fn scene(preset: &str, seed: u64, width: u32, height: u32) -> Scene {
     let base = Scene::preset(preset).unwrap_or_default().with_size(width, height).with_seed(seed);
@@ -58,7 +57,10 @@ fn locates_rendered_boards_across_conditions() {
         let Ok(frame) = render(&position, &s) else { panic!("render failed for {preset}") };
         match locate(&frame.image, &LocateOptions::default()) {
             Ok(located) => {
-                let e = tengen_vision::evaluate::worst_intersection_error_cells(&located.geometry, &frame.truth.intersections);
+                let e = tengen_vision::evaluate::worst_intersection_error_cells(
+                    &located.geometry,
+                    &frame.truth.intersections,
+                );
                 println!("{preset:9} tilt {:4.1} roll {:6.1} density {density}: worst {e:.3} cell, {} inliers, k1 {:+.3} (truth {:+.3})",
                     s.camera.tilt_deg, s.camera.roll_deg, located.quality.inlier_intersections, located.geometry.lens.k1, frame.truth.lens.k1);
                 if e > 0.2 {
@@ -104,7 +106,11 @@ fn given_corners_override_the_search() {
     let s = scene("clean", 5, 640, 480);
     let Ok(frame) = render(&Position::empty(), &s) else { panic!("render failed") };
     let corners = frame.truth.corners;
-    let options = LocateOptions { corners: Some(corners), lens: Some(LensDistortion::none(640, 480)), ..LocateOptions::default() };
+    let options = LocateOptions {
+        corners: Some(corners),
+        lens: Some(LensDistortion::none(640, 480)),
+        ..LocateOptions::default()
+    };
     let Ok(located) = locate(&frame.image, &options) else { panic!("corners refused") };
     assert_eq!(located.quality.source, GeometrySource::GivenCorners);
     // Exact corners stay where they are (refined to the lines they already lie on).
@@ -117,7 +123,9 @@ fn given_corners_override_the_search() {
 
 /// The true outer corners, each moved `cells` (of the board's mean cell) in its own direction.
 fn clicked(truth: &[[f64; 2]; 4], cells: f64, turn: f64) -> [[f64; 2]; 4] {
-    let side = (0..4).map(|k| (truth[k][0] - truth[(k + 1) % 4][0]).hypot(truth[k][1] - truth[(k + 1) % 4][1])).sum::<f64>() / 4.0;
+    let side =
+        (0..4).map(|k| (truth[k][0] - truth[(k + 1) % 4][0]).hypot(truth[k][1] - truth[(k + 1) % 4][1])).sum::<f64>()
+            / 4.0;
     let cell = side / (BOARD_LINES - 1) as f64;
     std::array::from_fn(|k| {
         let a = turn + k as f64 * 2.4;
@@ -151,8 +159,14 @@ fn corners_clicked_up_to_half_a_cell_off_are_refined_to_the_lines() {
         let Ok(refined) = refine_corners(&tengen_vision::grey::grey(&frame.image), given, None) else {
             panic!("{preset}: the clicked corners were refused")
         };
-        let after = tengen_vision::evaluate::worst_intersection_error_cells(&refined.located.geometry, &frame.truth.intersections);
-        println!("{preset:9} clicks {off} cell off: worst intersection {before:?} -> {after:.3} cell, {:?}", refined.refinement);
+        let after = tengen_vision::evaluate::worst_intersection_error_cells(
+            &refined.located.geometry,
+            &frame.truth.intersections,
+        );
+        println!(
+            "{preset:9} clicks {off} cell off: worst intersection {before:?} -> {after:.3} cell, {:?}",
+            refined.refinement
+        );
         match &refined.refinement {
             Refinement::Refined { moved_cells } => {
                 // Each corner moved back by about as far as it was off.
@@ -181,7 +195,8 @@ fn tracker_tells_stable_moved_and_lost() {
     s.camera.offset = [0.0, 0.0];
     let Ok(first) = render(&position, &s) else { panic!("render failed") };
     let Ok(located) = locate(&first.image, &LocateOptions::default()) else { panic!("not located") };
-    let mut tracker = Tracker::new(located.geometry.clone(), &gray(&first.image), TrackerConfig::default(), LocateOptions::default());
+    let mut tracker =
+        Tracker::new(located.geometry.clone(), &gray(&first.image), TrackerConfig::default(), LocateOptions::default());
 
     // The same scene again (new noise seed): stable.
     let Ok(again) = render(&position, &s.clone().with_seed(12)) else { panic!("render failed") };
@@ -203,7 +218,8 @@ fn tracker_tells_stable_moved_and_lost() {
     match tracker.check(&gray(&moved.image)) {
         TrackStatus::Moved { located, shift_cells } => {
             assert!(shift_cells > 0.25, "{shift_cells}");
-            let e = tengen_vision::evaluate::worst_intersection_error_cells(&located.geometry, &moved.truth.intersections);
+            let e =
+                tengen_vision::evaluate::worst_intersection_error_cells(&located.geometry, &moved.truth.intersections);
             assert!(e < 0.2, "re-located grid off by {e:.3} cell");
         }
         other => panic!("expected Moved, got {other:?}"),

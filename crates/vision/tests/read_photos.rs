@@ -29,7 +29,8 @@ fn evaluate(folder: &Path) -> (usize, usize, usize, Confusion) {
             continue; // mislabelled in the source
         }
         images += 1;
-        let truth = parse_grid(&std::fs::read_to_string(format!("{name}.grid.txt")).expect("label readable")).expect("label parses");
+        let truth = parse_grid(&std::fs::read_to_string(format!("{name}.grid.txt")).expect("label readable"))
+            .expect("label parses");
         let frame = decode_rgb(&std::fs::read(&path).expect("photo readable")).expect("photo decodes");
         let Ok(found) = locate(&frame.rgb, &LocateOptions::default()) else {
             println!("{name}: not located");
@@ -86,13 +87,20 @@ fn a_hand_crossing_the_board_edge_is_flagged_not_read_as_white_stones() {
     // (col 0, row 7) still reads white: a known weakness, allowed here and no more.
     for path in labelled(&dir.join("imago-tests/t3")) {
         let name = path.display().to_string();
-        let truth = parse_grid(&std::fs::read_to_string(format!("{name}.grid.txt")).expect("label readable")).expect("label parses");
+        let truth = parse_grid(&std::fs::read_to_string(format!("{name}.grid.txt")).expect("label readable"))
+            .expect("label parses");
         let frame = decode_rgb(&std::fs::read(&path).expect("photo readable")).expect("photo decodes");
         // Every t3 frame is located today: a frame that is not must fail here, not be skipped.
-        let found = locate(&frame.rgb, &LocateOptions::default()).unwrap_or_else(|e| panic!("{name}: not located: {e}"));
+        let found =
+            locate(&frame.rgb, &LocateOptions::default()).unwrap_or_else(|e| panic!("{name}: not located: {e}"));
         let reading = read_board(&frame.rgb, &found.geometry, &ReaderConfig::default());
         let s = score(&reading_grid(&reading), &truth, true);
-        println!("{name}: occluded {}, {} wrong, {} unknown", reading.occluded, s.confusion.wrong(), s.confusion.unknown());
+        println!(
+            "{name}: occluded {}, {} wrong, {} unknown",
+            reading.occluded,
+            s.confusion.wrong(),
+            s.confusion.unknown()
+        );
         let hand = name.ends_with("t3_003.jpg") || name.ends_with("t3_005.jpg");
         assert_eq!(reading.occluded, hand, "{name}: occlusion flag");
         let allowed = u64::from(name.ends_with("t3_003.jpg"));
@@ -129,8 +137,11 @@ fn crowded_pale_boards_are_not_flagged_and_reaching_hands_are() {
         "56_jpg.rf.8b5c44cec2be342ecea990956a645825",
         "34_jpg.rf.4dd9b7da2805dd21e046c5f348a77ecd",
     ];
-    let hands =
-        ["95_jpg.rf.2af66e5d899acbe3dbdac0070d18d664", "13_jpg.rf.b2062dbbcd9bb386485595da99879905", "100_jpg.rf.f9eae9b5751dd870fb5b5974a3ef3cef"];
+    let hands = [
+        "95_jpg.rf.2af66e5d899acbe3dbdac0070d18d664",
+        "13_jpg.rf.b2062dbbcd9bb386485595da99879905",
+        "100_jpg.rf.f9eae9b5751dd870fb5b5974a3ef3cef",
+    ];
     for (names, hand) in [(&clean[..], false), (&hands[..], true)] {
         for name in names {
             let path = images.join(format!("{name}.jpg"));

@@ -134,7 +134,10 @@ fn hands_over_the_board_are_flagged_and_hidden_points_never_misread_confidently(
         let o = run(s, 70);
         assert!(o.hand_over_board, "case {k}: the renderer put no hand over the board");
         assert!(o.occluded_flag, "case {k}: a hand over the board was not flagged");
-        println!("case {k}: {} right, {} visible wrong, {} hidden wrong, {} visible unknown", o.right, o.wrong, o.hidden_wrong, o.unknown_visible);
+        println!(
+            "case {k}: {} right, {} visible wrong, {} hidden wrong, {} visible unknown",
+            o.right, o.wrong, o.hidden_wrong, o.unknown_visible
+        );
         hidden_wrong += o.hidden_wrong;
         visible_wrong += o.wrong;
         confident_wrong += o.confident_wrong;

@@ -17,7 +17,14 @@ impl Referee {
                 let o = self.game.pass(*side);
                 let number = self.number_offset + o.move_number;
                 self.to_move_uncertain = false;
-                self.record.push(RecordEntry { number, side: *side, action: RecordAction::Pass, t, captured: Vec::new(), struck: false });
+                self.record.push(RecordEntry {
+                    number,
+                    side: *side,
+                    action: RecordAction::Pass,
+                    t,
+                    captured: Vec::new(),
+                    struck: false,
+                });
                 let e = self
                     .event(t, EventKind::Pass, Say::Pass { side: *side, number }.message())
                     .with_side(Some(*side))
@@ -74,9 +81,8 @@ impl Referee {
                     }
                 }
                 let dead: Vec<Point> = self.dead.iter().copied().collect();
-                let e = self
-                    .event(t, EventKind::DeadStones, Say::DeadStones { dead: &dead }.message())
-                    .with_points(&dead);
+                let e =
+                    self.event(t, EventKind::DeadStones, Say::DeadStones { dead: &dead }.message()).with_points(&dead);
                 Ok(vec![e])
             }
             ArbiterAction::Count => {
@@ -105,7 +111,14 @@ impl Referee {
                 }
                 self.game.set_to_move(*side);
                 self.to_move_uncertain = false;
-                self.record.push(RecordEntry { number: self.move_number(), side: *side, action: RecordAction::Turn, t, captured: Vec::new(), struck: false });
+                self.record.push(RecordEntry {
+                    number: self.move_number(),
+                    side: *side,
+                    action: RecordAction::Turn,
+                    t,
+                    captured: Vec::new(),
+                    struck: false,
+                });
                 Ok(Vec::new())
             }
             ArbiterAction::CorrectMove { number, point } => self.correct_move(t, *number, point.as_deref()),
@@ -114,7 +127,11 @@ impl Referee {
                     return Err(ArbiterError::ColoursAlreadyRuled);
                 }
                 // The referee's own alert (a white first stone), if open, is what is answered.
-                match self.infractions.iter().find(|i| i.kind == EventKind::WrongColours && i.status == Status::Suspected) {
+                match self
+                    .infractions
+                    .iter()
+                    .find(|i| i.kind == EventKind::WrongColours && i.status == Status::Suspected)
+                {
                     Some(open) => self.decide(t, open.id, true),
                     None => Ok(vec![self.wrong_colours_ruled(t)]),
                 }
@@ -126,7 +143,9 @@ impl Referee {
     pub(super) fn wrong_colours_ruled(&mut self, t: f64) -> Event {
         let number = self.move_number();
         let corrected = self.rule_wrong_colours(number);
-        let mut e = self.event(t, EventKind::WrongColours, Say::WrongColours { number, corrected }.message()).with_move(Some(number));
+        let mut e = self
+            .event(t, EventKind::WrongColours, Say::WrongColours { number, corrected }.message())
+            .with_move(Some(number));
         e.status = Status::Confirmed;
         e.confidence = 1.0;
         e

@@ -49,12 +49,22 @@ impl Referee {
         entry: Option<usize>,
     ) -> Event {
         let id = self.infractions.len() as u64 + 1;
-        let mut e = self.event(t, kind, message).with_side(side).with_points(points).with_move(Some(self.move_number()));
+        let mut e =
+            self.event(t, kind, message).with_side(side).with_points(points).with_move(Some(self.move_number()));
         e.infraction = Some(id);
         e.confidence = confidence.clamp(0.0, 1.0);
         e.evidence = Some(evidence.clone());
         e.ruling = kind.ruling();
-        self.infractions.push(Infraction { id, kind, side, status: Status::Suspected, entry, replay_point: None, original_point: None, event: e.clone() });
+        self.infractions.push(Infraction {
+            id,
+            kind,
+            side,
+            status: Status::Suspected,
+            entry,
+            replay_point: None,
+            original_point: None,
+            event: e.clone(),
+        });
         for &p in points {
             if self.physical.get(p) != self.game.board().get(p) {
                 self.acks.insert(p.index(), Ack { physical: self.physical.get(p), cause: AckCause::Infraction(id) });
@@ -71,7 +81,8 @@ impl Referee {
                 let mut points = vec![from];
                 points.extend(to);
                 points.extend(restored.iter().copied());
-                let entry = self.record.iter().rposition(|e| !e.struck && e.action == RecordAction::Place { point: from });
+                let entry =
+                    self.record.iter().rposition(|e| !e.struck && e.action == RecordAction::Place { point: from });
                 if let (Some(p), Some(i)) = (to, entry) {
                     // Art. 17.3: the claim must come before the opponent's next move; until the
                     // arbiter confirms, the game goes on from the stone where it now stands.
@@ -102,7 +113,10 @@ impl Referee {
                 events.push(e);
             }
             Finding::Scattered { points } => {
-                let restore: Vec<Restore> = points.iter().map(|&p| Restore { point: PointRef::of(p), stone: self.game.board().get(p).color() }).collect();
+                let restore: Vec<Restore> = points
+                    .iter()
+                    .map(|&p| Restore { point: PointRef::of(p), stone: self.game.board().get(p).color() })
+                    .collect();
                 let message = Say::Scattered { points: points.len() }.message();
                 let mut e = self.raise(t, EventKind::ScatteredBoard, None, &points, 0.8, evidence, message, None);
                 e.restore = restore;
@@ -121,7 +135,13 @@ impl Referee {
     pub(super) fn raise_missed_capture(&mut self, t: f64, evidence: &Evidence, why: MissedWhy) -> Vec<Event> {
         let Some(p) = self.pending.take() else { return Vec::new() };
         let points: Vec<Point> = p.points.iter().copied().collect();
-        let said = Say::MissedCapture { side: p.side, move_number: p.move_number, points: &points, removed_some: p.removed_some, why };
+        let said = Say::MissedCapture {
+            side: p.side,
+            move_number: p.move_number,
+            points: &points,
+            removed_some: p.removed_some,
+            why,
+        };
         let e = self.raise(t, EventKind::MissedCapture, Some(p.side), &points, 0.9, evidence, said.message(), None);
         vec![e]
     }
@@ -155,7 +175,17 @@ impl Referee {
             (EventKind::DoubleMove, false) => {
                 if let Some(entry) = inf.entry {
                     let side = self.record[entry].side.opponent();
-                    self.record.insert(entry, RecordEntry { number: 0, side, action: RecordAction::Pass, t, captured: Vec::new(), struck: false });
+                    self.record.insert(
+                        entry,
+                        RecordEntry {
+                            number: 0,
+                            side,
+                            action: RecordAction::Pass,
+                            t,
+                            captured: Vec::new(),
+                            struck: false,
+                        },
+                    );
                     for other in &mut self.infractions {
                         if let Some(e) = other.entry.as_mut() {
                             if *e >= entry {
@@ -207,7 +237,10 @@ impl Referee {
     pub(super) fn warn(&mut self, t: f64, side: Color, id: u64) -> Vec<Event> {
         self.penalties.warnings[side] += 1;
         let n = self.penalties.warnings[side];
-        let mut e = self.event(t, EventKind::Warning, Say::Warning { side, second: n >= 2 }.message()).with_side(Some(side)).with_move(Some(self.move_number()));
+        let mut e = self
+            .event(t, EventKind::Warning, Say::Warning { side, second: n >= 2 }.message())
+            .with_side(Some(side))
+            .with_move(Some(self.move_number()));
         e.infraction = Some(id);
         let mut events = vec![e];
         if n >= 2 && self.phase != Phase::Finished {

@@ -236,18 +236,24 @@ impl Input {
     /// a reading ([`crate::ReadingLine`]). The one reader of that format (the command and the
     /// `observations` fuzz target use it).
     pub fn from_line(line: &str) -> Result<Self, InputLineError> {
-        let value: serde_json::Value = serde_json::from_str(line).map_err(|e| InputLineError::NotJson(e.to_string()))?;
+        let value: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| InputLineError::NotJson(e.to_string()))?;
         if value.get("action").is_some() {
-            let t = value.get("t").and_then(serde_json::Value::as_f64).filter(|t| t.is_finite()).ok_or(InputLineError::ArbiterTime)?;
+            let t = value
+                .get("t")
+                .and_then(serde_json::Value::as_f64)
+                .filter(|t| t.is_finite())
+                .ok_or(InputLineError::ArbiterTime)?;
             let mut action = value;
             if let Some(map) = action.as_object_mut() {
                 map.remove("t");
             }
-            let action: ArbiterAction = serde_json::from_value(action).map_err(|e| InputLineError::Arbiter(e.to_string()))?;
+            let action: ArbiterAction =
+                serde_json::from_value(action).map_err(|e| InputLineError::Arbiter(e.to_string()))?;
             return Ok(Input::Arbiter { t, action });
         }
-        let reading: crate::ReadingLine = serde_json::from_value(value)
-            .map_err(|e| crate::observation::ObservationError::Json(e.to_string()))?;
+        let reading: crate::ReadingLine =
+            serde_json::from_value(value).map_err(|e| crate::observation::ObservationError::Json(e.to_string()))?;
         Ok(Input::Observe(reading.into_observation()?))
     }
 }

@@ -12,13 +12,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use tengen_rules::{count_area, handicap_placements, suggest_dead, Board, ByColor, Color, Game, GameResult, Grid, IllegalReason, Komi, Move, Penalties, Point, Stone};
+use tengen_rules::{
+    count_area, handicap_placements, suggest_dead, Board, ByColor, Color, Game, GameResult, Grid, IllegalReason, Komi,
+    Move, Penalties, Point, Stone,
+};
 
-use crate::event::{Event, EventKind, Evidence, Message, PointRef, ResultForms, Restore, Sighting, Status};
+use crate::event::{Event, EventKind, Evidence, Message, PointRef, Restore, ResultForms, Sighting, Status};
 use crate::explain::{self, Context, Finding, LastMove, Plan};
 use crate::messages::{refs, resignation, MissedWhy, Outcome, PlayOver, Say};
 use crate::observation::Observation;
-use crate::stabilise::{StableBoard, Stabiliser, StabiliserConfig};
+use crate::stabilise::{Stabiliser, StabiliserConfig, StableBoard};
 
 mod arbiter;
 mod infractions;
@@ -27,7 +30,9 @@ mod record;
 mod snapshot;
 mod start;
 
-pub use inputs::{ArbiterAction, ArbiterError, Input, InputLineError, RefereeConfig, StartPosition, StartPositionError};
+pub use inputs::{
+    ArbiterAction, ArbiterError, Input, InputLineError, RefereeConfig, StartPosition, StartPositionError,
+};
 pub use snapshot::{Difference, DifferenceCause, InfractionView, Phase, RecordAction, RecordEntry, Snapshot};
 
 #[derive(Debug, Clone)]
@@ -97,7 +102,6 @@ pub struct Referee {
 fn empty_board() -> Board {
     Board::from_stones(&Grid::empty())
 }
-
 
 impl Referee {
     /// A referee for a new game.
@@ -180,7 +184,13 @@ impl Referee {
 
     fn time(&mut self, t: f64) -> f64 {
         // Time never goes backwards inside a game: a late frame is taken as happening now.
-        let t = if t.is_finite() { t } else if self.last_t.is_finite() { self.last_t } else { 0.0 };
+        let t = if t.is_finite() {
+            t
+        } else if self.last_t.is_finite() {
+            self.last_t
+        } else {
+            0.0
+        };
         self.last_t = self.last_t.max(t);
         self.last_t
     }

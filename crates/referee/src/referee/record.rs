@@ -30,7 +30,10 @@ impl Referee {
     pub(super) fn takeback_replayed(&mut self, stable: &StableBoard, evidence: &Evidence) -> Option<Vec<Event>> {
         let last_entry = self.record.iter().rposition(|e| !e.struck && !matches!(e.action, RecordAction::Turn))?;
         let idx = self.infractions.iter().rposition(|i| {
-            i.kind == EventKind::Takeback && i.status == Status::Suspected && i.replay_point.is_none() && i.entry == Some(last_entry)
+            i.kind == EventKind::Takeback
+                && i.status == Status::Suspected
+                && i.replay_point.is_none()
+                && i.entry == Some(last_entry)
         })?;
         let (side, from) = (self.infractions[idx].side?, self.infractions[idx].original_point?);
         let legal = Grid::from_board(self.game.board());
@@ -40,7 +43,10 @@ impl Referee {
             .filter(|p| self.acks.get(&p.index()).map(|a| a.physical) != Some(stable.grid.get(*p)))
             .collect();
         let [to] = unexplained[..] else { return None };
-        if legal.get(to) != Stone::Empty || stable.grid.get(to) != Stone::Of(side) || stable.grid.get(from) != Stone::Empty {
+        if legal.get(to) != Stone::Empty
+            || stable.grid.get(to) != Stone::Of(side)
+            || stable.grid.get(from) != Stone::Empty
+        {
             return None;
         }
         self.record[last_entry].action = RecordAction::Place { point: to };
@@ -68,7 +74,12 @@ impl Referee {
         for step in &plan.steps {
             // The opponent of a capturer moved while the captured stones still stand: missed
             // (raised once this move is in the record, so it carries the move that revealed it).
-            let missed_by: Option<Option<PendingCapture>> = if self.pending.as_ref().is_some_and(|p| p.side != step.side) { Some(self.pending.take()) } else { None };
+            let missed_by: Option<Option<PendingCapture>> =
+                if self.pending.as_ref().is_some_and(|p| p.side != step.side) {
+                    Some(self.pending.take())
+                } else {
+                    None
+                };
             if self.to_move_uncertain {
                 self.game.set_to_move(step.side);
                 self.to_move_uncertain = false;
@@ -78,7 +89,9 @@ impl Referee {
                 let expected = if next % 2 == 1 { self.start_to_move } else { self.start_to_move.opponent() };
                 if expected != step.side {
                     self.number_offset += 1;
-                    if let Some(RecordEntry { action: RecordAction::Setup { missed, .. }, number, .. }) = self.record.last_mut() {
+                    if let Some(RecordEntry { action: RecordAction::Setup { missed, .. }, number, .. }) =
+                        self.record.last_mut()
+                    {
                         *missed += 1;
                         *number += 1;
                     }
@@ -109,8 +122,17 @@ impl Referee {
                         struck: false,
                     });
                     let entry = self.record.len() - 1;
-                    let said = Say::Move { side: step.side, point: step.point, number, orders: ambiguous.then_some(plan.orders) };
-                    let mut e = self.event(t, EventKind::Move, said.message()).with_side(Some(step.side)).with_points(&[step.point]).with_move(Some(number));
+                    let said = Say::Move {
+                        side: step.side,
+                        point: step.point,
+                        number,
+                        orders: ambiguous.then_some(plan.orders),
+                    };
+                    let mut e = self
+                        .event(t, EventKind::Move, said.message())
+                        .with_side(Some(step.side))
+                        .with_points(&[step.point])
+                        .with_move(Some(number));
                     e.confidence = Self::min_confidence(stable, &[step.point]) * if ambiguous { 0.5 } else { 1.0 };
                     e.orders = (plan.steps.len() > 1).then_some(plan.orders);
                     e.captured = outcome.captured.iter().map(|&p| PointRef::of(p)).collect();
@@ -120,20 +142,32 @@ impl Referee {
                         events.extend(self.raise_missed_capture(t, &evidence, MissedWhy::OpponentMoved));
                     }
                     if !outcome.captured.is_empty() {
-                        let still: BTreeSet<Point> = outcome.captured.iter().copied().filter(|&p| stable.grid.get(p) != Stone::Empty).collect();
+                        let still: BTreeSet<Point> =
+                            outcome.captured.iter().copied().filter(|&p| stable.grid.get(p) != Stone::Empty).collect();
                         let said = Say::Capture { side: step.side, captured: &outcome.captured, still: still.len() };
-                        let mut c = self.event(t, EventKind::Capture, said.message()).with_side(Some(step.side)).with_points(&outcome.captured).with_move(Some(number));
+                        let mut c = self
+                            .event(t, EventKind::Capture, said.message())
+                            .with_side(Some(step.side))
+                            .with_points(&outcome.captured)
+                            .with_move(Some(number));
                         c.captured = e_captured(&outcome.captured);
                         events.push(c);
                         if !still.is_empty() {
                             for &p in &still {
-                                self.acks.insert(p.index(), Ack { physical: stable.grid.get(p), cause: AckCause::Pending });
+                                self.acks
+                                    .insert(p.index(), Ack { physical: stable.grid.get(p), cause: AckCause::Pending });
                             }
                             match &mut self.pending {
                                 Some(pc) if pc.side == step.side => pc.points.extend(still),
                                 _ => {
                                     let removed_some = still.len() < outcome.captured.len();
-                                    self.pending = Some(PendingCapture { side: step.side, move_number: number, points: still, since: t, removed_some })
+                                    self.pending = Some(PendingCapture {
+                                        side: step.side,
+                                        move_number: number,
+                                        points: still,
+                                        since: t,
+                                        removed_some,
+                                    })
                                 }
                             }
                         }
@@ -165,7 +199,10 @@ impl Referee {
                             events.push(e);
                         }
                     }
-                    let open_repetition = self.infractions.iter().any(|i| i.kind == EventKind::Repetition && i.status == Status::Suspected);
+                    let open_repetition = self
+                        .infractions
+                        .iter()
+                        .any(|i| i.kind == EventKind::Repetition && i.status == Status::Suspected);
                     // One open repetition at a time: a cycle repeats on every move of it.
                     if let (Some(rep), false) = (outcome.repetition, open_repetition) {
                         let e = self.raise(
@@ -180,7 +217,8 @@ impl Referee {
                         );
                         events.push(e);
                     }
-                    let open_no_result = self.infractions.iter().any(|i| i.kind == EventKind::NoResult && i.status == Status::Suspected);
+                    let open_no_result =
+                        self.infractions.iter().any(|i| i.kind == EventKind::NoResult && i.status == Status::Suspected);
                     if outcome.no_result && !open_no_result {
                         let e = self.raise(
                             t,
@@ -216,8 +254,12 @@ impl Referee {
                     let (side, point) = (step.side, step.point);
                     let (kind, said) = match reason {
                         IllegalReason::Ko => (EventKind::KoRetaken, Say::KoRetaken { side, point, number }),
-                        IllegalReason::Suicide => (EventKind::ForbiddenPoint, Say::ForbiddenPoint { side, point, number }),
-                        IllegalReason::Occupied | IllegalReason::OffBoard => (EventKind::MovedStone, Say::OccupiedPoint { point }),
+                        IllegalReason::Suicide => {
+                            (EventKind::ForbiddenPoint, Say::ForbiddenPoint { side, point, number })
+                        }
+                        IllegalReason::Occupied | IllegalReason::OffBoard => {
+                            (EventKind::MovedStone, Say::OccupiedPoint { point })
+                        }
                     };
                     let conf = 0.9 * Self::min_confidence(stable, &points);
                     let side = if kind == EventKind::MovedStone { None } else { Some(step.side) };
@@ -259,7 +301,10 @@ impl Referee {
             self.acks.insert(p.index(), Ack { physical: self.physical.get(*p), cause: AckCause::Pending });
         }
         let said = if by_arbiter { Say::ArbiterAdoptedBoard } else { Say::MovesNotSeen { added } };
-        let mut e = self.event(t, EventKind::Resync, said.message()).with_move(Some(self.number_offset)).with_side(Some(to_move));
+        let mut e = self
+            .event(t, EventKind::Resync, said.message())
+            .with_move(Some(self.number_offset))
+            .with_side(Some(to_move));
         e.evidence = Some(evidence.clone());
         vec![e]
     }
@@ -272,7 +317,12 @@ impl Referee {
     }
 
     /// Replaces a recorded move and replays the record; nothing changes if the rules refuse it.
-    pub(super) fn correct_move(&mut self, t: f64, number: u32, point: Option<&str>) -> Result<Vec<Event>, ArbiterError> {
+    pub(super) fn correct_move(
+        &mut self,
+        t: f64,
+        number: u32,
+        point: Option<&str>,
+    ) -> Result<Vec<Event>, ArbiterError> {
         // Once play has ended, dead stones and the final passes rest on the record as it is.
         if self.phase != Phase::Playing {
             return Err(ArbiterError::WrongPhase(self.phase_name()));
@@ -283,11 +333,18 @@ impl Referee {
         let idx = self
             .record
             .iter()
-            .rposition(|e| !e.struck && e.number == number && matches!(e.action, RecordAction::Place { .. } | RecordAction::Pass | RecordAction::Void { .. }))
+            .rposition(|e| {
+                !e.struck
+                    && e.number == number
+                    && matches!(e.action, RecordAction::Place { .. } | RecordAction::Pass | RecordAction::Void { .. })
+            })
             .ok_or(ArbiterError::UnknownMove(number))?;
         // A ruling on that move (a takeback's confirmation rewrites it) must come first.
         if let Some(open) = self.infractions.iter().find(|i| i.status == Status::Suspected && i.entry == Some(idx)) {
-            return Err(ArbiterError::BadCorrection(format!("infraction {} concerns move {number}: confirm or dismiss it first", open.id)));
+            return Err(ArbiterError::BadCorrection(format!(
+                "infraction {} concerns move {number}: confirm or dismiss it first",
+                open.id
+            )));
         }
         let (_, _, placed_before) = replay_record(&self.start_board, self.start_to_move, &mut self.record.clone());
         let mut corrected = self.record.clone();
@@ -298,7 +355,10 @@ impl Referee {
         };
         let (_, _, placed_after) = replay_record(&self.start_board, self.start_to_move, &mut corrected);
         if point.is_some() && !placed_after[idx] {
-            return Err(ArbiterError::BadCorrection(format!("{} is not a legal move at move {number}", refs(&point.into_iter().collect::<Vec<_>>()))));
+            return Err(ArbiterError::BadCorrection(format!(
+                "{} is not a legal move at move {number}",
+                refs(&point.into_iter().collect::<Vec<_>>())
+            )));
         }
         if let Some(later) = (idx + 1..corrected.len()).find(|&i| placed_before[i] && !placed_after[i]) {
             return Err(ArbiterError::BadCorrection(format!("move {} would become illegal", corrected[later].number)));
@@ -313,7 +373,9 @@ impl Referee {
         self.refresh_acks(None);
         for p in board_before.differences(&board_after) {
             if board_after.get(p) != self.physical.get(p) {
-                self.acks.entry(p.index()).or_insert(Ack { physical: self.physical.get(p), cause: AckCause::Correction(number) });
+                self.acks
+                    .entry(p.index())
+                    .or_insert(Ack { physical: self.physical.get(p), cause: AckCause::Correction(number) });
             }
         }
         let shown = |action: &RecordAction| match action {
@@ -335,7 +397,11 @@ impl Referee {
 /// Replays a record from its start position, renumbering the entries and refreshing their
 /// captures; returns the game, the move-number offset of the last setup, and for every entry
 /// whether it is a stone legally placed (an illegal one is replayed as a void move).
-pub(super) fn replay_record(start_board: &Board, start_to_move: Color, record: &mut [RecordEntry]) -> (Game, u32, Vec<bool>) {
+pub(super) fn replay_record(
+    start_board: &Board,
+    start_to_move: Color,
+    record: &mut [RecordEntry],
+) -> (Game, u32, Vec<bool>) {
     let mut game = Game::from_board(start_board.clone(), start_to_move);
     let mut offset = 0;
     let mut legal_places = vec![false; record.len()];
@@ -362,7 +428,8 @@ pub(super) fn replay_record(start_board: &Board, start_to_move: Color, record: &
             RecordAction::Setup { rows, to_move, missed } => {
                 offset += game.move_number() + missed;
                 e.number = offset;
-                let board = Grid::<Stone>::from_rows(rows).map(|g| g.to_legal_board().0).unwrap_or_else(|_| empty_board());
+                let board =
+                    Grid::<Stone>::from_rows(rows).map(|g| g.to_legal_board().0).unwrap_or_else(|_| empty_board());
                 game = Game::from_board(board, *to_move);
             }
             RecordAction::Turn => game.set_to_move(e.side),

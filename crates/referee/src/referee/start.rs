@@ -38,7 +38,16 @@ impl Referee {
                 let points: Vec<Point> = Grid::empty().differences(&stable.grid);
                 let confidence = 0.9 * Self::min_confidence(stable, &points);
                 let message = Say::StonesAtEvenStart { black: b, white: w }.message();
-                events.push(self.raise(stable.t, EventKind::SetupMismatch, None, &points, confidence, &evidence, message, None));
+                events.push(self.raise(
+                    stable.t,
+                    EventKind::SetupMismatch,
+                    None,
+                    &points,
+                    confidence,
+                    &evidence,
+                    message,
+                    None,
+                ));
             }
         }
         events
@@ -56,14 +65,19 @@ impl Referee {
         let ByColor { black: b, white: w } = stable.grid.counts();
         let placing = w == 0
             && b < usize::from(stones)
-            && placements.iter().any(|placement| stable.grid.differences(&Grid::empty()).iter().all(|p| placement.contains(p)));
+            && placements
+                .iter()
+                .any(|placement| stable.grid.differences(&Grid::empty()).iter().all(|p| placement.contains(p)));
         if placing {
             // Black is still putting the stones down (or has not begun): keep waiting.
             return Vec::new();
         }
         let complete = placements.iter().find(|placement| placement.iter().all(black_at));
         let closest = complete.unwrap_or_else(|| {
-            placements.iter().max_by_key(|placement| placement.iter().filter(|p| black_at(p)).count()).unwrap_or(&placements[0])
+            placements
+                .iter()
+                .max_by_key(|placement| placement.iter().filter(|p| black_at(p)).count())
+                .unwrap_or(&placements[0])
         });
         let mut grid = Grid::empty();
         for &p in closest {
@@ -72,11 +86,7 @@ impl Referee {
         let (board, _) = grid.to_legal_board();
         self.begin(board, Color::White);
         let start = self
-            .event(
-                stable.t,
-                EventKind::Start,
-                Say::HandicapStart { stones }.message(),
-            )
+            .event(stable.t, EventKind::Start, Say::HandicapStart { stones }.message())
             .with_side(Some(Color::White))
             .with_points(closest)
             .with_move(Some(0));
@@ -90,7 +100,16 @@ impl Referee {
             let confidence = 0.9 * Self::min_confidence(stable, &points);
             let shown: Vec<Point> = closest.clone();
             let message = Say::HandicapMismatch { stones, shown: &shown, black: b, white: w }.message();
-            events.push(self.raise(stable.t, EventKind::SetupMismatch, None, &points, confidence, &evidence, message, None));
+            events.push(self.raise(
+                stable.t,
+                EventKind::SetupMismatch,
+                None,
+                &points,
+                confidence,
+                &evidence,
+                message,
+                None,
+            ));
         }
         events
     }
@@ -103,7 +122,11 @@ impl Referee {
         let (board, _dead) = if first_move_seen { (empty_board(), Vec::new()) } else { stable.grid.to_legal_board() };
         let to_move = if b > w && !first_move_seen { Color::White } else { Color::Black };
         self.begin(board, to_move);
-        let said = if b + w == 0 || first_move_seen { Say::StartFromEmpty } else { Say::StartAsFound { black: b, white: w, to_move } };
+        let said = if b + w == 0 || first_move_seen {
+            Say::StartFromEmpty
+        } else {
+            Say::StartAsFound { black: b, white: w, to_move }
+        };
         let e = self.event(stable.t, EventKind::Start, said.message()).with_side(Some(to_move)).with_move(Some(0));
         let mut events = vec![e];
         if first_move_seen {

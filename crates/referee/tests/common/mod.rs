@@ -24,7 +24,12 @@ impl Table {
     }
 
     pub fn with_config(config: RefereeConfig) -> Self {
-        let mut t = Table { referee: Referee::new(config), t: 0.0, board: vec![vec!['.'; BOARD_LINES]; BOARD_LINES], events: Vec::new() };
+        let mut t = Table {
+            referee: Referee::new(config),
+            t: 0.0,
+            board: vec![vec!['.'; BOARD_LINES]; BOARD_LINES],
+            events: Vec::new(),
+        };
         t.show();
         t
     }

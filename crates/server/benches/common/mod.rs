@@ -16,12 +16,7 @@ pub fn encode_jpeg(img: &image::RgbImage) -> Arc<Vec<u8>> {
 
 /// Posts one frame to a table over a fresh connection; the HTTP status, or 0 when the
 /// connection failed or the answer was not HTTP.
-pub async fn post_frame(
-    addr: std::net::SocketAddr,
-    table: &str,
-    content_type: &str,
-    body: &[u8],
-) -> u16 {
+pub async fn post_frame(addr: std::net::SocketAddr, table: &str, content_type: &str, body: &[u8]) -> u16 {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else {
         return 0;
@@ -35,11 +30,7 @@ pub async fn post_frame(
     }
     let mut response = Vec::new();
     let _ = stream.read_to_end(&mut response).await;
-    String::from_utf8_lossy(&response)
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
+    String::from_utf8_lossy(&response).split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0)
 }
 
 /// A memory figure of this process from /proc/self/status, in MiB (0 where unavailable):

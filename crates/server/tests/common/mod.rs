@@ -14,25 +14,22 @@ pub mod nats;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tengen_server::engine::{
-    AnalyzeError, AnalyzerFactory, Clock, Corners, Engines, FrameAnalyzer, RefereeFactory,
-    SystemClock, TableReferee,
-};
 use tengen_referee::RecordHeader;
-use tengen_rules::{ByColor, Color, Move, Point, PointState, BOARD_POINTS};
-use tengen_sgf::{GameRecord, RecordedMove};
 use tengen_referee::{EventKind, Phase, Status};
+use tengen_rules::{ByColor, Color, Move, Point, PointState, BOARD_POINTS};
+use tengen_server::engine::{
+    AnalyzeError, AnalyzerFactory, Clock, Corners, Engines, FrameAnalyzer, RefereeFactory, SystemClock, TableReferee,
+};
 use tengen_server::error::Error;
 use tengen_server::json::{ArbiterAction, GameView, Kind, OpenAlert, RecordMove, RefereeEvent, Severity};
 use tengen_server::model::Observation;
+use tengen_sgf::{GameRecord, RecordedMove};
 
 pub struct PixelBoardAnalyzer;
 
 impl FrameAnalyzer for PixelBoardAnalyzer {
     fn analyze(&mut self, encoded: &[u8]) -> Result<Observation, AnalyzeError> {
-        let img = image::load_from_memory(encoded)
-            .map_err(|e| AnalyzeError::Decode(e.to_string()))?
-            .to_rgb8();
+        let img = image::load_from_memory(encoded).map_err(|e| AnalyzeError::Decode(e.to_string()))?.to_rgb8();
         if img.dimensions() != (19 * POINT_PX, 19 * POINT_PX) {
             return Err(AnalyzeError::BoardNotFound(format!("{:?}", img.dimensions())));
         }
@@ -46,7 +43,14 @@ impl FrameAnalyzer for PixelBoardAnalyzer {
             })
             .collect();
         let occluded = points.contains(&PointState::Unknown);
-        Ok(Observation { points, corners: Some([[0.0, 0.0], [18.0, 0.0], [18.0, 18.0], [0.0, 18.0]]), confidence: 1.0, occluded, moved_cells: None, point_confidence: Vec::new() })
+        Ok(Observation {
+            points,
+            corners: Some([[0.0, 0.0], [18.0, 0.0], [18.0, 18.0], [0.0, 18.0]]),
+            confidence: 1.0,
+            occluded,
+            moved_cells: None,
+            point_confidence: Vec::new(),
+        })
     }
     fn set_calibration(&mut self, _corners: Option<Corners>) {}
 }
@@ -87,7 +91,11 @@ impl SimpleReferee {
         }
     }
     fn to_move(&self) -> Color {
-        if self.moves.len() & 1 == 0 { Color::Black } else { Color::White }
+        if self.moves.len() & 1 == 0 {
+            Color::Black
+        } else {
+            Color::White
+        }
     }
     fn event(kind: EventKind, status: Status, severity: Severity, summary: String) -> RefereeEvent {
         RefereeEvent {
@@ -140,7 +148,12 @@ impl TableReferee for SimpleReferee {
                 points: points.clone(),
                 raised_ms: Some(at_ms),
             });
-            let mut e = Self::event(EventKind::MovedStone, Status::Suspected, Severity::Alert, format!("stones gone: {}", points.join(" ")));
+            let mut e = Self::event(
+                EventKind::MovedStone,
+                Status::Suspected,
+                Severity::Alert,
+                format!("stones gone: {}", points.join(" ")),
+            );
             e.alert_id = Some(id);
             e.article = Some("Art. 17.5".into());
             e.move_number = u32::try_from(self.moves.len()).ok();
@@ -229,11 +242,7 @@ impl RefereeFactory for SimpleReferees {
 }
 
 pub fn test_engines() -> Engines {
-    Engines {
-        analyzers: Arc::new(PixelBoards),
-        referees: Arc::new(SimpleReferees),
-        clock: Arc::new(SystemClock),
-    }
+    Engines { analyzers: Arc::new(PixelBoards), referees: Arc::new(SimpleReferees), clock: Arc::new(SystemClock) }
 }
 
 /// A clock that moves on by `step_ms` every time it is read: the real referee's stabiliser
@@ -301,17 +310,17 @@ pub fn test_config(data_dir: PathBuf, tables: &[&str]) -> tengen_server::Config 
         camera_token: Some(CAMERA.into()),
         max_camera_fps: 1000.0,
         tables: tables
-        .iter()
-        .map(|id| tengen_server::TableConfig {
-            id: (*id).into(),
-            name: Some(format!("Table {id}")),
-            komi: 7.5,
-            start: tengen_server::model::StartPosition::Even,
-            camera_token: None,
-            camera: tengen_server::CameraConfig::Post,
-            calibration: None,
-        })
-        .collect(),
+            .iter()
+            .map(|id| tengen_server::TableConfig {
+                id: (*id).into(),
+                name: Some(format!("Table {id}")),
+                komi: 7.5,
+                start: tengen_server::model::StartPosition::Even,
+                camera_token: None,
+                camera: tengen_server::CameraConfig::Post,
+                calibration: None,
+            })
+            .collect(),
         ..tengen_server::Config::default()
     }
 }
@@ -326,7 +335,8 @@ pub async fn http(
 ) -> (u16, String, Vec<u8>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    let mut request =
+        format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
     for (k, v) in headers {
         request.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -346,7 +356,9 @@ pub async fn http(
             response.extend_from_slice(&buf[..n]);
             if let Some(split) = response.windows(4).position(|w| w == b"\r\n\r\n") {
                 let head = String::from_utf8_lossy(&response[..split]).to_ascii_lowercase();
-                let length = head.lines().find_map(|l| l.strip_prefix("content-length:").and_then(|v| v.trim().parse::<usize>().ok()));
+                let length = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:").and_then(|v| v.trim().parse::<usize>().ok()));
                 if length.is_some_and(|len| response.len() >= split + 4 + len) {
                     return;
                 }

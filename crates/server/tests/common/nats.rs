@@ -32,7 +32,8 @@ impl NatsServer {
             return None;
         };
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut server = Self { child: None, url: format!("nats://127.0.0.1:{port}"), port, dir: super::temp_dir("nats") };
+        let mut server =
+            Self { child: None, url: format!("nats://127.0.0.1:{port}"), port, dir: super::temp_dir("nats") };
         server.spawn();
         Some(server)
     }

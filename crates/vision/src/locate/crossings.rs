@@ -38,7 +38,12 @@ fn grey_at(img: &RgbImage, x: f64, y: f64) -> Option<f64> {
 /// across-line grey profiles at points 0.35…3 cells from the corner along the line, the centroid
 /// of darkness of each profile's ridge, and a straight line through them (two rounds rejecting
 /// profiles off by more than a pixel or 0.04 cell). Returns the line as (point, unit direction) in pixels.
-fn local_line(img: &RgbImage, geom: &GridGeometry, corner: [f64; 2], along_columns: bool) -> Option<([f64; 2], [f64; 2])> {
+fn local_line(
+    img: &RgbImage,
+    geom: &GridGeometry,
+    corner: [f64; 2],
+    along_columns: bool,
+) -> Option<([f64; 2], [f64; 2])> {
     let last = (BOARD_LINES - 1) as f64;
     let inward = |v: f64| if v == 0.0 { 1.0 } else { -1.0 };
     let mut points: Vec<[f64; 2]> = Vec::new();
@@ -159,16 +164,16 @@ mod tests {
             let (u, v) = to_board(f64::from(x), f64::from(y));
             let near = |t: f64| (t - t.round()).abs() * cell < 1.0 && (-0.05..=18.05).contains(&t);
             let on_line = (near(u) && (-0.05..=18.05).contains(&v)) || (near(v) && (-0.05..=18.05).contains(&u));
-            if on_line { image::Rgb([60, 50, 40]) } else { image::Rgb([220, 190, 140]) }
+            if on_line {
+                image::Rgb([60, 50, 40])
+            } else {
+                image::Rgb([220, 190, 140])
+            }
         });
         // The same grid, shifted by a third of a cell: where a locator that is a little off
         // would put it. The measurement must find the drawn lines, not echo the guess.
         let shift = cell / 3.0;
-        let h = [
-            [c * cell, -s * cell, origin[0] + shift],
-            [s * cell, c * cell, origin[1] - shift],
-            [0.0, 0.0, 1.0],
-        ];
+        let h = [[c * cell, -s * cell, origin[0] + shift], [s * cell, c * cell, origin[1] - shift], [0.0, 0.0, 1.0]];
         (img, GridGeometry { homography: h, lens: LensDistortion::none(680, 680) })
     }
 

@@ -137,8 +137,8 @@ mod tests {
         let m = map(6, |c, r| (0..20).contains(&c) && (0..19).contains(&r));
         assert_eq!(m.decisive_shift(true), 0);
         // More crossings one line out than on the first line, but not decisively more.
-        let m = map(6, |c, r| (0..19).contains(&r) && ((1..19).contains(&c) || (c == 19 && r < 12) || (c == 0 && r < 8)));
+        let m =
+            map(6, |c, r| (0..19).contains(&r) && ((1..19).contains(&c) || (c == 19 && r < 12) || (c == 0 && r < 8)));
         assert_eq!(m.decisive_shift(true), 0);
     }
 }
-

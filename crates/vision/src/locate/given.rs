@@ -7,9 +7,7 @@ use super::refine::{self, Working};
 // The refined grid must pass the search's own gates: on a crowded oblique board the line
 // searches can lock onto the gaps between stones, half a cell off, and such a fit agrees with
 // few intersections and fits them loosely.
-use super::{
-    from_corners, FitQuality, GeometrySource, LocateError, Located, MAX_RMS_CELLS, MIN_INLIERS,
-};
+use super::{from_corners, FitQuality, GeometrySource, LocateError, Located, MAX_RMS_CELLS, MIN_INLIERS};
 use crate::work::{WorkLimit, WorkMeter};
 use crate::{GridGeometry, LensDistortion};
 
@@ -56,32 +54,19 @@ pub fn refine_corners(
     lens: Option<LensDistortion>,
 ) -> Result<GivenCorners, LocateError> {
     let (width, height) = gray.dimensions();
-    let given = from_corners(
-        corners,
-        lens.unwrap_or_else(|| LensDistortion::none(width, height)),
-    )?;
+    let given = from_corners(corners, lens.unwrap_or_else(|| LensDistortion::none(width, height)))?;
     Ok(refine_given(gray, &given.geometry, lens.is_none()))
 }
 
 /// A given grid (from corners or a calibration file, within half a cell of the lines) refined
 /// to the lines of `gray`, keeping its indexing and extent; `estimate_lens` fits the radial
 /// distortion too. A refinement that fails keeps `given` and says why.
-pub fn refine_given(
-    gray: &image::GrayImage,
-    given: &GridGeometry,
-    estimate_lens: bool,
-) -> GivenCorners {
+pub fn refine_given(gray: &image::GrayImage, given: &GridGeometry, estimate_lens: bool) -> GivenCorners {
     // Within the default work budget: a refinement cut short keeps the corners as given.
     let meter = WorkMeter::new(&WorkLimit::default());
     match refine_geometry(&super::working(gray, &meter), given, estimate_lens, &meter) {
-        Ok((located, moved_cells)) => GivenCorners {
-            located,
-            refinement: Refinement::Refined { moved_cells },
-        },
-        Err(reason) => GivenCorners {
-            located: as_given(given),
-            refinement: Refinement::Kept { reason },
-        },
+        Ok((located, moved_cells)) => GivenCorners { located, refinement: Refinement::Refined { moved_cells } },
+        Err(reason) => GivenCorners { located: as_given(given), refinement: Refinement::Kept { reason } },
     }
 }
 
@@ -96,10 +81,7 @@ fn as_given(geometry: &GridGeometry) -> Located {
         cell_px: refine::median_cell(geometry),
         work_steps: 0,
     };
-    Located {
-        geometry: geometry.clone(),
-        quality,
-    }
+    Located { geometry: geometry.clone(), quality }
 }
 
 /// Refines a geometry known to within half a cell, keeping its indexing (the person's corner
@@ -116,16 +98,11 @@ fn refine_geometry(
         let found = refine::find_intersections(work, &geom, radius, meter);
         meter.check().map_err(|e| e.to_string())?;
         let Some(f) = refine::fit(&found, geom.lens, refine::median_cell(&geom)) else {
-            return Err(format!(
-                "only {} intersections seen near the given grid",
-                found.len()
-            ));
+            return Err(format!("only {} intersections seen near the given grid", found.len()));
         };
         geom = f.geometry.clone();
         if estimate_lens && pass == 2 {
-            if let Some(lens) =
-                refine::estimate_lens(&f.inliers, geom.lens, refine::median_cell(&geom))
-            {
+            if let Some(lens) = refine::estimate_lens(&f.inliers, geom.lens, refine::median_cell(&geom)) {
                 if let Some(relens) = refine::fit(&f.inliers, lens, refine::median_cell(&geom)) {
                     geom = relens.geometry;
                 }
@@ -135,23 +112,15 @@ fn refine_geometry(
     }
     let fit = last.ok_or("no refinement pass ran")?;
     if fit.inliers.len() < MIN_INLIERS {
-        return Err(format!(
-            "only {} intersections agree with the lines (need {MIN_INLIERS})",
-            fit.inliers.len()
-        ));
+        return Err(format!("only {} intersections agree with the lines (need {MIN_INLIERS})", fit.inliers.len()));
     }
     if fit.rms_cells > MAX_RMS_CELLS {
-        return Err(format!(
-            "the lines fit poorly ({:.2} cell RMS)",
-            fit.rms_cells
-        ));
+        return Err(format!("the lines fit poorly ({:.2} cell RMS)", fit.rms_cells));
     }
     let moved = corner_moves(initial, &fit.geometry);
     let worst = moved.iter().copied().fold(0.0, f64::max);
     if moved.iter().any(|m| !m.is_finite()) || worst > MAX_MOVE_CELLS {
-        return Err(format!(
-            "a corner would move {worst:.2} cell: onto another line"
-        ));
+        return Err(format!("a corner would move {worst:.2} cell: onto another line"));
     }
     let quality = FitQuality {
         source: GeometrySource::GivenCorners,
@@ -161,13 +130,7 @@ fn refine_geometry(
         cell_px: refine::median_cell(&fit.geometry),
         work_steps: meter.spent(),
     };
-    Ok((
-        Located {
-            geometry: fit.geometry,
-            quality,
-        },
-        moved,
-    ))
+    Ok((Located { geometry: fit.geometry, quality }, moved))
 }
 
 /// How far each outer corner of `after` lies from that of `before`, in cells of `before` at
@@ -175,12 +138,7 @@ fn refine_geometry(
 fn corner_moves(before: &GridGeometry, after: &GridGeometry) -> [f64; 4] {
     let last = (tengen_rules::BOARD_LINES - 1) as f64;
     let (a, b) = (before.corners(), after.corners());
-    let inward = [
-        [1.0, 1.0],
-        [last - 1.0, 1.0],
-        [last - 1.0, last - 1.0],
-        [1.0, last - 1.0],
-    ];
+    let inward = [[1.0, 1.0], [last - 1.0, 1.0], [last - 1.0, last - 1.0], [1.0, last - 1.0]];
     let board = [[0.0, 0.0], [last, 0.0], [last, last], [0.0, last]];
     std::array::from_fn(|k| {
         // The cell at the corner: the diagonal step inwards, over √2.

@@ -322,9 +322,7 @@ fn families(lines: &[HoughLine]) -> Vec<(Vec<HoughLine>, Vec<HoughLine>)> {
     // into a flat plateau whose ends count as further peaks and crowd out a weaker real family.
     let smooth: Vec<f64> = (0..BINS)
         .map(|i| {
-            (-10i32..=10)
-                .map(|d| f64::from(11 - d.abs()) * hist[(i as i32 + d).rem_euclid(BINS as i32) as usize])
-                .sum()
+            (-10i32..=10).map(|d| f64::from(11 - d.abs()) * hist[(i as i32 + d).rem_euclid(BINS as i32) as usize]).sum()
         })
         .collect();
     let circ = |a: usize, b: usize| {
@@ -582,7 +580,11 @@ fn comb_1d(values: &mut [(f64, f32)]) -> Option<(f64, f64, f64)> {
     // Contrast: mean tooth height over the histogram mean inside the comb's span.
     let span_mean = {
         let (a, b) = (o.max(0.0) as usize, ((o + teeth * s) as usize).min(HIST_BINS - 1));
-        if b > a { blurred[a..=b].iter().sum::<f64>() / (b - a + 1) as f64 } else { mean }
+        if b > a {
+            blurred[a..=b].iter().sum::<f64>() / (b - a + 1) as f64
+        } else {
+            mean
+        }
     };
     let contrast = score / BOARD_LINES as f64 / span_mean.max(1e-9);
     Some((lo + (o + 0.5) * bin, s * bin, contrast))

@@ -17,8 +17,8 @@ pub(crate) mod response;
 use image::{GrayImage, RgbImage};
 use nalgebra::Matrix3;
 use serde::{Deserialize, Serialize};
-use thiserror::Error;
 use tengen_rules::BOARD_LINES;
+use thiserror::Error;
 
 use crate::homography::{self, PointPair};
 use crate::work::{WorkLimit, WorkMeter, WorkStopped};
@@ -155,7 +155,12 @@ pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located,
     }
 }
 
-fn search(gray: &GrayImage, options: &LocateOptions, base_lens: LensDistortion, meter: &WorkMeter) -> Result<Located, LocateError> {
+fn search(
+    gray: &GrayImage,
+    options: &LocateOptions,
+    base_lens: LensDistortion,
+    meter: &WorkMeter,
+) -> Result<Located, LocateError> {
     let (width, height) = gray.dimensions();
     let fine_factor = working_factor(width, height);
     let fine = working_at(gray, fine_factor, meter);
@@ -168,11 +173,7 @@ fn search(gray: &GrayImage, options: &LocateOptions, base_lens: LensDistortion, 
         if meter.check().is_err() {
             break;
         }
-        let source = if level == 0 {
-            &fine
-        } else {
-            coarse.insert(working_at(gray, fine_factor * 2, meter))
-        };
+        let source = if level == 0 { &fine } else { coarse.insert(working_at(gray, fine_factor * 2, meter)) };
         let guesses = match lattice::guess(&source.resp, meter) {
             Ok(g) => g,
             Err(f) => {
@@ -194,9 +195,9 @@ fn search(gray: &GrayImage, options: &LocateOptions, base_lens: LensDistortion, 
             }
             match outcome {
                 Ok(located) => {
-                    let better = best.as_ref().is_none_or(|b| {
-                        located.quality.inlier_intersections > b.quality.inlier_intersections
-                    });
+                    let better = best
+                        .as_ref()
+                        .is_none_or(|b| located.quality.inlier_intersections > b.quality.inlier_intersections);
                     if better {
                         best = Some(located);
                     }
@@ -276,7 +277,8 @@ fn refine_from(
         // fewer crossings than the board beside it. The line evidence then moves one or two
         // lines, never giving crossings away.
         if pass <= 1 {
-            let crossings = (pass == 1 && count_crossings).then(|| extent::CrossingMap::measure(work, &geom, EXTENT_REACH, meter));
+            let crossings =
+                (pass == 1 && count_crossings).then(|| extent::CrossingMap::measure(work, &geom, EXTENT_REACH, meter));
             if let Some(c) = &crossings {
                 let (dc, dr) = (c.decisive_shift(true), c.decisive_shift(false));
                 if dc != 0 || dr != 0 {
@@ -329,10 +331,7 @@ fn refine_from(
         return Err(LocateError::NoBoard(format!("grid cells of {cell_px:.1} px are too small")));
     }
     if quality.extent_contrast < MIN_EXTENT_CONTRAST {
-        return Err(LocateError::NoBoard(format!(
-            "no clear 19-line extent (contrast {:.2})",
-            quality.extent_contrast
-        )));
+        return Err(LocateError::NoBoard(format!("no clear 19-line extent (contrast {:.2})", quality.extent_contrast)));
     }
     if !is_convex(&geometry.corners()) {
         return Err(LocateError::NoBoard("grid corners do not form a convex quadrilateral".into()));

@@ -243,10 +243,8 @@ pub(crate) fn fit(found: &[FoundIntersection], lens: LensDistortion, cell_px: f6
     if found.len() < 8 {
         return None;
     }
-    let pairs: Vec<PointPair> = found
-        .iter()
-        .map(|f| PointPair { from: [f.col as f64, f.row as f64], to: lens.undistort(f.pixel) })
-        .collect();
+    let pairs: Vec<PointPair> =
+        found.iter().map(|f| PointPair { from: [f.col as f64, f.row as f64], to: lens.undistort(f.pixel) }).collect();
     let result = homography::ransac(&pairs, (INLIER_CELLS * cell_px).max(1.0), 150)?;
     let h = result.homography;
     let geometry = GridGeometry { homography: to_rows(&h), lens };
@@ -276,7 +274,8 @@ fn point_evidence(work: &Working, geom: &GridGeometry, columns: bool, c: f64, r:
     let dir = if columns { f.along_col } else { f.along_row };
     let normal = [-dir[1], dir[0]];
     let beside = 0.3 * if columns { f.cell_along_row } else { f.cell_along_col };
-    let side = |sign: f64| work.plane.sample(f.centre[0] + normal[0] * beside * sign, f.centre[1] + normal[1] * beside * sign);
+    let side =
+        |sign: f64| work.plane.sample(f.centre[0] + normal[0] * beside * sign, f.centre[1] + normal[1] * beside * sign);
     if side(1.0).max(side(-1.0)) < BOARD_BRIGHTNESS_FRACTION * board_level {
         return Some(0.0);
     }
@@ -300,10 +299,13 @@ fn mean(values: impl Iterator<Item = f64>) -> f64 {
 /// index): every half cell between the outermost perpendicular lines, starting a quarter cell in.
 fn samples_along(columns: bool, index: f64) -> impl Iterator<Item = (f64, f64)> {
     let last = (BOARD_LINES - 1) as f64;
-    (0..36)
-        .map(|i| 0.25 + 0.5 * f64::from(i))
-        .filter(move |&t| t < last)
-        .map(move |t| if columns { (index, t) } else { (t, index) })
+    (0..36).map(|i| 0.25 + 0.5 * f64::from(i)).filter(move |&t| t < last).map(move |t| {
+        if columns {
+            (index, t)
+        } else {
+            (t, index)
+        }
+    })
 }
 
 /// Mean line strength along board line `index` of one family (`columns`: line col = index),
@@ -353,7 +355,8 @@ pub(crate) fn best_extent(work: &Working, geom: &GridGeometry, reach: i32, meter
         let evidence: Vec<f64> = (lo..=hi)
             .map(|k| {
                 let k = f64::from(k);
-                line_evidence(work, geom, columns, k, board_level) + 2.0 * crossing_support(work, geom, columns, k, board_level)
+                line_evidence(work, geom, columns, k, board_level)
+                    + 2.0 * crossing_support(work, geom, columns, k, board_level)
             })
             .collect();
         let at = |k: i32| evidence[(k - lo) as usize];
@@ -422,7 +425,11 @@ pub(crate) fn alternation_balance(work: &Working, geom: &GridGeometry) -> f64 {
             }
             let (even, odd) = (even / BOARD_LINES.div_ceil(2) as f64, odd / (BOARD_LINES / 2) as f64);
             let (lo, hi) = if even < odd { (even, odd) } else { (odd, even) };
-            if hi > 0.0 { lo / hi } else { 0.0 }
+            if hi > 0.0 {
+                lo / hi
+            } else {
+                0.0
+            }
         })
         .fold(f64::INFINITY, f64::min)
 }
@@ -440,7 +447,11 @@ pub(crate) fn oriented_share(work: &Working, geom: &GridGeometry) -> f64 {
                 oriented += oriented_evidence(work, geom, columns, c, r).unwrap_or(0.0);
                 all += point_evidence(work, geom, columns, c, r, 0.0).unwrap_or(0.0);
             }
-            if all > 0.0 { oriented / all } else { 0.0 }
+            if all > 0.0 {
+                oriented / all
+            } else {
+                0.0
+            }
         })
         .fold(f64::INFINITY, f64::min)
 }
@@ -540,7 +551,11 @@ mod tests {
             let (u, v) = ((f64::from(x) - origin) / cell, (f64::from(y) - origin) / cell);
             let inside = |t: f64| (-0.05..=18.05).contains(&t);
             let near = |t: f64| (t - t.round()).abs() * cell < 1.0 && inside(t);
-            if (near(u) && inside(v)) || (near(v) && inside(u)) { Luma([50]) } else { Luma([200]) }
+            if (near(u) && inside(v)) || (near(v) && inside(u)) {
+                Luma([50])
+            } else {
+                Luma([200])
+            }
         });
         let h = [[cell, 0.0, origin], [0.0, cell, origin], [0.0, 0.0, 1.0]];
         (img, GridGeometry { homography: h, lens: LensDistortion::none(640, 640) })

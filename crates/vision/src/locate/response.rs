@@ -9,8 +9,7 @@
 use image::{GrayImage, RgbImage};
 
 /// Offsets across a line for eight normal directions (0°, 26.6°, 45°, …, 153.4°).
-pub(crate) const NORMAL_OFFSETS: [(i32, i32); 8] =
-    [(2, 0), (2, 1), (2, 2), (1, 2), (0, 2), (-1, 2), (-2, 2), (-2, 1)];
+pub(crate) const NORMAL_OFFSETS: [(i32, i32); 8] = [(2, 0), (2, 1), (2, 2), (1, 2), (0, 2), (-1, 2), (-2, 2), (-2, 1)];
 
 /// Added to the denominator of the Weber ratio so near-black areas do not amplify noise.
 const WEBER_OFFSET: f32 = 12.0;
@@ -94,8 +93,7 @@ fn smooth_121(src: &Plane) -> Plane {
         let up = y.saturating_sub(1);
         let down = (y + 1).min(h - 1);
         for x in 0..w {
-            out.data[y * w + x] =
-                0.25 * (tmp.data[up * w + x] + tmp.data[down * w + x]) + 0.5 * tmp.data[y * w + x];
+            out.data[y * w + x] = 0.25 * (tmp.data[up * w + x] + tmp.data[down * w + x]) + 0.5 * tmp.data[y * w + x];
         }
     }
     out
@@ -210,7 +208,13 @@ mod tests {
         for y in 0..40 {
             for x in 0..40 {
                 // Vertical dark line at x = 10, a step edge at x = 30.
-                let v = if x == 10 { 60.0 } else if x >= 30 { 40.0 } else { 200.0 };
+                let v = if x == 10 {
+                    60.0
+                } else if x >= 30 {
+                    40.0
+                } else {
+                    200.0
+                };
                 plane.data[y * 40 + x] = v;
             }
         }
