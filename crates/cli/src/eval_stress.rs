@@ -227,9 +227,9 @@ fn buckets() -> Vec<Bucket> {
         s.scene.board.table_rgb = tables[pick(rng, 3)];
         s.scene.board.table_texture = TableTexture::Wood;
     }));
-    all.push(bucket("surroundings/neighbour-board", 6, |s, rng| add_neighbours(s, rng)));
-    all.push(bucket("surroundings/loose-stones", 6, |s, rng| add_loose_stones(s, rng)));
-    all.push(bucket("surroundings/sheet-and-clock", 6, |s, rng| add_sheet_and_clock(s, rng)));
+    all.push(bucket("surroundings/neighbour-board", 6, add_neighbours));
+    all.push(bucket("surroundings/loose-stones", 6, add_loose_stones));
+    all.push(bucket("surroundings/sheet-and-clock", 6, add_sheet_and_clock));
     all.push(bucket("surroundings/cluttered", 6, |s, rng| {
         add_neighbours(s, rng);
         add_loose_stones(s, rng);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
-use tengen_vision::evaluate::{parse_grid, reading_grid, score, Grid};
+use tengen_vision::evaluate::{parse_corners_label, parse_grid, reading_grid, score, Grid};
 use tengen_vision::grey::grey;
 use tengen_vision::image_io::{decode_rgb, DecodedFrame};
 use tengen_vision::locate::refine_corners;
@@ -91,13 +91,8 @@ fn ms(since: Instant) -> f64 {
 
 /// The four labelled outer intersections of a `.corners.json` or `.grid.json` file.
 pub fn read_corners(path: &Path) -> anyhow::Result<[[f64; 2]; 4]> {
-    #[derive(serde::Deserialize)]
-    struct CornersFile {
-        corners_px: [[f64; 2]; 4],
-    }
     let text = std::fs::read_to_string(path)?;
-    let parsed: CornersFile = serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
-    Ok(parsed.corners_px)
+    parse_corners_label(&text).with_context(|| format!("parsing {}", path.display()))
 }
 
 /// Every photo under `dir` with a point or corner label (except [`EXCLUDED`]), decoded and

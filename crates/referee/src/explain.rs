@@ -106,6 +106,18 @@ fn diff(ctx: &Context<'_>) -> Diff {
     d
 }
 
+/// A scattered board: every point where the physical board differs from the legal one, except
+/// differences the arbiter has already acknowledged as they stand.
+fn scattered(ctx: &Context<'_>) -> Finding {
+    let points = ctx
+        .legal
+        .differences(ctx.physical)
+        .into_iter()
+        .filter(|p| ctx.acked.get(&p.index()) != Some(&ctx.physical.get(*p)))
+        .collect();
+    Finding::Scattered { points }
+}
+
 fn chebyshev(a: Point, b: Point) -> u8 {
     a.col.abs_diff(b.col).max(a.row.abs_diff(b.row))
 }
@@ -126,13 +138,7 @@ pub(crate) fn explain(ctx: &Context<'_>) -> Plan {
                 ..Plan::default()
             };
         }
-        let points = ctx
-            .legal
-            .differences(ctx.physical)
-            .into_iter()
-            .filter(|p| ctx.acked.get(&p.index()) != Some(&ctx.physical.get(*p)))
-            .collect();
-        return Plan { orders: 1, findings: vec![Finding::Scattered { points }], ..Plan::default() };
+        return Plan { orders: 1, findings: vec![scattered(ctx)], ..Plan::default() };
     }
 
     let mut candidates: Vec<Plan> = Vec::new();
@@ -269,16 +275,10 @@ fn finish(ctx: &Context<'_>, mut plan: Plan) -> Plan {
     let residual = removed_by_colour[0].len() + removed_by_colour[1].len() + recoloured.len();
     if residual + moved_count >= ctx.scatter_min {
         // Many stones disturbed at once: one scattered board, restore from the record, no moves.
-        let points = ctx
-            .legal
-            .differences(ctx.physical)
-            .into_iter()
-            .filter(|p| ctx.acked.get(&p.index()) != Some(&ctx.physical.get(*p)))
-            .collect();
         return Plan {
             steps: Vec::new(),
             orders: 1,
-            findings: vec![Finding::Scattered { points }],
+            findings: vec![scattered(ctx)],
             void_removals: Vec::new(),
             cost: plan.cost,
         };

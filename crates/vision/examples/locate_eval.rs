@@ -20,6 +20,7 @@ use std::time::Instant;
 
 use image::{Rgb, RgbImage};
 use tengen_rules::BOARD_LINES;
+use tengen_vision::evaluate::parse_corners_label;
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::{locate, GridGeometry, LocateOptions};
 
@@ -94,16 +95,6 @@ fn overlay(input: &str, output: &str) -> Result<(), Box<dyn Error>> {
     }
     rgb.save(output)?;
     Ok(())
-}
-
-fn parse_corners(json: &str) -> Option<[[f64; 2]; 4]> {
-    let value: serde_json::Value = serde_json::from_str(json).ok()?;
-    let arr = value.get("corners_px")?.as_array()?;
-    let mut out = [[0.0; 2]; 4];
-    for (i, c) in arr.iter().take(4).enumerate() {
-        out[i] = [c.get(0)?.as_f64()?, c.get(1)?.as_f64()?];
-    }
-    Some(out)
 }
 
 /// The project's own labels of which roboflow-corners source frames show a hand (see the file
@@ -388,7 +379,9 @@ fn analyse(dir: &Path, crops: Option<PathBuf>) -> Result<(), Box<dyn Error>> {
     println!("file,source,corner,outward_x_cells,outward_y_cells");
     for path in &paths {
         let label = PathBuf::from(format!("{}.corners.json", path.display()));
-        let Some(truth) = std::fs::read_to_string(&label).ok().and_then(|s| parse_corners(&s)) else { continue };
+        let Some(truth) = std::fs::read_to_string(&label).ok().and_then(|s| parse_corners_label(&s).ok()) else {
+            continue;
+        };
         let rgb = decode_rgb(&std::fs::read(path)?)?.rgb;
         let Ok(located) = locate(&rgb, &LocateOptions::default()) else { continue };
         let geom = &located.geometry;

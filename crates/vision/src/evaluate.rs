@@ -78,6 +78,21 @@ pub fn parse_grid(text: &str) -> Result<Grid, GridParseError> {
     Ok(grid)
 }
 
+/// A corner label that is not the JSON the datasets use.
+#[derive(Debug, Error)]
+#[error("not a corner label ({{\"corners_px\": [[x, y] × 4]}}): {0}")]
+pub struct CornersParseError(#[from] serde_json::Error);
+
+/// The four labelled outer intersections (TL, TR, BR, BL as seen, in pixels) of a
+/// `.corners.json` or `.grid.json` label; other fields are ignored.
+pub fn parse_corners_label(text: &str) -> Result<[[f64; 2]; 4], CornersParseError> {
+    #[derive(Deserialize)]
+    struct CornersLabel {
+        corners_px: [[f64; 2]; 4],
+    }
+    Ok(serde_json::from_str::<CornersLabel>(text)?.corners_px)
+}
+
 /// The states of a reading as a grid.
 pub fn reading_grid(reading: &BoardReading) -> Grid {
     let mut g = [[PointState::Unknown; BOARD_LINES]; BOARD_LINES];

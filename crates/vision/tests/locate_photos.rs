@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use tengen_rules::BOARD_LINES;
+use tengen_vision::evaluate::parse_corners_label;
 use tengen_vision::image_io::decode_rgb;
 use tengen_vision::locate::crossings::measure_corners;
 use tengen_vision::{locate, LocateOptions};
@@ -13,16 +14,6 @@ use tengen_vision::{locate, LocateOptions};
 mod common;
 
 use common::{jpegs_under as images_under, photos};
-
-fn parse_corners(json: &str) -> Option<[[f64; 2]; 4]> {
-    let value: serde_json::Value = serde_json::from_str(json).ok()?;
-    let arr = value.get("corners_px")?.as_array()?;
-    let mut out = [[0.0; 2]; 4];
-    for (i, c) in arr.iter().take(4).enumerate() {
-        out[i] = [c.get(0)?.as_f64()?, c.get(1)?.as_f64()?];
-    }
-    Some(out)
-}
 
 /// Worst corner distance in cells of the labelled board, best of the 4 cyclic orders.
 fn corner_error_cells(found: [[f64; 2]; 4], truth: [[f64; 2]; 4]) -> f64 {
@@ -50,7 +41,9 @@ fn roboflow_corner_error_distribution() {
     let mut corners_seen = 0;
     for path in &sample {
         let label = PathBuf::from(format!("{}.corners.json", path.display()));
-        let Some(truth) = std::fs::read_to_string(&label).ok().and_then(|s| parse_corners(&s)) else { continue };
+        let Some(truth) = std::fs::read_to_string(&label).ok().and_then(|s| parse_corners_label(&s).ok()) else {
+            continue;
+        };
         let Ok(bytes) = std::fs::read(path) else { continue };
         let Ok(frame) = decode_rgb(&bytes) else { panic!("{} does not decode", path.display()) };
         match locate(&frame.rgb, &LocateOptions::default()) {
@@ -156,8 +149,9 @@ fn formerly_missed_crowded_and_faint_boards_are_located() {
             continue;
         };
         let Ok(frame) = decode_rgb(&bytes) else { panic!("{name} does not decode") };
-        let label =
-            std::fs::read_to_string(dir.join(format!("{name}.corners.json"))).ok().and_then(|s| parse_corners(&s));
+        let label = std::fs::read_to_string(dir.join(format!("{name}.corners.json")))
+            .ok()
+            .and_then(|s| parse_corners_label(&s).ok());
         let located = match locate(&frame.rgb, &LocateOptions::default()) {
             Ok(l) => l,
             Err(e) => panic!("{name}: {e}"),

@@ -21,6 +21,19 @@ impl Referee {
         self.refresh_acks(None);
     }
 
+    /// The first board is not the setup the game was configured with: for the arbiter (the points
+    /// that differ from the setup, trusted as little as their least sure reading).
+    fn raise_setup_mismatch(
+        &mut self,
+        stable: &StableBoard,
+        points: &[Point],
+        evidence: &Evidence,
+        message: Message,
+    ) -> Event {
+        let confidence = 0.9 * Self::min_confidence(stable, points);
+        self.raise(stable.t, EventKind::SetupMismatch, None, points, confidence, evidence, message, None)
+    }
+
     /// An even game: the board must be empty. A lone stone is the first move seen late (a white
     /// one raises Art. 17.1 as it is explained); more stones are for the arbiter, not moves.
     pub(super) fn start_even(&mut self, stable: &StableBoard, evidence: Evidence) -> Vec<Event> {
@@ -36,18 +49,8 @@ impl Referee {
             1 => events.extend(self.explain_change(stable, evidence)),
             _ => {
                 let points: Vec<Point> = Grid::empty().differences(&stable.grid);
-                let confidence = 0.9 * Self::min_confidence(stable, &points);
                 let message = Say::StonesAtEvenStart { black: b, white: w }.message();
-                events.push(self.raise(
-                    stable.t,
-                    EventKind::SetupMismatch,
-                    None,
-                    &points,
-                    confidence,
-                    &evidence,
-                    message,
-                    None,
-                ));
+                events.push(self.raise_setup_mismatch(stable, &points, &evidence, message));
             }
         }
         events
@@ -97,19 +100,9 @@ impl Referee {
             }
         } else {
             let points = grid.differences(&stable.grid);
-            let confidence = 0.9 * Self::min_confidence(stable, &points);
             let shown: Vec<Point> = closest.clone();
             let message = Say::HandicapMismatch { stones, shown: &shown, black: b, white: w }.message();
-            events.push(self.raise(
-                stable.t,
-                EventKind::SetupMismatch,
-                None,
-                &points,
-                confidence,
-                &evidence,
-                message,
-                None,
-            ));
+            events.push(self.raise_setup_mismatch(stable, &points, &evidence, message));
         }
         events
     }
