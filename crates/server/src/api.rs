@@ -17,6 +17,7 @@ use axum::{Json, Router};
 use tokio::sync::broadcast;
 
 use crate::auth::{bearer_token, constant_time_eq};
+use crate::commands::TableCommand;
 use crate::engine::{Clock, Corners};
 use crate::error::{Error, ErrorKind};
 use crate::imaging::{check_frame, FrameError};
@@ -59,6 +60,31 @@ pub struct Hub {
     pub https_port: Option<u16>,
     /// The hall this node belongs to (cluster mode).
     pub cluster: Option<Arc<crate::cluster::Cluster>>,
+}
+
+impl Hub {
+    /// Up to `limit` events after `after`, in order: from the SQLite log of one process, or in
+    /// cluster mode from the hall's stream (every table's, with the same ids on every node).
+    pub async fn events_after(
+        &self,
+        after: i64,
+        table: Option<String>,
+        game: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, crate::store::StoreError> {
+        match &self.cluster {
+            Some(cluster) => cluster.events_after(after, table.as_deref(), game, limit).await,
+            None => self.store.events_after(after, table, game, limit).await,
+        }
+    }
+
+    /// The id a new SSE client starts after, and the largest one a client may resume after.
+    pub async fn last_event_id(&self) -> Result<i64, crate::store::StoreError> {
+        match &self.cluster {
+            Some(cluster) => cluster.last_event_id().await,
+            None => self.store.last_event_id().await,
+        }
+    }
 }
 
 pub(crate) type ApiResult<T> = Result<T, Error>;
@@ -330,11 +356,24 @@ async fn post_arbiter(
     ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
     body: Body,
-) -> ApiResult<Json<ArbiterReply>> {
+) -> ApiResult<Response> {
     let (table, action): (_, ArbiterAction) = arbiter_json(&hub, &id, &headers, body).await?;
+    if let Some(cluster) = elsewhere(&hub, table) {
+        return crate::commands::forward(cluster, &id, &TableCommand::Arbiter { action }).await;
+    }
+    Ok(Json(apply_arbiter(table, action).await?).into_response())
+}
+
+/// The hall, when `table` is analysed on another node of it (a command goes there).
+fn elsewhere<'h>(hub: &'h Hub, table: &TableHandle) -> Option<&'h Arc<crate::cluster::Cluster>> {
+    hub.cluster.as_ref().filter(|_| !table.is_running())
+}
+
+/// Applies an arbiter's action at a table running here (posted here, or sent by another node).
+pub(crate) async fn apply_arbiter(table: &TableHandle, action: ArbiterAction) -> ApiResult<ArbiterReply> {
     validate_action(&action)?;
     let events = table.arbiter(action).await?;
-    Ok(Json(ArbiterReply { events }))
+    Ok(ArbiterReply { events })
 }
 
 fn validate_action(action: &ArbiterAction) -> ApiResult<()> {
@@ -410,7 +449,7 @@ async fn put_calibration(
     ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
     body: Body,
-) -> ApiResult<Json<Calibration>> {
+) -> ApiResult<Response> {
     let (table, body): (_, CalibrationBody) = arbiter_json(&hub, &id, &headers, body).await?;
     let Some(corners) = body.corners else {
         return Err(Error::unprocessable(
@@ -418,6 +457,14 @@ async fn put_calibration(
             "\"corners\" is required: four [x, y] pixel pairs, or null to clear the calibration",
         ));
     };
+    if let Some(cluster) = elsewhere(&hub, table) {
+        return crate::commands::forward(cluster, &id, &TableCommand::Calibrate { corners }).await;
+    }
+    Ok(Json(apply_calibration(table, corners).await?).into_response())
+}
+
+/// Sets or clears the calibration of a table running here (checked against its latest frame).
+pub(crate) async fn apply_calibration(table: &TableHandle, corners: Option<Corners>) -> ApiResult<Calibration> {
     if let Some(c) = &corners {
         let frame_size = table
             .live()
@@ -427,7 +474,7 @@ async fn put_calibration(
         validate_corners(c, frame_size)?;
     }
     table.calibrate(corners).await?;
-    Ok(Json(Calibration { table: id, corners }))
+    Ok(Calibration { table: table.id.clone(), corners })
 }
 
 async fn table_games(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<Vec<GameRow>>> {
@@ -484,7 +531,7 @@ async fn list_events(
     }
     let limit = q.limit.unwrap_or(200).clamp(1, MAX_EVENTS_PAGE);
     let after = q.after.unwrap_or(0);
-    let events = hub.store.events_after(after, q.table, q.game, limit).await?;
+    let events = hub.events_after(after, q.table, q.game, limit).await?;
     let next = events.last().map_or(after, |e| e.id);
     let more = events.len() == limit;
     Ok(Json(EventsPage { events, next, more }))
@@ -528,7 +575,7 @@ impl StreamState {
     /// Reads the next page of missed events from the store, which has them all. Live events
     /// wait on the bus meanwhile (a client that falls behind it is backfilled again).
     async fn backfill_page(&mut self) {
-        match self.hub.store.events_after(self.last_id, self.table.clone(), None, SSE_BACKFILL_PAGE).await {
+        match self.hub.events_after(self.last_id, self.table.clone(), None, SSE_BACKFILL_PAGE).await {
             Ok(events) => {
                 self.backfilling = events.len() == SSE_BACKFILL_PAGE;
                 for event in &events {
@@ -599,7 +646,7 @@ async fn stream(
     }
     // Subscribe before reading the store so nothing falls between the two.
     let rx = hub.bus.subscribe();
-    let last = hub.store.last_event_id().await?;
+    let last = hub.last_event_id().await?;
     let header_id = match headers.get("last-event-id") {
         Some(value) => {
             let text =

@@ -23,6 +23,8 @@ use crate::log::{encode_action, encode_observation, is_repeat_text, InputDecoder
 use crate::model::GameSetup;
 use crate::store::{GameRow, LogBatch, Store, StoreError};
 
+mod events;
+
 /// The stream holding every table's log.
 pub const LOG_STREAM: &str = "TENGEN_LOG";
 /// The key-value bucket of the tables' leases.
@@ -80,6 +82,10 @@ enum LogRecord {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         arbiter: Option<String>,
         events: Vec<RefereeEvent>,
+        /// The places in `events` of the events with evidence images (kept on the node that
+        /// made them).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        evidence: Vec<usize>,
     },
 }
 
@@ -162,6 +168,11 @@ impl Cluster {
             cursors: Mutex::new(HashMap::new()),
             held: Mutex::new(HashMap::new()),
         }))
+    }
+
+    /// The node's NATS client (requests to other nodes, subscriptions).
+    pub fn client(&self) -> &async_nats::Client {
+        &self.client
     }
 
     /// The NATS connection's state, as `/healthz` says it.
@@ -400,6 +411,13 @@ impl Cluster {
             observation: observation.clone(),
             arbiter: batch.action.as_ref().map(encode_action),
             events: batch.events.iter().map(|(e, _)| e.clone()).collect(),
+            evidence: batch
+                .events
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, evidence))| evidence.as_ref().is_some_and(|e| e.before.is_some() || e.after.is_some()))
+                .map(|(place, _)| place)
+                .collect(),
         };
         let seq = self.append(&batch.table, &mut cursor, &record).await?;
         if let Some(text) = observation {
@@ -540,7 +558,7 @@ async fn mirror(
         }
         LogRecord::Players { game, black, white } => store.set_players(game, black, white).await,
         LogRecord::Calibration { corners, at_ms } => store.set_calibration(table, corners, at_ms).await,
-        LogRecord::Batch { game, at_ms, observation, arbiter, events } => {
+        LogRecord::Batch { game, at_ms, observation, arbiter, events, .. } => {
             let observation_repeats = observation.as_deref().is_some_and(is_repeat_text);
             let observation = match observation {
                 Some(text) => match cursor.decoder.decode(InputKind::Observation, &text).map_err(corrupt)? {

@@ -39,11 +39,16 @@ pub enum ErrorKind {
     RateLimited,
     /// The service failed (the store, a stopped table).
     Internal,
+    /// The service cannot do it now and says when it can (the hall's log unreachable and its
+    /// buffer full, a table changing hands).
+    Unavailable,
+    /// Another node of the hall did not answer in time.
+    UpstreamTimeout,
 }
 
 impl ErrorKind {
     /// The HTTP status of this kind: the one mapping.
-    fn status(self) -> StatusCode {
+    pub fn status(self) -> StatusCode {
         match self {
             Self::BadRequest => StatusCode::BAD_REQUEST,
             Self::Unauthenticated => StatusCode::UNAUTHORIZED,
@@ -57,6 +62,8 @@ impl ErrorKind {
             Self::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
             Self::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::UpstreamTimeout => StatusCode::GATEWAY_TIMEOUT,
         }
     }
 }

@@ -19,6 +19,8 @@ use crate::table::{self, Pipeline, Shared, TableHandle};
 struct Running {
     pipeline: Pipeline,
     frames: tokio::task::JoinHandle<()>,
+    /// Answers the arbiter's commands sent from the other nodes.
+    commands: tokio::task::JoinHandle<()>,
 }
 
 /// The node's tables and the loop that keeps its share of them.
@@ -112,15 +114,19 @@ impl Hall {
         let started = std::time::Instant::now();
         let pipeline = table::run_pipeline(handle, config, self.shared.clone()).await?;
         let frames = tokio::spawn(feed_frames(Arc::clone(&self.cluster), Arc::clone(handle)));
+        let commands = tokio::spawn(crate::commands::serve(Arc::clone(&self.cluster), Arc::clone(handle)));
         tracing::info!(%table, node = %self.cluster.node, took_ms = started.elapsed().as_millis(), "table taken");
-        self.running.insert(table.to_owned(), Running { pipeline, frames });
+        self.running.insert(table.to_owned(), Running { pipeline, frames, commands });
         Ok(())
     }
 
     async fn stop(&mut self, table: &str) {
         if let Some(running) = self.running.remove(table) {
             running.frames.abort();
+            // A command in hand is answered by the pipeline before it stops; later ones find
+            // the table gone from here (`table_elsewhere`), never half done.
             running.pipeline.stop().await;
+            running.commands.abort();
             tracing::warn!(%table, node = %self.cluster.node, "table no longer analysed here");
         }
     }

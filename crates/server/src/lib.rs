@@ -9,6 +9,7 @@ pub mod api;
 pub mod archive;
 pub mod auth;
 pub mod cluster;
+pub mod commands;
 pub mod config;
 pub mod dashboard;
 pub mod data_lock;
@@ -245,6 +246,9 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         None => None,
     };
     if let Some(cluster) = &hall {
+        // Before any table of this node logs: the bus hears every event the hall logs from now
+        // on (what came before, an SSE client reads from the stream).
+        cluster.follow_events(bus.clone()).await?;
         crate::hall::Hall::new(Arc::clone(cluster), hall_tables, shared.clone()).start().await;
         tracing::info!(node = %cluster.node, tables = cluster.owned_tables().len(), "joined the hall");
     }

@@ -810,12 +810,15 @@ impl TableTask {
             }
         };
         use std::sync::atomic::Ordering::Relaxed;
+        let publish = !self.shared.log.events_from_hall();
         for event in &stored {
             self.handle.metrics.events.fetch_add(1, Relaxed);
             if event.event.severity == Severity::Alert {
                 self.handle.metrics.alerts.fetch_add(1, Relaxed);
             }
-            let _ = self.shared.bus.send(BusMessage::Event(Box::new(event.clone())));
+            if publish {
+                let _ = self.shared.bus.send(BusMessage::Event(Box::new(event.clone())));
+            }
         }
         self.publish_table();
         Ok(stored)

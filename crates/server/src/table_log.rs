@@ -28,6 +28,12 @@ impl TableLog {
         Self { store, cluster: Some(cluster) }
     }
 
+    /// Whether the node's bus hears the events from the hall's stream (cluster mode: every node
+    /// says every table's events, in the stream's order), not from the pipeline that made them.
+    pub fn events_from_hall(&self) -> bool {
+        self.cluster.is_some()
+    }
+
     /// The SQLite the API and the replays read.
     pub fn store(&self) -> &Store {
         &self.store

@@ -334,46 +334,6 @@ async fn posted_frames_are_rate_limited_per_camera() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Reads SSE lines from a raw loopback connection until `want` data events were seen.
-async fn read_sse(
-    addr: std::net::SocketAddr,
-    path: &str,
-    last_event_id: Option<i64>,
-    want: usize,
-) -> Vec<(Option<i64>, String, Value)> {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n");
-    if let Some(id) = last_event_id {
-        request.push_str(&format!("Last-Event-ID: {id}\r\n"));
-    }
-    request.push_str("\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut lines = BufReader::new(stream).lines();
-    let mut out = vec![];
-    let (mut id, mut name) = (None, String::new());
-    let read = async {
-        while let Ok(Some(line)) = lines.next_line().await {
-            // Chunked framing lines are hex sizes; SSE fields are what matter.
-            if let Some(v) = line.strip_prefix("id: ").or_else(|| line.strip_prefix("id:")) {
-                id = v.trim().parse().ok();
-            } else if let Some(v) = line.strip_prefix("event: ").or_else(|| line.strip_prefix("event:")) {
-                name = v.trim().to_owned();
-            } else if let Some(v) = line.strip_prefix("data: ").or_else(|| line.strip_prefix("data:")) {
-                if name == "event" {
-                    out.push((id, name.clone(), serde_json::from_str(v).unwrap()));
-                    if out.len() >= want {
-                        return;
-                    }
-                }
-                id = None;
-            }
-        }
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(5), read).await;
-    out
-}
-
 #[tokio::test]
 async fn sse_streams_live_events_and_resumes_after_last_event_id() {
     let dir = temp_dir("api-sse");

@@ -373,3 +373,137 @@ async fn three_nodes_share_thirty_tables_and_take_over_a_killed_nodes_tables() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Starts a hall of `names` nodes over `tables` and waits until the tables are spread evenly.
+async fn hall(
+    nats: &str,
+    dir: &Path,
+    names: &[&str],
+    tables: &[&str],
+) -> (Vec<Child>, Vec<(String, std::net::SocketAddr)>) {
+    let mut children = Vec::new();
+    let mut nodes = Vec::new();
+    for name in names {
+        let (child, addr) = spawn_hall_node(&dir.join(name), nats, name, 2.0, tables);
+        children.push(child);
+        nodes.push(((*name).to_owned(), addr));
+    }
+    let share = tables.len().div_ceil(names.len());
+    let spread = wait_until(20, || {
+        let nodes = nodes.clone();
+        async move {
+            let owners = owners(&nodes).await;
+            owners.len() == tables.len()
+                && nodes.iter().all(|(n, _)| owners.values().filter(|o| *o == n).count() <= share)
+        }
+    })
+    .await;
+    assert!(spread, "the tables spread: {:?}", owners(&nodes).await);
+    (children, nodes)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sse_client_cut_from_one_node_resumes_on_another_with_no_gap_and_no_duplicate() {
+    let Some(nats) = NatsServer::start("cluster SSE resume") else { return };
+    let dir = temp_dir("cluster-sse");
+    let table_ids = ["a", "b"];
+    let tables: Vec<String> = table_ids.iter().map(|t| (*t).to_owned()).collect();
+    let (mut children, nodes) = hall(&nats.url, &dir, &["n1", "n2"], &table_ids).await;
+    let (node_a, node_b) = (nodes[0].1, nodes[1].1);
+    let addrs = [node_a, node_b];
+
+    // A dashboard on node A hears both tables (one analysed on each node), and is cut after
+    // four events.
+    let first_part = tokio::spawn(async move { read_sse(node_a, "/api/stream", None, 4).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    play(&addrs, &tables, 1..=3).await;
+    let seen = first_part.await.unwrap();
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    // Play goes on while the client is away.
+    play(&addrs, &tables, 4..=5).await;
+
+    // Every node serves the same events with the same ids.
+    let expected = get_json(node_a, "/api/events?limit=1000").await["events"].as_array().unwrap().clone();
+    let on_b = get_json(node_b, "/api/events?limit=1000").await["events"].as_array().unwrap().clone();
+    assert_eq!(expected, on_b, "the same events and ids on every node");
+    let moves = expected.iter().filter(|e| e["kind"] == "move").count();
+    assert_eq!(moves, 10, "{expected:?}");
+    assert!(table_ids.iter().all(|t| expected.iter().any(|e| e["table"] == *t)), "both tables: {expected:?}");
+
+    // It comes back on node B with the last id it saw.
+    let last_seen = seen.last().unwrap().0.expect("events carry ids");
+    let rest = read_sse(node_b, "/api/stream", Some(last_seen), expected.len() - seen.len()).await;
+    let received: Vec<Value> = seen.iter().chain(&rest).map(|(_, _, event)| event.clone()).collect();
+    assert_eq!(received, expected, "every event once, in order, across the two nodes");
+    assert!(seen.iter().chain(&rest).all(|(id, _, event)| *id == event["id"].as_i64()), "the SSE id is the event's");
+    for child in &mut children {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// An arbiter's request with a JSON body: its status and body.
+async fn arbiter_request(addr: std::net::SocketAddr, method: &str, path: &str, body: &Value) -> (u16, Value) {
+    let auth = format!("Bearer {ARBITER}");
+    let (status, _, bytes) = http(
+        addr,
+        method,
+        path,
+        &[("Authorization", &auth), ("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    )
+    .await;
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_arbiter_action_posted_to_any_node_is_carried_out_by_the_tables_node_with_its_answer() {
+    let Some(nats) = NatsServer::start("cluster arbiter") else { return };
+    let dir = temp_dir("cluster-arbiter");
+    let (mut children, nodes) = hall(&nats.url, &dir, &["n1", "n2"], &["a", "b"]).await;
+    let owner_name = owners(&nodes).await["a"].clone();
+    let owner = nodes.iter().find(|(n, _)| *n == owner_name).unwrap().1;
+    let other = nodes.iter().find(|(n, _)| *n != owner_name).unwrap().1;
+
+    // A stone taken off table a's board: an alert, on the table's node.
+    assert_eq!(post_png(other, "a", &[(3, 3, 'B')]).await, 202);
+    assert!(wait_until(10, || async move { move_number(owner, "a").await == 1 }).await);
+    assert_eq!(post_png(other, "a", &[]).await, 202);
+    assert!(wait_until(10, || async move { get_json(owner, "/api/tables/a").await["open_alerts"] == 1 }).await);
+    let alert_id = get_json(owner, "/api/tables/a").await["newest_alert"]["alert_id"].clone();
+
+    // A refused action: the same answer from the node that does not run the table as from the
+    // one that does.
+    let bad = serde_json::json!({"action": "mark_dead", "points": ["Z99"]});
+    let (status, body) = arbiter_request(other, "POST", "/api/tables/a/arbiter", &bad).await;
+    assert_eq!((status, &body), (422, &arbiter_request(owner, "POST", "/api/tables/a/arbiter", &bad).await.1));
+    assert_eq!(body["error"], "invalid_action", "{body}");
+
+    // Confirmed through the other node: carried out on the table's node.
+    let confirm = serde_json::json!({"action": "confirm", "alert_id": alert_id});
+    let (status, body) = arbiter_request(other, "POST", "/api/tables/a/arbiter", &confirm).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["events"][0]["kind"], "arbiter", "{body}");
+    let table = get_json(owner, "/api/tables/a").await;
+    assert_eq!(table["open_alerts"], 0, "{table}");
+    let logged = stream_events(&nats.url, "a").await;
+
+    // Confirmed again: refused alike on both nodes, and nothing is logged.
+    let (status, body) = arbiter_request(other, "POST", "/api/tables/a/arbiter", &confirm).await;
+    let on_owner = arbiter_request(owner, "POST", "/api/tables/a/arbiter", &confirm).await;
+    assert!((400..500).contains(&status), "{status} {body}");
+    assert_eq!((status, body), on_owner, "the table's node's answer, as it is");
+    assert_eq!(stream_events(&nats.url, "a").await, logged, "a refused action changes nothing");
+
+    // A calibration set through the other node is the table's.
+    let corners = serde_json::json!({"corners": [[1.0, 1.0], [75.0, 1.0], [75.0, 75.0], [1.0, 75.0]]});
+    let (status, body) = arbiter_request(other, "PUT", "/api/tables/a/calibration", &corners).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(get_json(owner, "/api/tables/a/calibration").await["corners"], corners["corners"]);
+    for child in &mut children {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

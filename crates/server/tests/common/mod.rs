@@ -405,3 +405,44 @@ where
     }
     false
 }
+
+/// Reads SSE lines from a raw loopback connection until `want` data events were seen (or 15 s
+/// passed), then drops the connection: a client cut off.
+pub async fn read_sse(
+    addr: std::net::SocketAddr,
+    path: &str,
+    last_event_id: Option<i64>,
+    want: usize,
+) -> Vec<(Option<i64>, String, serde_json::Value)> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n");
+    if let Some(id) = last_event_id {
+        request.push_str(&format!("Last-Event-ID: {id}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut lines = BufReader::new(stream).lines();
+    let mut out = vec![];
+    let (mut id, mut name) = (None, String::new());
+    let read = async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            // Chunked framing lines are hex sizes; SSE fields are what matter.
+            if let Some(v) = line.strip_prefix("id: ").or_else(|| line.strip_prefix("id:")) {
+                id = v.trim().parse().ok();
+            } else if let Some(v) = line.strip_prefix("event: ").or_else(|| line.strip_prefix("event:")) {
+                name = v.trim().to_owned();
+            } else if let Some(v) = line.strip_prefix("data: ").or_else(|| line.strip_prefix("data:")) {
+                if name == "event" {
+                    out.push((id, name.clone(), serde_json::from_str(v).unwrap()));
+                    if out.len() >= want {
+                        return;
+                    }
+                }
+                id = None;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(15), read).await;
+    out
+}
