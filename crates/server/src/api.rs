@@ -244,7 +244,10 @@ async fn healthz(State(hub): State<AppState>) -> Response {
 }
 
 async fn metrics(State(hub): State<AppState>) -> Response {
-    let text = crate::metrics::render(hub.tables.iter().map(|(id, t)| (id.as_str(), &t.metrics)));
+    let mut text = crate::metrics::render(hub.tables.iter().map(|(id, t)| (id.as_str(), &t.metrics)));
+    if let Some(cluster) = &hub.cluster {
+        crate::metrics::render_cluster(&mut text, &cluster.health());
+    }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 
@@ -254,17 +257,7 @@ async fn list_tables(State(hub): State<AppState>) -> Json<Vec<TableSummary>> {
 
 async fn table_detail(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<TableDetail>> {
     let table = table(&hub, &id)?;
-    let live = table.live().ok_or_else(|| Error::internal("table state poisoned"))?;
-    let summary = table.summary().ok_or_else(|| Error::internal("table state poisoned"))?;
-    Ok(Json(TableDetail {
-        summary,
-        game_info: live.game,
-        view: live.view,
-        calibration: live.calibration,
-        last_reading: live.last_reading,
-        latency_p50_ms: table.metrics.recent_quantile(0.5).map(|s| s * 1000.0),
-        latency_p99_ms: table.metrics.recent_quantile(0.99).map(|s| s * 1000.0),
-    }))
+    table.detail().map(Json).ok_or_else(|| Error::internal("table state poisoned"))
 }
 
 async fn post_frame(

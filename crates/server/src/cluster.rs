@@ -42,6 +42,11 @@ const FRAME_AT_MS: &str = "Tengen-At-Ms";
 /// Header of a forwarded frame: its MIME type.
 const FRAME_TYPE: &str = "Tengen-Type";
 
+/// The core NATS subject on which a table's node tells the hall how the table stands.
+pub fn table_subject(table: &str) -> String {
+    format!("tengen.tables.{table}")
+}
+
 /// The subject of a table's log.
 pub fn log_subject(table: &str) -> String {
     format!("tengen.log.{table}")
@@ -109,6 +114,8 @@ pub struct ClusterMetrics {
     pub leases_lost: AtomicU64,
     /// Records appended to the stream.
     pub appends: AtomicU64,
+    /// Live nodes at the last count (this one included).
+    pub nodes: AtomicU64,
 }
 
 /// A node's connection to the hall.
@@ -190,6 +197,7 @@ impl Cluster {
             takeovers: self.metrics.takeovers.load(Ordering::Relaxed),
             leases_lost: self.metrics.leases_lost.load(Ordering::Relaxed),
             log_appends: self.metrics.appends.load(Ordering::Relaxed),
+            nodes: usize::try_from(self.metrics.nodes.load(Ordering::Relaxed)).unwrap_or(usize::MAX),
         }
     }
 
@@ -255,10 +263,44 @@ impl Cluster {
         if let Err(err) = self.nodes.put(&self.node, self.node.clone().into()).await {
             tracing::warn!(%err, "cannot say the node is alive");
         }
-        match self.nodes.keys().await {
+        let nodes = match self.nodes.keys().await {
             Ok(keys) => keys.filter(|k| std::future::ready(k.is_ok())).count().await.max(1),
             Err(_) => 1,
-        }
+        };
+        self.metrics.nodes.store(u64::try_from(nodes).unwrap_or(u64::MAX), Ordering::Relaxed);
+        nodes
+    }
+
+    /// Tells the other nodes how a table running here stands (lossy: the next word replaces it).
+    pub fn announce(&self, detail: &crate::json::TableDetail) {
+        let Ok(payload) = serde_json::to_vec(detail) else { return };
+        let client = self.client.clone();
+        let subject = table_subject(&detail.summary.id);
+        tokio::spawn(async move {
+            let _ = client.publish(subject, payload.into()).await;
+        });
+    }
+
+    /// Listens to what the nodes tell of their tables and keeps it with the tables running
+    /// elsewhere, for this node's hall view, for as long as the node runs.
+    pub async fn hear_tables(
+        &self,
+        tables: std::collections::BTreeMap<String, Arc<crate::table::TableHandle>>,
+    ) -> Result<tokio::task::JoinHandle<()>, ClusterError> {
+        let mut told =
+            self.client.subscribe(table_subject("*")).await.map_err(|e| ClusterError::JetStream(e.to_string()))?;
+        Ok(tokio::spawn(async move {
+            while let Some(message) = told.next().await {
+                let Some(table) = message.subject.as_str().strip_prefix(table_subject("").as_str()) else { continue };
+                let Some(handle) = tables.get(table) else { continue };
+                match serde_json::from_slice::<crate::json::TableDetail>(&message.payload) {
+                    Ok(detail) => {
+                        handle.told_by_its_node(detail);
+                    }
+                    Err(err) => tracing::warn!(%table, %err, "a node told of a table in a form not understood"),
+                }
+            }
+        }))
     }
 
     /// The frames the hall sends for a table (this node holds its lease).

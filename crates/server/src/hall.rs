@@ -13,7 +13,10 @@ use futures_util::StreamExt as _;
 
 use crate::cluster::Cluster;
 use crate::config::TableConfig;
-use crate::table::{self, Pipeline, Shared, TableHandle};
+use tokio::sync::broadcast;
+
+use crate::json::TableSummary;
+use crate::table::{self, BusMessage, Pipeline, Shared, TableHandle};
 
 /// A table running here: its pipeline and the task feeding it the hall's frames.
 struct Running {
@@ -21,6 +24,8 @@ struct Running {
     frames: tokio::task::JoinHandle<()>,
     /// Answers the arbiter's commands sent from the other nodes.
     commands: tokio::task::JoinHandle<()>,
+    /// Tells the other nodes how the table stands.
+    announce: tokio::task::JoinHandle<()>,
 }
 
 /// The node's tables and the loop that keeps its share of them.
@@ -115,8 +120,10 @@ impl Hall {
         let pipeline = table::run_pipeline(handle, config, self.shared.clone()).await?;
         let frames = tokio::spawn(feed_frames(Arc::clone(&self.cluster), Arc::clone(handle)));
         let commands = tokio::spawn(crate::commands::serve(Arc::clone(&self.cluster), Arc::clone(handle)));
+        let announce =
+            tokio::spawn(announce(Arc::clone(&self.cluster), Arc::clone(handle), self.shared.bus.subscribe()));
         tracing::info!(%table, node = %self.cluster.node, took_ms = started.elapsed().as_millis(), "table taken");
-        self.running.insert(table.to_owned(), Running { pipeline, frames, commands });
+        self.running.insert(table.to_owned(), Running { pipeline, frames, commands, announce });
         Ok(())
     }
 
@@ -125,6 +132,7 @@ impl Hall {
             running.frames.abort();
             // A command in hand is answered by the pipeline before it stops; later ones find
             // the table gone from here (`table_elsewhere`), never half done.
+            running.announce.abort();
             running.pipeline.stop().await;
             running.commands.abort();
             tracing::warn!(%table, node = %self.cluster.node, "table no longer analysed here");
@@ -146,4 +154,39 @@ async fn feed_frames(cluster: Arc<Cluster>, handle: Arc<TableHandle>) {
             handle.offer_frame(frame);
         }
     }
+}
+
+/// Tells the other nodes how `handle`'s table stands: when it changes (the board, the alerts,
+/// the camera: not the frame counters), and every third of a lease's lifetime (a node that just
+/// joined learns it).
+async fn announce(cluster: Arc<Cluster>, handle: Arc<TableHandle>, mut bus: broadcast::Receiver<BusMessage>) {
+    let told = |handle: &TableHandle| {
+        let detail = handle.detail();
+        if let Some(detail) = &detail {
+            cluster.announce(detail);
+        }
+        detail.map(|d| without_counters(d.summary))
+    };
+    let mut last = told(&handle);
+    let mut every = tokio::time::interval(cluster.lease_ttl() / 3);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            message = bus.recv() => match message {
+                Ok(BusMessage::Table(summary)) if summary.id == handle.id => {
+                    if last.as_ref() != Some(&without_counters(*summary)) {
+                        last = told(&handle);
+                    }
+                }
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+            _ = every.tick() => last = told(&handle),
+        }
+    }
+}
+
+/// A summary without the counters that change at every frame.
+fn without_counters(summary: TableSummary) -> TableSummary {
+    TableSummary { frames: 0, dropped: 0, ..summary }
 }

@@ -388,7 +388,7 @@ pub struct StoredEvent {
 }
 
 /// The camera's state as the dashboard shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CameraStatus {
     /// No frame yet.
@@ -400,7 +400,7 @@ pub enum CameraStatus {
 }
 
 /// A table at a glance (the hall view and the SSE `table` messages).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TableSummary {
     /// Table id.
     pub id: String,
@@ -445,10 +445,14 @@ pub struct TableSummary {
     pub last_error: Option<String>,
     /// The camera's latest failure, until it delivers a good frame.
     pub camera_error: Option<String>,
+    /// Cluster mode: the node of the hall analysing the table (none: no node yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
-/// `GET /api/tables/{table}`: a table in full.
-#[derive(Debug, Serialize)]
+/// `GET /api/tables/{table}`: a table in full (in cluster mode also what a table's node tells
+/// the other nodes of it, on `tengen.tables.<table>`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TableDetail {
     /// The table at a glance.
     #[serde(flatten)]
@@ -605,6 +609,8 @@ pub struct ClusterHealth {
     pub lease_renewals: u64,
     /// Tables it took (at start, or from a node that stopped).
     pub takeovers: u64,
+    /// Live nodes in the hall, this one included, at the last count.
+    pub nodes: usize,
     /// Leases it found held by another node at renewal.
     pub leases_lost: u64,
     /// Records it appended to the hall's log.

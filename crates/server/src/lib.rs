@@ -162,6 +162,7 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
     let (bus, _) = broadcast::channel(1024);
     let shared = table::Shared {
         log,
+        node: config.cluster.as_ref().map(|c| c.node.clone()),
         bus: bus.clone(),
         engines: engines.clone(),
         analysis_permits: Arc::new(Semaphore::new(threads)),
@@ -249,6 +250,8 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         // Before any table of this node logs: the bus hears every event the hall logs from now
         // on (what came before, an SSE client reads from the stream).
         cluster.follow_events(bus.clone()).await?;
+        // The hall view shows the tables running on the other nodes as their nodes tell.
+        cluster.hear_tables(tables.clone()).await?;
         crate::hall::Hall::new(Arc::clone(cluster), hall_tables, shared.clone()).start().await;
         tracing::info!(node = %cluster.node, tables = cluster.owned_tables().len(), "joined the hall");
     }

@@ -203,6 +203,30 @@ pub fn render<'a>(tables: impl Iterator<Item = (&'a str, &'a TableMetrics)> + Cl
     out
 }
 
+/// A hall node's part (cluster mode), labelled with the node's name.
+pub fn render_cluster(out: &mut String, health: &crate::json::ClusterHealth) {
+    let node = format!("node=\"{}\"", escape(&health.node));
+    let connected = u8::from(health.nats == "connected");
+    let owned = health.owned_tables.len();
+    let gauges: [(&str, &str, String); 3] = [
+        ("tengen_cluster_nats_connected", "1 while the node's NATS connection is up.", connected.to_string()),
+        ("tengen_cluster_owned_tables", "Tables this node analyses (holds the lease of).", owned.to_string()),
+        ("tengen_cluster_nodes", "Live nodes in the hall at the last count.", health.nodes.to_string()),
+    ];
+    for (name, help, value) in gauges {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name}{{{node}}} {value}");
+    }
+    let counters: [(&str, &str, u64); 4] = [
+        ("tengen_cluster_lease_renewals_total", "Lease renewals that succeeded.", health.lease_renewals),
+        ("tengen_cluster_takeovers_total", "Tables this node took (at start or from another node).", health.takeovers),
+        ("tengen_cluster_leases_lost_total", "Leases found held by another node at renewal.", health.leases_lost),
+        ("tengen_cluster_log_appends_total", "Records appended to the hall's log.", health.log_appends),
+    ];
+    for (name, help, value) in counters {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name}{{{node}}} {value}");
+    }
+}
+
 fn escape(label: &str) -> String {
     label.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }

@@ -15,7 +15,8 @@ use crate::engine::{Corners, Engines, FrameAnalyzer, RefereeFactory, TableRefere
 use crate::error::Error;
 use crate::imaging::FrameFormat;
 use crate::json::{
-    ArbiterAction, CameraStatus, Detail, GameView, RefereeEvent, ServiceKind, Severity, StoredEvent, TableSummary,
+    ArbiterAction, CameraStatus, Detail, GameView, RefereeEvent, ServiceKind, Severity, StoredEvent, TableDetail,
+    TableSummary,
 };
 use crate::log::RepeatKey;
 use crate::metrics::{Stage, TableMetrics};
@@ -156,6 +157,10 @@ pub struct TableHandle {
     running: std::sync::atomic::AtomicBool,
     /// Cluster mode: where frames go while the pipeline runs on another node.
     forwarder: Option<Arc<dyn FrameForwarder>>,
+    /// Cluster mode: this node's name (a table running here says so).
+    node: Option<String>,
+    /// Cluster mode: the table as its node last told the hall, while it runs elsewhere.
+    remote: RwLock<Option<Box<TableDetail>>>,
     referees: Arc<dyn RefereeFactory>,
     bus: broadcast::Sender<BusMessage>,
 }
@@ -222,10 +227,60 @@ impl TableHandle {
         self.live.read().ok().map(|l| l.clone())
     }
 
-    /// The table at a glance.
+    /// The table at a glance (in cluster mode, of a table running elsewhere: as its node told).
     pub fn summary(&self) -> Option<TableSummary> {
+        if let Some(remote) = self.remote_detail() {
+            return Some(remote.summary);
+        }
         let live = self.live.read().ok()?;
         Some(self.summary_of(&live))
+    }
+
+    /// The table in full (in cluster mode, of a table running elsewhere: as its node told).
+    pub fn detail(&self) -> Option<TableDetail> {
+        if let Some(remote) = self.remote_detail() {
+            return Some(remote);
+        }
+        let live = self.live()?;
+        let summary = self.summary()?;
+        Some(TableDetail {
+            summary,
+            game_info: live.game,
+            view: live.view,
+            calibration: live.calibration,
+            last_reading: live.last_reading,
+            latency_p50_ms: self.metrics.recent_quantile(0.5).map(|s| s * 1000.0),
+            latency_p99_ms: self.metrics.recent_quantile(0.99).map(|s| s * 1000.0),
+        })
+    }
+
+    /// What the table's node last told of it, while it runs on another node.
+    fn remote_detail(&self) -> Option<TableDetail> {
+        if self.is_running() {
+            return None;
+        }
+        self.remote.read().ok()?.as_deref().cloned()
+    }
+
+    /// Keeps what the table's node (another node of the hall) tells of it, and says it on this
+    /// node's bus; false (ignored) while the table runs here.
+    pub fn told_by_its_node(&self, detail: TableDetail) -> bool {
+        if self.is_running() || detail.summary.id != self.id {
+            return false;
+        }
+        let summary = detail.summary.clone();
+        let changed = match self.remote.write() {
+            Ok(mut remote) => {
+                let changed = remote.as_ref().is_none_or(|r| r.summary != summary);
+                *remote = Some(Box::new(detail));
+                changed
+            }
+            Err(_) => false,
+        };
+        if changed {
+            let _ = self.bus.send(BusMessage::Table(Box::new(summary)));
+        }
+        true
     }
 
     fn summary_of(&self, live: &LiveState) -> TableSummary {
@@ -258,6 +313,7 @@ impl TableHandle {
             dropped: self.metrics.frames_dropped.load(Relaxed),
             last_error: live.last_error.clone(),
             camera_error: live.camera_error.clone(),
+            node: self.node.clone().filter(|_| self.is_running()),
         }
     }
 
@@ -315,6 +371,8 @@ fn player_label(name: Option<&str>, rank: Option<&str>) -> Option<String> {
 pub struct Shared {
     /// The log tables write to (the SQLite store, or the hall's stream mirrored into it).
     pub log: TableLog,
+    /// Cluster mode: this node's name.
+    pub node: Option<String>,
     /// The bus.
     pub bus: broadcast::Sender<BusMessage>,
     /// Vision, referee, clock.
@@ -395,6 +453,8 @@ pub fn new_table(
         idle_commands: Mutex::new(Some(command_rx)),
         running: std::sync::atomic::AtomicBool::new(false),
         forwarder,
+        node: shared.node.clone(),
+        remote: RwLock::new(None),
         referees: Arc::clone(&shared.engines.referees),
         bus: shared.bus.clone(),
     })

@@ -237,7 +237,7 @@ async fn owners(nodes: &[(String, std::net::SocketAddr)]) -> std::collections::B
 }
 
 /// Each table's move number, the highest any live node shows (a node not running a table shows
-/// an empty board).
+/// it as the table's node last told, a moment behind).
 async fn move_numbers(nodes: &[std::net::SocketAddr]) -> std::collections::HashMap<String, u64> {
     let mut numbers = std::collections::HashMap::new();
     for addr in nodes {
@@ -501,6 +501,66 @@ async fn an_arbiter_action_posted_to_any_node_is_carried_out_by_the_tables_node_
     let (status, body) = arbiter_request(other, "PUT", "/api/tables/a/calibration", &corners).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(get_json(owner, "/api/tables/a/calibration").await["corners"], corners["corners"]);
+    for child in &mut children {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_node_shows_every_table_with_its_node_and_says_its_part_in_healthz_and_metrics() {
+    let Some(nats) = NatsServer::start("cluster hall view") else { return };
+    let dir = temp_dir("cluster-view");
+    let table_ids = ["a", "b", "c", "d"];
+    let tables: Vec<String> = table_ids.iter().map(|t| (*t).to_owned()).collect();
+    let (mut children, nodes) = hall(&nats.url, &dir, &["n1", "n2"], &table_ids).await;
+    let addrs: Vec<_> = nodes.iter().map(|(_, a)| *a).collect();
+    play(&addrs, &tables, 1..=2).await;
+    let owners = owners(&nodes).await;
+
+    // Each node's hall view: every table at its move, with the node analysing it.
+    for (name, addr) in &nodes {
+        let addr = *addr;
+        let owners = owners.clone();
+        let shown = wait_until(10, || {
+            let owners = owners.clone();
+            async move {
+                let view = get_json(addr, "/api/tables").await;
+                let view = view.as_array().unwrap();
+                view.len() == 4
+                    && view.iter().all(|t| {
+                        t["move_number"] == 2
+                            && t["node"].as_str() == owners.get(t["id"].as_str().unwrap()).map(String::as_str)
+                    })
+            }
+        })
+        .await;
+        assert!(shown, "node {name}: {} (owners {owners:?})", get_json(addr, "/api/tables").await);
+        // A table analysed elsewhere in full, as its node tells it.
+        let remote = owners.iter().find(|(_, owner)| *owner != name).unwrap().0;
+        let detail = get_json(addr, &format!("/api/tables/{remote}")).await;
+        assert_eq!(detail["view"]["moves"].as_array().unwrap().len(), 2, "{detail}");
+
+        let health = get_json(addr, "/healthz").await;
+        let owned: Vec<&String> = owners.iter().filter(|(_, o)| *o == name).map(|(t, _)| t).collect();
+        assert_eq!(health["cluster"]["owned_tables"], serde_json::json!(owned), "{health}");
+        assert_eq!(health["cluster"]["nats"], "connected", "{health}");
+        assert_eq!(health["cluster"]["nodes"], 2, "{health}");
+        assert!(health["cluster"]["lease_renewals"].is_u64(), "{health}");
+        let metrics = get_text(addr, "/metrics").await;
+        for line in [
+            format!("tengen_cluster_owned_tables{{node=\"{name}\"}} {}", owned.len()),
+            format!("tengen_cluster_nats_connected{{node=\"{name}\"}} 1"),
+            format!("tengen_cluster_nodes{{node=\"{name}\"}} 2"),
+        ] {
+            assert!(metrics.lines().any(|l| l == line), "{line} in\n{metrics}");
+        }
+        // The first node took every table before the second joined, then gave half up.
+        let takeovers = format!("tengen_cluster_takeovers_total{{node=\"{name}\"}} ");
+        let took: usize = metrics.lines().find_map(|l| l.strip_prefix(&takeovers)).unwrap().parse().unwrap();
+        assert!(took >= owned.len(), "{took} take-overs, {} tables owned", owned.len());
+    }
     for child in &mut children {
         child.kill().unwrap();
         child.wait().unwrap();

@@ -442,7 +442,9 @@ function renderHall() {
     box.appendChild(card);
     card.hidden = false;
     card.classList.toggle("alerting", s.open_alerts > 0);
-    card.querySelector(".name").textContent = s.name;
+    // In a hall of several nodes, the node analysing the table.
+    card.querySelector(".name").textContent = s.node ? `${s.name} · ${s.node}` : s.name;
+    card.querySelector(".name").title = s.node ? s.node : "";
     card.querySelector(".alerts").innerHTML = s.open_alerts > 0 ? `<span class="badge">${s.open_alerts}</span>` : "";
     card.querySelector(".players").textContent = players(s);
     const a = s.open_alerts > 0 ? s.newest_alert : null;
