@@ -162,8 +162,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         config.camera_token = Some(token);
     }
     if let (Some(nats), Some(node)) = (args.nats, args.node) {
-        let (lease_ttl_secs, replicas) = config.cluster.as_ref().map_or((3.0, 1), |c| (c.lease_ttl_secs, c.replicas));
-        config.cluster = Some(tengen_server::config::ClusterConfig { nats, node, lease_ttl_secs, replicas });
+        // The lease, replicas and buffer of the configuration's [cluster], when it has one.
+        let cluster = match config.cluster.take() {
+            Some(configured) => tengen_server::config::ClusterConfig { nats, node, ..configured },
+            None => tengen_server::config::ClusterConfig::new(nats, node),
+        };
+        config.cluster = Some(cluster);
     }
     if args.demo {
         let samples = match &args.samples {

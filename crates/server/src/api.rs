@@ -287,6 +287,10 @@ async fn post_frame(
     if !table.allow_post() {
         return Err(reject(Error::new(ErrorKind::RateLimited, "rate_limited", "too many frames: slow down")));
     }
+    if let Some(why) = hub.cluster.as_ref().filter(|_| table.is_running()).and_then(|c| c.frames_refused(&id)) {
+        // In a hall with NATS away: a frame that would be read and logged now could not be kept.
+        return Err(reject(Error::new(ErrorKind::Unavailable, "log_buffer_full", why)));
+    }
     let bytes = read_body(&headers, body, hub.max_frame_bytes, hub.body_timeout).await.map_err(reject)?;
     if let Some(limit) = hub.cluster.as_ref().map(|c| c.max_payload()).filter(|l| *l > 0 && bytes.len() > *l) {
         // Cluster mode: a frame travels to its table's node as one NATS message.

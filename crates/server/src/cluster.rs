@@ -18,12 +18,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::ClusterConfig;
 use crate::engine::Corners;
-use crate::json::{RefereeEvent, StoredEvent};
-use crate::log::{encode_action, encode_observation, is_repeat_text, InputDecoder, InputKind, LoggedInput};
+use crate::json::RefereeEvent;
+use crate::log::{is_repeat_text, InputDecoder, InputKind, LoggedInput};
 use crate::model::GameSetup;
 use crate::store::{GameRow, LogBatch, Store, StoreError};
 
 mod events;
+mod outbox;
 
 /// The stream holding every table's log.
 pub const LOG_STREAM: &str = "TENGEN_LOG";
@@ -101,6 +102,8 @@ struct Cursor {
     last_seq: u64,
     /// Decodes the game's observations (a repeat needs the one before it).
     decoder: InputDecoder,
+    /// Records waiting for the hall's log (NATS unreachable), in order (`outbox.rs`).
+    outbox: std::collections::VecDeque<outbox::Pending>,
 }
 
 /// Counters of the node's cluster work (`/metrics`, `/healthz`).
@@ -116,6 +119,15 @@ pub struct ClusterMetrics {
     pub appends: AtomicU64,
     /// Live nodes at the last count (this one included).
     pub nodes: AtomicU64,
+    /// Times the NATS connection was lost.
+    pub outages: AtomicU64,
+    /// Records kept in memory for the hall's log, waiting for NATS.
+    pub buffered_records: AtomicU64,
+    /// Their size in bytes.
+    pub buffered_bytes: AtomicU64,
+    /// Records the hall's log refused for good (another node wrote to the table's log first),
+    /// each said in the node's log.
+    pub records_refused: AtomicU64,
 }
 
 /// A node's connection to the hall.
@@ -123,7 +135,7 @@ pub struct Cluster {
     /// This node's name.
     pub node: String,
     /// Counters.
-    pub metrics: ClusterMetrics,
+    pub metrics: Arc<ClusterMetrics>,
     client: async_nats::Client,
     jetstream: jetstream::Context,
     log: stream::Stream,
@@ -134,19 +146,43 @@ pub struct Cluster {
     /// appends run side by side).
     cursors: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Cursor>>>>,
     held: Mutex<HashMap<String, u64>>,
+    /// Appends waiting for NATS, kept in bounded memory (`outbox.rs`).
+    buffer: outbox::Buffer,
 }
 
 impl Cluster {
     /// Connects to NATS and opens (creating when absent) the log stream and the lease bucket.
     pub async fn connect(config: &ClusterConfig) -> Result<Arc<Self>, ClusterError> {
         let connect_error = |message: String| ClusterError::Connect { url: config.nats.clone(), message };
+        let metrics = Arc::new(ClusterMetrics::default());
+        let buffer = outbox::Buffer::new(&config.node, config.buffer_bytes);
+        let said = (Arc::clone(&metrics), Arc::clone(&buffer.wanted), config.node.clone());
         let client = async_nats::ConnectOptions::new()
             .name(format!("tengen-{}", config.node))
             .connection_timeout(Duration::from_secs(5))
+            // Back soon after a NATS server restarts: the appends kept meanwhile wait for it.
+            .reconnect_delay_callback(|attempts| Duration::from_millis(250).saturating_mul(u32::try_from(attempts.min(8)).unwrap_or(8)))
+            .event_callback(move |event| {
+                let (metrics, flush, node) = (Arc::clone(&said.0), Arc::clone(&said.1), said.2.clone());
+                async move {
+                    match event {
+                        async_nats::Event::Disconnected => {
+                            metrics.outages.fetch_add(1, Ordering::Relaxed);
+                            tracing::error!(%node, "NATS connection lost: the hall's log is unreachable; appends are kept in memory until it is back");
+                        }
+                        async_nats::Event::Connected => {
+                            tracing::warn!(%node, "NATS connection back: sending the appends kept meanwhile");
+                            flush.notify_one();
+                        }
+                        other => tracing::info!(%node, event = %other, "NATS"),
+                    }
+                }
+            })
             .connect(config.nats.as_str())
             .await
             .map_err(|e| connect_error(e.to_string()))?;
-        let jetstream = jetstream::new(client.clone());
+        // An append not acknowledged in 2 s is kept for later: the pipeline does not wait longer.
+        let jetstream = jetstream::context::ContextBuilder::new().timeout(Duration::from_secs(2)).build(client.clone());
         let js_error = |e: &dyn std::fmt::Display| ClusterError::JetStream(e.to_string());
         let log = jetstream
             .get_or_create_stream(stream::Config {
@@ -165,7 +201,7 @@ impl Cluster {
         let nodes = expiring_bucket(&jetstream, NODE_BUCKET, ttl, config.replicas).await?;
         Ok(Arc::new(Self {
             node: config.node.clone(),
-            metrics: ClusterMetrics::default(),
+            metrics,
             client,
             jetstream,
             log,
@@ -174,6 +210,7 @@ impl Cluster {
             ttl,
             cursors: Mutex::new(HashMap::new()),
             held: Mutex::new(HashMap::new()),
+            buffer,
         }))
     }
 
@@ -198,6 +235,11 @@ impl Cluster {
             leases_lost: self.metrics.leases_lost.load(Ordering::Relaxed),
             log_appends: self.metrics.appends.load(Ordering::Relaxed),
             nodes: usize::try_from(self.metrics.nodes.load(Ordering::Relaxed)).unwrap_or(usize::MAX),
+            nats_outages: self.metrics.outages.load(Ordering::Relaxed),
+            buffered_records: self.metrics.buffered_records.load(Ordering::Relaxed),
+            buffered_bytes: self.metrics.buffered_bytes.load(Ordering::Relaxed),
+            buffer_limit_bytes: self.buffer.limit,
+            records_refused: self.metrics.records_refused.load(Ordering::Relaxed),
         }
     }
 
@@ -338,6 +380,14 @@ impl Cluster {
                     }
                 }
                 Err(err) if err.kind() == kv::UpdateErrorKind::WrongLastRevision => {
+                    if let Some(revision) = self.own_newer_revision(&table).await {
+                        // A renewal sent while NATS was away and stored when it came back: still
+                        // this node's lease, at a later revision.
+                        if let Ok(mut held) = self.held.lock() {
+                            held.insert(table, revision);
+                        }
+                        continue;
+                    }
                     tracing::error!(%table, node = %self.node, "lease lost: another node holds the table");
                     self.metrics.leases_lost.fetch_add(1, Ordering::Relaxed);
                     if let Ok(mut held) = self.held.lock() {
@@ -353,6 +403,19 @@ impl Cluster {
         lost
     }
 
+    /// The revision of `table`'s lease when it is this node's (written by this node later than
+    /// the revision it holds).
+    async fn own_newer_revision(&self, table: &str) -> Option<u64> {
+        match self.leases.entry(table).await {
+            Ok(Some(entry))
+                if entry.operation == kv::Operation::Put && entry.value.as_ref() == self.node.as_bytes() =>
+            {
+                Some(entry.revision)
+            }
+            _ => None,
+        }
+    }
+
     /// Renews the held leases every third of their lifetime, for as long as the node runs.
     pub fn spawn_renewals(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let cluster = Arc::clone(self);
@@ -364,26 +427,6 @@ impl Cluster {
                 cluster.renew_leases().await;
             }
         })
-    }
-
-    /// Appends a record to a table's log: accepted only when the table's last record is the
-    /// one this node's mirror holds, so a node that lost the table can never write into it.
-    async fn append(&self, table: &str, cursor: &mut Cursor, record: &LogRecord) -> Result<u64, StoreError> {
-        let payload = serde_json::to_vec(record).map_err(|e| StoreError::Cluster(e.to_string()))?;
-        let message = jetstream::message::PublishMessage::build()
-            .payload(payload.into())
-            .expected_last_subject_sequence(cursor.last_seq)
-            .message_id(format!("{table}-{}-{}", self.node, cursor.last_seq));
-        let ack = self
-            .jetstream
-            .send_publish(log_subject(table), message)
-            .await
-            .map_err(|e| StoreError::Cluster(e.to_string()))?
-            .await
-            .map_err(|e| StoreError::Cluster(format!("table {table}: {e}")))?;
-        cursor.last_seq = ack.sequence;
-        self.metrics.appends.fetch_add(1, Ordering::Relaxed);
-        Ok(ack.sequence)
     }
 
     /// Starts a game: its record goes to the stream, and its id is the record's sequence.
@@ -398,7 +441,7 @@ impl Cluster {
         let cursor = self.cursor(table);
         let mut cursor = cursor.lock().await;
         let record = LogRecord::Game { komi, started_ms, setup: setup.clone() };
-        let seq = self.append(table, &mut cursor, &record).await?;
+        let seq = self.append(store, table, &mut cursor, &record).await?;
         cursor.decoder = InputDecoder::default();
         let game =
             GameRow { id: game_id(seq)?, table: table.to_owned(), komi, started_ms, black: None, white: None, setup };
@@ -418,7 +461,7 @@ impl Cluster {
         let cursor = self.cursor(table);
         let mut cursor = cursor.lock().await;
         let record = LogRecord::Players { game, black: black.clone(), white: white.clone() };
-        self.append(table, &mut cursor, &record).await?;
+        self.append(store, table, &mut cursor, &record).await?;
         store.set_players(game, black, white).await
     }
 
@@ -432,55 +475,33 @@ impl Cluster {
     ) -> Result<(), StoreError> {
         let cursor = self.cursor(table);
         let mut cursor = cursor.lock().await;
-        self.append(table, &mut cursor, &LogRecord::Calibration { corners, at_ms }).await?;
+        self.append(store, table, &mut cursor, &LogRecord::Calibration { corners, at_ms }).await?;
         store.set_calibration(table, corners, at_ms).await
-    }
-
-    /// Appends a batch to the stream, then to the mirror (whose ids the events get).
-    pub(crate) async fn append_batch(&self, store: &Store, batch: LogBatch) -> Result<Vec<StoredEvent>, StoreError> {
-        if batch.events.len() + 2 > usize::try_from(ROWS_PER_RECORD).unwrap_or(usize::MAX) {
-            return Err(StoreError::Cluster(format!(
-                "{} events in one append: more than a record holds",
-                batch.events.len()
-            )));
-        }
-        let cursor = self.cursor(&batch.table);
-        let mut cursor = cursor.lock().await;
-        let observation = batch.observation.as_ref().map(|o| encode_observation(o, batch.observation_repeats));
-        let record = LogRecord::Batch {
-            game: batch.game,
-            at_ms: batch.at_ms,
-            observation: observation.clone(),
-            arbiter: batch.action.as_ref().map(encode_action),
-            events: batch.events.iter().map(|(e, _)| e.clone()).collect(),
-            evidence: batch
-                .events
-                .iter()
-                .enumerate()
-                .filter(|(_, (_, evidence))| evidence.as_ref().is_some_and(|e| e.before.is_some() || e.after.is_some()))
-                .map(|(place, _)| place)
-                .collect(),
-        };
-        let seq = self.append(&batch.table, &mut cursor, &record).await?;
-        if let Some(text) = observation {
-            // Keeps the decoder where a later import (after losing and regaining the table)
-            // continues: a repeat there repeats this observation.
-            let _ = cursor.decoder.decode(InputKind::Observation, &text);
-        }
-        store.append_numbered(batch, first_row(seq)?).await
     }
 
     /// Brings the node's mirror of a table up to the stream: every record after the last one
     /// mirrored, in order. Returns how many were read.
     pub async fn import_table(&self, store: &Store, table: &str) -> Result<usize, StoreError> {
+        let cursor = self.cursor(table);
+        let mut cursor = cursor.lock().await;
+        if !cursor.outbox.is_empty() {
+            // A pipeline started now would miss them: the table starts when they are logged.
+            return Err(StoreError::LogUnreachable(format!(
+                "table {table}: {} records kept while NATS was away are not logged yet",
+                cursor.outbox.len()
+            )));
+        }
+        self.import_locked(store, table, &mut cursor).await
+    }
+
+    /// [`Cluster::import_table`] with the table's cursor in hand.
+    async fn import_locked(&self, store: &Store, table: &str, cursor: &mut Cursor) -> Result<usize, StoreError> {
         let subject = log_subject(table);
         let last = match self.log.get_last_raw_message_by_subject(&subject).await {
             Ok(message) => message.sequence,
             Err(err) if err.kind() == stream::LastRawMessageErrorKind::NoMessageFound => return Ok(0),
             Err(err) => return Err(StoreError::Cluster(err.to_string())),
         };
-        let cursor = self.cursor(table);
-        let mut cursor = cursor.lock().await;
         if cursor.last_seq >= last {
             return Ok(0);
         }
@@ -508,7 +529,7 @@ impl Cluster {
                 seq: i64::try_from(seq).unwrap_or(i64::MAX),
                 message: e.to_string(),
             })?;
-            mirror(store, table, &mut cursor, seq, record).await?;
+            mirror(store, table, cursor, seq, record).await?;
             cursor.last_seq = seq;
             read += 1;
         }

@@ -106,10 +106,31 @@ pub struct ClusterConfig {
     /// three-server NATS cluster).
     #[serde(default = "default_replicas")]
     pub replicas: usize,
+    /// Bytes of log appends kept in memory while NATS is unreachable; when they are full, frames
+    /// for the tables waiting are refused (`503 log_buffer_full`) until NATS is back.
+    #[serde(default = "default_buffer_bytes")]
+    pub buffer_bytes: u64,
+}
+
+impl ClusterConfig {
+    /// A node `node` of the hall on `nats`, with the default lease, replicas and buffer.
+    pub fn new(nats: impl Into<String>, node: impl Into<String>) -> Self {
+        Self {
+            nats: nats.into(),
+            node: node.into(),
+            lease_ttl_secs: default_lease_ttl(),
+            replicas: default_replicas(),
+            buffer_bytes: default_buffer_bytes(),
+        }
+    }
 }
 
 fn default_lease_ttl() -> f64 {
     3.0
+}
+fn default_buffer_bytes() -> u64 {
+    // A record is about 1 KiB (a whole reading) or 100 bytes (a repeat): minutes of a hall.
+    64 * 1024 * 1024
 }
 fn default_replicas() -> usize {
     1
@@ -314,6 +335,9 @@ impl Config {
             }
             if !(1..=5).contains(&cluster.replicas) {
                 return Err(ConfigError::Invalid("cluster replicas is 1 to 5".into()));
+            }
+            if cluster.buffer_bytes < 1024 {
+                return Err(ConfigError::Invalid("cluster buffer_bytes is at least 1024".into()));
             }
         }
         let mut seen = std::collections::HashSet::new();

@@ -147,7 +147,10 @@ impl Error {
 
 impl From<StoreError> for Error {
     fn from(err: StoreError) -> Self {
-        Self::internal(err)
+        match err {
+            StoreError::LogUnreachable(message) => Self::new(ErrorKind::Unavailable, "hall_log_unreachable", message),
+            err => Self::internal(err),
+        }
     }
 }
 

@@ -92,6 +92,11 @@ impl Hall {
             }
             match self.take(&table).await {
                 Ok(()) => held += 1,
+                Err(crate::store::StoreError::LogUnreachable(why)) => {
+                    // Its records kept here are not logged yet: the lease stays, the table
+                    // starts at a later round.
+                    tracing::warn!(%table, %why, "table not started yet");
+                }
                 Err(err) => {
                     tracing::error!(%table, %err, "cannot take the table over; letting it go");
                     self.cluster.release(&table).await;
@@ -150,6 +155,12 @@ async fn feed_frames(cluster: Arc<Cluster>, handle: Arc<TableHandle>) {
         }
     };
     while let Some(message) = frames.next().await {
+        if let Some(why) = cluster.frames_refused(&handle.id) {
+            // The node's memory for the hall's log is full: like a posted frame, refused.
+            handle.metrics.frames_rejected.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            handle.camera_failed(&why);
+            continue;
+        }
         if let Some(frame) = crate::cluster::frame_of(&message) {
             handle.offer_frame(frame);
         }

@@ -611,6 +611,16 @@ pub struct ClusterHealth {
     pub takeovers: u64,
     /// Live nodes in the hall, this one included, at the last count.
     pub nodes: usize,
+    /// Times the NATS connection was lost.
+    pub nats_outages: u64,
+    /// Appends kept in memory while the hall's log is unreachable.
+    pub buffered_records: u64,
+    /// Their size in bytes.
+    pub buffered_bytes: u64,
+    /// The most kept before frames for the tables waiting are refused (`503 log_buffer_full`).
+    pub buffer_limit_bytes: u64,
+    /// Kept appends the hall's log refused for good (another node wrote first), each logged.
+    pub records_refused: u64,
     /// Leases it found held by another node at renewal.
     pub leases_lost: u64,
     /// Records it appended to the hall's log.

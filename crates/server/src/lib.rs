@@ -250,6 +250,8 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         // Before any table of this node logs: the bus hears every event the hall logs from now
         // on (what came before, an SSE client reads from the stream).
         cluster.follow_events(bus.clone()).await?;
+        // Appends kept while NATS is away go out when it is back.
+        cluster.spawn_sender(store.clone());
         // The hall view shows the tables running on the other nodes as their nodes tell.
         cluster.hear_tables(tables.clone()).await?;
         crate::hall::Hall::new(Arc::clone(cluster), hall_tables, shared.clone()).start().await;

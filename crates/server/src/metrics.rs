@@ -216,7 +216,25 @@ pub fn render_cluster(out: &mut String, health: &crate::json::ClusterHealth) {
     for (name, help, value) in gauges {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name}{{{node}}} {value}");
     }
-    let counters: [(&str, &str, u64); 4] = [
+    let kept: [(&str, &str, u64); 3] = [
+        (
+            "tengen_cluster_buffered_records",
+            "Appends kept in memory while the hall's log is unreachable.",
+            health.buffered_records,
+        ),
+        ("tengen_cluster_buffered_bytes", "Their size.", health.buffered_bytes),
+        ("tengen_cluster_buffer_limit_bytes", "The most kept before frames are refused.", health.buffer_limit_bytes),
+    ];
+    for (name, help, value) in kept {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name}{{{node}}} {value}");
+    }
+    let counters: [(&str, &str, u64); 6] = [
+        ("tengen_cluster_nats_outages_total", "Times the NATS connection was lost.", health.nats_outages),
+        (
+            "tengen_cluster_records_refused_total",
+            "Kept appends the hall's log refused for good.",
+            health.records_refused,
+        ),
         ("tengen_cluster_lease_renewals_total", "Lease renewals that succeeded.", health.lease_renewals),
         ("tengen_cluster_takeovers_total", "Tables this node took (at start or from another node).", health.takeovers),
         ("tengen_cluster_leases_lost_total", "Leases found held by another node at renewal.", health.leases_lost),

@@ -50,6 +50,9 @@ pub enum StoreError {
     /// The cluster's log (a JetStream stream) refused or failed an append or a read.
     #[error("cluster log: {0}")]
     Cluster(String),
+    /// Cluster mode: the hall's log cannot take an arbiter's command now (NATS away).
+    #[error("{0}")]
+    LogUnreachable(String),
     /// The file was written by a newer build (its schema version is higher than this one reads).
     #[error("the log has schema version {found}; this build reads up to {supported}: use a newer tengen")]
     NewerSchema {

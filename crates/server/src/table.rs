@@ -763,6 +763,8 @@ impl TableTask {
     }
 
     async fn apply_action(&mut self, action: ArbiterAction) -> Result<Vec<StoredEvent>, Error> {
+        // Refused before the referee sees it when it cannot be logged now.
+        self.shared.log.writable(&self.handle.id)?;
         let now = self.shared.engines.clock.now_ms();
         if let ArbiterAction::NewGame { komi, start, pairing } = &action {
             let komi = komi.unwrap_or(self.handle.komi);
@@ -821,6 +823,7 @@ impl TableTask {
     }
 
     async fn calibrate(&mut self, corners: Option<Corners>) -> Result<(), Error> {
+        self.shared.log.writable(&self.handle.id)?;
         let now = self.shared.engines.clock.now_ms();
         self.shared.log.set_calibration(&self.handle.id, corners, now).await?;
         if let Some(analyzer) = self.analyzer.as_mut() {
@@ -850,6 +853,10 @@ impl TableTask {
         action: Option<ArbiterAction>,
         events: Vec<(RefereeEvent, Option<Evidence>)>,
     ) -> Result<Vec<StoredEvent>, StoreError> {
+        // Counted from what is logged: in a hall with NATS away the append returns no stored
+        // events yet.
+        let produced = events.len() as u64;
+        let alerts = events.iter().filter(|(e, _)| e.severity == Severity::Alert).count() as u64;
         let batch = LogBatch {
             table: self.handle.id.clone(),
             game: self.game.id,
@@ -870,13 +877,10 @@ impl TableTask {
             }
         };
         use std::sync::atomic::Ordering::Relaxed;
-        let publish = !self.shared.log.events_from_hall();
-        for event in &stored {
-            self.handle.metrics.events.fetch_add(1, Relaxed);
-            if event.event.severity == Severity::Alert {
-                self.handle.metrics.alerts.fetch_add(1, Relaxed);
-            }
-            if publish {
+        self.handle.metrics.events.fetch_add(produced, Relaxed);
+        self.handle.metrics.alerts.fetch_add(alerts, Relaxed);
+        if !self.shared.log.events_from_hall() {
+            for event in &stored {
                 let _ = self.shared.bus.send(BusMessage::Event(Box::new(event.clone())));
             }
         }

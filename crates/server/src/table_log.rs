@@ -34,6 +34,15 @@ impl TableLog {
         self.cluster.is_some()
     }
 
+    /// Whether an arbiter's command can be logged at `table` now: always in one process; in a
+    /// hall, not while NATS is away (the command is refused before it changes anything).
+    pub fn writable(&self, table: &str) -> Result<(), StoreError> {
+        match &self.cluster {
+            Some(cluster) => cluster.log_writable(table),
+            None => Ok(()),
+        }
+    }
+
     /// The SQLite the API and the replays read.
     pub fn store(&self) -> &Store {
         &self.store
@@ -75,7 +84,8 @@ impl TableLog {
         }
     }
 
-    /// Appends a batch atomically and returns the stored events with their ids.
+    /// Appends a batch atomically and returns the stored events with their ids (in a hall while
+    /// NATS is away: none yet, the batch is kept in order and logged when it is back).
     pub async fn append(&self, batch: LogBatch) -> Result<Vec<StoredEvent>, StoreError> {
         match &self.cluster {
             Some(cluster) => cluster.append_batch(&self.store, batch).await,

@@ -19,23 +19,23 @@ use serde_json::Value;
 const CHILD_ENV: &str = "TENGEN_CLUSTER_CHILD";
 const TABLES: [&str; 3] = ["a", "b", "c"];
 
-/// Runs a node when re-executed as the child (`dir|nats url|node|lease ttl|table,table,…`);
-/// nothing in a normal run.
+/// Runs a node when re-executed as the child (`dir|nats url|node|lease ttl|table,table,…|buffer
+/// bytes`); nothing in a normal run.
 #[test]
 fn cluster_child_node() {
     let Ok(spec) = std::env::var(CHILD_ENV) else { return };
     let parts: Vec<&str> = spec.split('|').collect();
     let (dir, nats, node, ttl) = (parts[0], parts[1], parts[2], parts[3].parse().unwrap());
     let tables: Vec<&str> = parts[4].split(',').collect();
+    let buffer_bytes = parts[5].parse().unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async move {
         let dir = std::path::PathBuf::from(dir);
         let mut config = test_config(dir.join("data"), &tables);
         config.cluster = Some(tengen_server::config::ClusterConfig {
-            nats: nats.into(),
-            node: node.into(),
             lease_ttl_secs: ttl,
-            replicas: 1,
+            buffer_bytes,
+            ..tengen_server::config::ClusterConfig::new(nats, node)
         });
         let server = tengen_server::start(config, test_engines()).await.unwrap();
         let tmp = dir.join("addr.tmp");
@@ -50,11 +50,22 @@ fn spawn_node(dir: &Path, nats: &str, node: &str) -> (Child, std::net::SocketAdd
 }
 
 fn spawn_hall_node(dir: &Path, nats: &str, node: &str, ttl: f64, tables: &[&str]) -> (Child, std::net::SocketAddr) {
+    spawn_node_with(dir, nats, node, ttl, tables, tengen_server::config::ClusterConfig::new("", "").buffer_bytes)
+}
+
+fn spawn_node_with(
+    dir: &Path,
+    nats: &str,
+    node: &str,
+    ttl: f64,
+    tables: &[&str],
+    buffer_bytes: u64,
+) -> (Child, std::net::SocketAddr) {
     std::fs::create_dir_all(dir).unwrap();
     let _ = std::fs::remove_file(dir.join("addr"));
     let child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "cluster_child_node", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, format!("{}|{nats}|{node}|{ttl}|{}", dir.display(), tables.join(",")))
+        .env(CHILD_ENV, format!("{}|{nats}|{node}|{ttl}|{}|{buffer_bytes}", dir.display(), tables.join(",")))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -213,12 +224,7 @@ async fn an_unreachable_nats_is_said_at_start() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut config = test_config(temp_dir("cluster-unreachable"), &["a"]);
     let url = format!("nats://127.0.0.1:{port}");
-    config.cluster = Some(tengen_server::config::ClusterConfig {
-        nats: url.clone(),
-        node: "n1".into(),
-        lease_ttl_secs: 3.0,
-        replicas: 1,
-    });
+    config.cluster = Some(tengen_server::config::ClusterConfig::new(url.clone(), "n1"));
     let Err(err) = tengen_server::start(config, test_engines()).await else { panic!("started without NATS") };
     let text = err.to_string();
     assert!(text.contains("cannot reach NATS at") && text.contains(&url), "{text}");
@@ -381,10 +387,20 @@ async fn hall(
     names: &[&str],
     tables: &[&str],
 ) -> (Vec<Child>, Vec<(String, std::net::SocketAddr)>) {
+    hall_with_ttl(nats, dir, names, tables, 2.0).await
+}
+
+async fn hall_with_ttl(
+    nats: &str,
+    dir: &Path,
+    names: &[&str],
+    tables: &[&str],
+    ttl: f64,
+) -> (Vec<Child>, Vec<(String, std::net::SocketAddr)>) {
     let mut children = Vec::new();
     let mut nodes = Vec::new();
     for name in names {
-        let (child, addr) = spawn_hall_node(&dir.join(name), nats, name, 2.0, tables);
+        let (child, addr) = spawn_hall_node(&dir.join(name), nats, name, ttl, tables);
         children.push(child);
         nodes.push(((*name).to_owned(), addr));
     }
@@ -565,5 +581,136 @@ async fn every_node_shows_every_table_with_its_node_and_says_its_part_in_healthz
         child.kill().unwrap();
         child.wait().unwrap();
     }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Shows position `n` at `table` on the node at `addr` until that node has read move `n`.
+async fn play_on(addr: std::net::SocketAddr, table: &'static str, n: usize) -> bool {
+    wait_until(10, || async move {
+        post_png(addr, table, &position(n)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        move_number(addr, table).await >= u64::try_from(n).unwrap()
+    })
+    .await
+}
+
+/// Each table's move events in the hall's stream, by move number.
+async fn logged_moves(nats: &str, table: &str) -> Vec<u64> {
+    stream_events(nats, table)
+        .await
+        .iter()
+        .filter(|e| e["kind"] == "move")
+        .map(|e| e["move_number"].as_u64().unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nats_restarted_mid_game_loses_and_repeats_no_accepted_event_and_the_nodes_say_the_outage() {
+    let Some(mut nats) = NatsServer::start("cluster NATS restart") else { return };
+    let dir = temp_dir("cluster-nats-restart");
+    let table_ids = ["a", "b"];
+    let tables: Vec<String> = table_ids.iter().map(|t| (*t).to_owned()).collect();
+    // Leases live 8 s: longer than the outage, so no table changes hands meanwhile.
+    let (mut children, nodes) = hall_with_ttl(&nats.url, &dir, &["n1", "n2"], &table_ids, 8.0).await;
+    let addrs: Vec<_> = nodes.iter().map(|(_, a)| *a).collect();
+    play(&addrs, &tables, 1..=2).await;
+    let owners = owners(&nodes).await;
+    let node_of = |table: &str| nodes.iter().find(|(n, _)| *n == owners[table]).unwrap().1;
+
+    nats.stop();
+    // Each table's node goes on reading its camera and refereeing.
+    for n in 3..=4 {
+        for table in table_ids {
+            assert!(play_on(node_of(table), table, n).await, "table {table} reads move {n} with NATS away");
+        }
+    }
+    let mut kept = 0;
+    for (name, addr) in &nodes {
+        let health = get_json(*addr, "/healthz").await;
+        assert_ne!(health["cluster"]["nats"], "connected", "{name}: {health}");
+        kept += health["cluster"]["buffered_records"].as_u64().unwrap();
+    }
+    assert!(kept >= 4, "moves 3 and 4 of both tables kept in memory: {kept}");
+    // An arbiter's command cannot be logged now: refused before it changes anything.
+    let pass = serde_json::json!({"action": "pass", "colour": "white"});
+    let (status, body) = arbiter_request(node_of("a"), "POST", "/api/tables/a/arbiter", &pass).await;
+    assert_eq!((status, body["error"].as_str()), (503, Some("hall_log_unreachable")), "{body}");
+
+    nats.spawn();
+    for (name, addr) in &nodes {
+        let addr = *addr;
+        let back = wait_until(20, || async move {
+            let health = get_json(addr, "/healthz").await;
+            health["cluster"]["nats"] == "connected" && health["cluster"]["buffered_records"] == 0
+        })
+        .await;
+        let health = get_json(addr, "/healthz").await;
+        assert!(back, "{name} sent what it kept: {health}");
+        assert!(health["cluster"]["nats_outages"].as_u64().unwrap() >= 1, "{health}");
+        assert_eq!(health["cluster"]["records_refused"], 0, "{health}");
+        let metrics = get_text(addr, "/metrics").await;
+        assert!(metrics.contains(&format!("tengen_cluster_nats_outages_total{{node=\"{name}\"}} ")), "{metrics}");
+    }
+    play(&addrs, &tables, 5..=5).await;
+    for table in table_ids {
+        assert_eq!(logged_moves(&nats.url, table).await, [1, 2, 3, 4, 5], "table {table}: every move once, in order");
+    }
+    let on_a = get_json(addrs[0], "/api/events?limit=1000").await;
+    assert_eq!(on_a, get_json(addrs[1], "/api/events?limit=1000").await, "the same on every node");
+    for child in &mut children {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_whose_memory_for_the_log_is_full_refuses_frames_and_loses_nothing_it_read() {
+    let Some(mut nats) = NatsServer::start("cluster buffer full") else { return };
+    let dir = temp_dir("cluster-buffer-full");
+    let (mut child, addr) = spawn_node_with(&dir.join("n1"), &nats.url, "n1", 8.0, &["a"], 1500);
+    assert!(play_on(addr, "a", 1).await);
+
+    nats.stop();
+    let auth = format!("Bearer {CAMERA}");
+    let mut refused = None;
+    'play: for n in 2..=40 {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while move_number(addr, "a").await < u64::try_from(n).unwrap() {
+            assert!(Instant::now() < deadline, "move {n} never read");
+            let (status, _, body) = http(
+                addr,
+                "POST",
+                "/api/tables/a/frames",
+                &[("Authorization", &auth), ("Content-Type", "image/png")],
+                &board_png(&position(n)),
+            )
+            .await;
+            if status == 503 {
+                refused = Some(serde_json::from_slice::<Value>(&body).unwrap());
+                break 'play;
+            }
+            assert_eq!(status, 202);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let refused = refused.expect("frames refused once the memory is full");
+    assert_eq!(refused["error"], "log_buffer_full", "{refused}");
+    assert!(refused["message"].as_str().unwrap().contains("NATS"), "{refused}");
+    let read = move_number(addr, "a").await;
+    assert!(read >= 2, "moves read with NATS away before the memory filled: {read}");
+
+    nats.spawn();
+    let back =
+        wait_until(20, || async move { get_json(addr, "/healthz").await["cluster"]["buffered_records"] == 0 }).await;
+    assert!(back, "{}", get_json(addr, "/healthz").await);
+    let expected: Vec<u64> = (1..=read).collect();
+    assert_eq!(logged_moves(&nats.url, "a").await, expected, "every move the node read, once");
+    // Frames are taken again, and play goes on.
+    let next = usize::try_from(read).unwrap() + 1;
+    assert!(play_on(addr, "a", next).await, "play goes on");
+    assert!(wait_until(10, || async { logged_moves(&nats.url, "a").await.len() == next }).await, "and is logged");
+    child.kill().unwrap();
+    child.wait().unwrap();
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -38,7 +38,8 @@ impl NatsServer {
         Some(server)
     }
 
-    fn spawn(&mut self) {
+    /// Starts the server (again, after [`NatsServer::stop`]) on the same port and folder.
+    pub fn spawn(&mut self) {
         let child = Command::new(program().unwrap())
             .args(["-js", "-a", "127.0.0.1", "-p", &self.port.to_string(), "-sd"])
             .arg(self.dir.join("js"))
@@ -60,7 +61,8 @@ impl NatsServer {
         self.spawn();
     }
 
-    fn stop(&mut self) {
+    /// Stops the server (SIGKILL); its folder stays.
+    pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
