@@ -245,12 +245,13 @@ fn main() -> Result<(), Box<dyn Error>> {
                 }
                 let corners = l.geometry.corners();
                 format!(
-                    "{rel}: found, worst {}, {} inliers, rms {:.3}, extent {:.2}{note}, corners {} ({ms:.0} ms)",
+                    "{rel}: found, worst {}, {} inliers, rms {:.3}, extent {:.2}{note}, corners {} ({ms:.0} ms, {} steps)",
                     worst.map_or("–".into(), |w| format!("{w:.2} cell")),
                     l.quality.inlier_intersections,
                     l.quality.rms_error_cells,
                     l.quality.extent_contrast,
                     corners.iter().map(|[x, y]| format!("{x:.0},{y:.0}")).collect::<Vec<_>>().join(" "),
+                    l.quality.work_steps,
                 )
             }
             Err(e) => format!("{rel}: NOT found: {e} ({ms:.0} ms)"),

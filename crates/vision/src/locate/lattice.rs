@@ -6,7 +6,7 @@
 use nalgebra::{Matrix3, Vector3};
 use tengen_rules::BOARD_LINES;
 
-use super::response::LineResponse;
+use super::response::{LineResponse, Plane};
 use crate::work::WorkMeter;
 
 /// Hough angle bins over 180°.
@@ -39,6 +39,30 @@ const HIST_BINS: usize = 1024;
 /// Samples one comb search takes at most: spacings from 4 bins in half-bin steps, every offset,
 /// 19 teeth.
 const COMB_WORK: u64 = (2 * HIST_BINS / (BOARD_LINES - 1)) as u64 * HIST_BINS as u64 * BOARD_LINES as u64;
+
+/// Fraction of the image's bright end a line's surroundings must reach in [`lit_pixels`]
+/// (a priori: the refinement's `BOARD_BRIGHTNESS_FRACTION`, 0.45, with the image's bright end
+/// standing in for the board's brightness, which is not known before a lattice is).
+const LIT_FRACTION: f32 = 0.45;
+/// Distance, in working pixels, at which a line's two sides are read.
+const LIT_SIDE_PX: f32 = 3.0;
+
+/// The image's bright end: its 90th brightness percentile (wood, white stones, paper).
+fn bright_end(plane: &Plane) -> f32 {
+    let mut hist = [0usize; 256];
+    for &v in &plane.data {
+        hist[(v.max(0.0) as usize).min(255)] += 1;
+    }
+    let target = plane.data.len() / 10;
+    let mut acc = 0;
+    for (level, &n) in hist.iter().enumerate().rev() {
+        acc += n;
+        if acc >= target {
+            return level as f32;
+        }
+    }
+    0.0
+}
 
 /// A Hough line `x cosθ + y sinθ = ρ` in working pixels about the image centre.
 #[derive(Debug, Clone, Copy)]
@@ -87,23 +111,57 @@ impl LatticeFailure {
 /// caller checks the meter).
 pub(crate) fn guess(resp: &LineResponse, meter: &WorkMeter) -> Result<Vec<LatticeGuess>, LatticeFailure> {
     let (w, h) = (resp.strength.width, resp.strength.height);
+    guess_from(&line_pixels(resp, meter), w, h, usize::MAX, meter)
+}
+
+/// The thin, straight line pixels of a line response (charged to `meter`).
+pub(crate) fn line_pixels(resp: &LineResponse, meter: &WorkMeter) -> Vec<LinePixel> {
+    let (w, h) = (resp.strength.width, resp.strength.height);
     let threshold = strength_threshold(resp);
     // Each candidate pixel costs up to 24 straightness samples.
     meter.charge(25 * (w * h) as u64);
-    let pixels = thin_line_pixels(resp, threshold);
+    thin_line_pixels(resp, threshold)
+}
+
+/// The line pixels with a lit surface on at least one side: brighter than [`LIT_FRACTION`] of
+/// the image's bright end, [`LIT_SIDE_PX`] across the line. A board's lines are drawn on light
+/// wood; a dark table's grain is not.
+pub(crate) fn lit_pixels(pixels: &[LinePixel], plane: &Plane) -> Vec<LinePixel> {
+    let floor = LIT_FRACTION * bright_end(plane);
+    pixels
+        .iter()
+        .filter(|p| {
+            let (nx, ny) = (p.normal.cos() * LIT_SIDE_PX, p.normal.sin() * LIT_SIDE_PX);
+            let side = |s: f32| plane.sample(f64::from(p.x + s * nx), f64::from(p.y + s * ny));
+            side(1.0).max(side(-1.0)) >= floor
+        })
+        .copied()
+        .collect()
+}
+
+/// Lattice hypotheses from line pixels of a `w`×`h` working image, trying at most
+/// `max_family_pairs` pairs of line families (strongest first).
+pub(crate) fn guess_from(
+    pixels: &[LinePixel],
+    w: usize,
+    h: usize,
+    max_family_pairs: usize,
+    meter: &WorkMeter,
+) -> Result<Vec<LatticeGuess>, LatticeFailure> {
     if pixels.len() < 200 {
         return Err(LatticeFailure::TooFewLines);
     }
     if !meter.charge(pixels.len() as u64 * (2 * VOTE_SPREAD_BINS as u64 + 1)) {
         return Err(LatticeFailure::TooFewLines);
     }
-    let lines = hough_lines(&pixels, w, h);
+    let lines = hough_lines(pixels, w, h);
     if lines.len() < 8 {
         return Err(LatticeFailure::TooFewLines);
     }
     let centre = [w as f64 / 2.0, h as f64 / 2.0];
     let norm = (w.max(h) as f64) / 2.0;
-    let family_pairs = families(&lines);
+    let mut family_pairs = families(&lines);
+    family_pairs.truncate(max_family_pairs);
     if family_pairs.is_empty() {
         return Err(LatticeFailure::NoTwoFamilies);
     }
@@ -119,7 +177,7 @@ pub(crate) fn guess(resp: &LineResponse, meter: &WorkMeter) -> Result<Vec<Lattic
         let (Some(v1), Some(v2)) = (vanishing_point(&fam_a, norm), vanishing_point(&fam_b, norm)) else {
             continue;
         };
-        match comb_lattice(&pixels, v1, v2, centre, norm) {
+        match comb_lattice(pixels, v1, v2, centre, norm) {
             Some(g) => guesses.push(g),
             None => last_failure = LatticeFailure::NoRegularSpacing,
         }
@@ -588,4 +646,34 @@ fn comb_1d(values: &mut [(f64, f32)]) -> Option<(f64, f64, f64)> {
     };
     let contrast = score / BOARD_LINES as f64 / span_mean.max(1e-9);
     Some((lo + (o + 0.5) * bin, s * bin, contrast))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::locate::response::{line_response, Plane};
+
+    #[test]
+    fn only_lines_beside_a_lit_surface_count_as_lit() {
+        // Left half: a light board with a dark line at x = 20; right half: a dark table with a
+        // darker grain line at x = 60.
+        let (w, h) = (80, 40);
+        let mut plane = Plane::new(w, h);
+        for y in 0..h {
+            for x in 0..w {
+                plane.data[y * w + x] = match x {
+                    20 => 60.0,
+                    60 => 10.0,
+                    x if x < 40 => 200.0,
+                    _ => 40.0,
+                };
+            }
+        }
+        let resp = line_response(&plane);
+        let all = thin_line_pixels(&resp, MIN_LINE_STRENGTH);
+        assert!(all.iter().any(|p| p.x == 20.0) && all.iter().any(|p| p.x == 60.0));
+        let lit = lit_pixels(&all, &plane);
+        assert!(lit.iter().any(|p| p.x == 20.0), "the board's line was dropped");
+        assert!(lit.iter().all(|p| p.x != 60.0), "the table's grain was kept");
+    }
 }

@@ -31,6 +31,8 @@ pub use given::{refine_corners, refine_given, GivenCorners, Refinement};
 pub const WORKING_MAX_SIDE: u32 = 1000;
 /// Lattice hypotheses refined per level before giving up on it.
 const MAX_HYPOTHESES: usize = 2;
+/// Pairs of line families the third, lit-lines look tries (see [`search`]).
+const LIT_FAMILY_PAIRS: usize = 1;
 /// A refined grid with this many agreeing intersections ends the search early.
 const CONFIDENT_INLIERS: usize = 120;
 /// Fewest intersections that must agree with the fitted grid to accept a board.
@@ -169,12 +171,30 @@ fn search(
     // Hypotheses from the working image, then (for blurred or faint grids, whose lines are too
     // wide for the fine filter) from a half-size copy; always refined on the finest level.
     let mut coarse: Option<Working> = None;
-    for level in 0..2 {
+    // A third look, when neither found a board: the working image's line pixels that have a
+    // lit surface beside them, so that a dark table's grain does not outvote a crowded board's
+    // few visible lines. Its pixels are the first look's, filtered; it tries only the strongest
+    // pair of line families (with the grain gone, the board's), which keeps a search that needs
+    // all three looks within half the work budget.
+    let mut fine_pixels: Vec<lattice::LinePixel> = Vec::new();
+    for level in 0..3 {
         if meter.check().is_err() {
             break;
         }
-        let source = if level == 0 { &fine } else { coarse.insert(working_at(gray, fine_factor * 2, meter)) };
-        let guesses = match lattice::guess(&source.resp, meter) {
+        let source = match level {
+            1 => coarse.insert(working_at(gray, fine_factor * 2, meter)),
+            _ => &fine,
+        };
+        let (w, h) = (source.resp.strength.width, source.resp.strength.height);
+        let guesses = match level {
+            0 => {
+                fine_pixels = lattice::line_pixels(&fine.resp, meter);
+                lattice::guess_from(&fine_pixels, w, h, usize::MAX, meter)
+            }
+            1 => lattice::guess(&source.resp, meter),
+            _ => lattice::guess_from(&lattice::lit_pixels(&fine_pixels, &fine.plane), w, h, LIT_FAMILY_PAIRS, meter),
+        };
+        let guesses = match guesses {
             Ok(g) => g,
             Err(f) => {
                 last_error = LocateError::NoBoard(f.describe().to_string());
@@ -192,6 +212,17 @@ fn search(
             let mut outcome = refine_from(&fine, &initial, options.lens.is_none(), true, meter);
             if outcome.is_err() && level == 1 {
                 outcome = refine_from(source, &initial, options.lens.is_none(), false, meter);
+            }
+            // The lit look is for a board against a dark surround: there the board's own margin
+            // must show beyond each outer line, or an outer line is the board's edge.
+            if level == 2 {
+                if let Some(side) =
+                    outcome.as_ref().ok().and_then(|f| refine::dark_beyond_outer_line(&fine, &f.geometry))
+                {
+                    outcome = Err(LocateError::NoBoard(format!(
+                        "no board margin beyond the {side} line: an outer line would be the board's edge"
+                    )));
+                }
             }
             match outcome {
                 Ok(located) => {

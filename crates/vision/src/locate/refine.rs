@@ -314,6 +314,43 @@ pub(crate) fn line_evidence(work: &Working, geom: &GridGeometry, columns: bool, 
     mean(samples_along(columns, index).filter_map(|(c, r)| point_evidence(work, geom, columns, c, r, board_level)))
 }
 
+/// Distance, in cells, beyond an outer line at which the board's margin is read (a priori: a
+/// board's margin is wider than half a cell).
+const MARGIN_CELLS: f64 = 0.5;
+
+/// The first outer line (`"top"`, `"right"`, `"bottom"`, `"left"` as indexed) beyond which, half
+/// a cell out, the surface is darker than a board ([`BOARD_BRIGHTNESS_FRACTION`] of the board's
+/// brightness at the cell centres) at most of the 18 points read (one per cell along the line);
+/// `None` when every outer line has board beyond it. Points outside the image are not read.
+pub(crate) fn dark_beyond_outer_line(work: &Working, geom: &GridGeometry) -> Option<&'static str> {
+    let board_level = board_brightness(work, geom);
+    let last = (BOARD_LINES - 1) as f64;
+    let (w, h) = (work.plane.width as f64, work.plane.height as f64);
+    for name in ["top", "right", "bottom", "left"] {
+        let (mut dark, mut read) = (0usize, 0usize);
+        // Between the perpendicular lines, which a wrong grid's margin would cross.
+        for k in 0..BOARD_LINES - 1 {
+            let t = k as f64 + 0.5;
+            let (c, r) = match name {
+                "top" => (t, -MARGIN_CELLS),
+                "right" => (last + MARGIN_CELLS, t),
+                "bottom" => (t, last + MARGIN_CELLS),
+                _ => (-MARGIN_CELLS, t),
+            };
+            let p = work.to_work(geom.project(c, r));
+            if !(p[0] >= 0.0 && p[1] >= 0.0 && p[0] < w && p[1] < h) {
+                continue;
+            }
+            read += 1;
+            dark += usize::from(work.plane.sample(p[0], p[1]) < BOARD_BRIGHTNESS_FRACTION * board_level);
+        }
+        if read > 0 && dark * 2 > read {
+            return Some(name);
+        }
+    }
+    None
+}
+
 /// Median brightness of the board at cell centres inside the grid.
 fn board_brightness(work: &Working, geom: &GridGeometry) -> f32 {
     let mut values: Vec<f32> = Vec::new();
@@ -559,6 +596,36 @@ mod tests {
         });
         let h = [[cell, 0.0, origin], [0.0, cell, origin], [0.0, 0.0, 1.0]];
         (img, GridGeometry { homography: h, lens: LensDistortion::none(640, 640) })
+    }
+
+    /// A light board whose wood reaches 0.8 cell beyond its outer lines, on a dark table.
+    fn board_on_a_dark_table() -> (GrayImage, GridGeometry) {
+        let (cell, origin) = (24.0, 60.0);
+        let img = GrayImage::from_fn(560, 560, |x, y| {
+            let (u, v) = ((f64::from(x) - origin) / cell, (f64::from(y) - origin) / cell);
+            let on_board = |t: f64| (-0.8..=18.8).contains(&t);
+            let on_lines = |t: f64| (-0.05..=18.05).contains(&t);
+            let near = |t: f64| (t - t.round()).abs() * cell < 1.0 && on_lines(t);
+            if !(on_board(u) && on_board(v)) {
+                Luma([35])
+            } else if (near(u) && on_lines(v)) || (near(v) && on_lines(u)) {
+                Luma([50])
+            } else {
+                Luma([200])
+            }
+        });
+        let h = [[cell, 0.0, origin], [0.0, cell, origin], [0.0, 0.0, 1.0]];
+        (img, GridGeometry { homography: h, lens: LensDistortion::none(560, 560) })
+    }
+
+    #[test]
+    fn an_outer_line_on_the_boards_edge_has_no_margin_beyond_it() {
+        let (img, truth) = board_on_a_dark_table();
+        let work = super::super::working(&img, &WorkMeter::unlimited());
+        assert_eq!(dark_beyond_outer_line(&work, &truth), None);
+        // A column to the left: the new first column lies beyond the board's wood.
+        assert_eq!(dark_beyond_outer_line(&work, &reindex(&truth, &translation(-1.0, 0.0))), Some("left"));
+        assert_eq!(dark_beyond_outer_line(&work, &reindex(&truth, &translation(0.0, 1.0))), Some("bottom"));
     }
 
     #[test]
