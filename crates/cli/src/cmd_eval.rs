@@ -14,9 +14,12 @@ use tengen_rules::PointState;
 use tengen_vision::evaluate::{
     corner_error_cells, corner_errors_cells, parse_grid, reading_grid, score, Calibration, Confusion, Grid,
 };
+use tengen_vision::occlusion_model::{fit as fit_occlusion, OcclusionModel};
 use tengen_vision::reader_model::fit;
 use tengen_vision::reading::read_board_detailed;
 use tengen_vision::{locate, GridGeometry, LensDistortion, LocateOptions, ReaderConfig, ReaderModel};
+
+use crate::photo_set::{hand_label, HandLabel};
 
 /// Arguments of `tengen eval`.
 #[derive(clap::Args)]
@@ -54,38 +57,6 @@ enum EvalTarget {
         #[command(flatten)]
         stress: crate::eval_stress::StressArgs,
     },
-}
-
-/// Our own labels of which roboflow-corners frames show a hand (the dataset has none): see the
-/// file for how they were made.
-const ROBOFLOW_HANDS: &str = include_str!("../../../tests/labels/roboflow-corners-hands.txt");
-
-/// What a photo shows besides the board, from our hand labels.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum HandLabel {
-    /// A hand over grid points.
-    Hand,
-    /// A hand over the board's margin only.
-    Margin,
-}
-
-/// The hand label of a photo, when its folder has labels (`None`: no labels for it).
-fn hand_label(rel: &str) -> Option<Option<HandLabel>> {
-    if !rel.contains("roboflow-corners") {
-        return None;
-    }
-    let name = Path::new(rel).file_name()?.to_str()?;
-    let source = name.split_once("_jpg")?.0;
-    let label = ROBOFLOW_HANDS
-        .lines()
-        .map(|l| l.split('#').next().unwrap_or("").split_whitespace().collect::<Vec<_>>())
-        .find(|words| words.first() == Some(&source))
-        .and_then(|words| match words.get(1).copied() {
-            Some("hand") => Some(HandLabel::Hand),
-            Some("margin") => Some(HandLabel::Margin),
-            _ => None,
-        });
-    Some(label)
 }
 
 /// Confidence bin edges for the reliability table.
@@ -159,7 +130,11 @@ fn eval_photos(dir: &Path, out: Option<&Path>, loso: bool, label_geometry: bool)
     let mut sequence_frames = Vec::new();
     for photo in &photos {
         let (rel, path, truth, true_corners) = (&photo.rel, &photo.path, photo.truth, photo.corners);
-        let config = ReaderConfig { model: models.for_source(&photo.source), ..ReaderConfig::default() };
+        let config = ReaderConfig {
+            model: models.for_source(&photo.source),
+            occlusion_model: Some(models.occlusion_for(&photo.source)),
+            ..ReaderConfig::default()
+        };
         let folder = Path::new(rel).parent().map(|p| p.to_string_lossy().to_string()).unwrap_or_default();
         let score_of = folders.entry(folder).or_insert_with(FolderScore::with_bins);
         score_of.images += 1;
@@ -308,7 +283,7 @@ fn eval_photos(dir: &Path, out: Option<&Path>, loso: bool, label_geometry: bool)
         "Points are scored as the best of the 8 board symmetries: a photo has no canonical \"up\".".to_string(),
         format!("Excluded (mislabelled): {}.", if excluded.is_empty() { "none found".to_string() } else { excluded.join(", ") }),
         "A board that is not located counts as 361 unknown points.".to_string(),
-        "Occlusion: imago and gomrade carry no hand labels, so the report lists which of their frames were flagged; roboflow-corners frames are scored against our own hand labels (tests/labels/roboflow-corners-hands.txt).".to_string(),
+        "Occlusion: frames are scored against our own hand labels (tests/labels/roboflow-corners-hands.txt, tests/labels/imago-hands.txt; goban-watcher-dev and gomrade-singles are taken to show no hand), and every flagged frame without a hand is listed.".to_string(),
         "Corners: the worst of the 4 corners per frame, in grid cells; a frame where no board was located counts as a miss. The last column checks both our corners and the labels against the outer line crossings measured locally from the pixels (`locate::crossings`, independent of the locator's fit), on the frames where all four can be measured: the roboflow labels sit about 0.1 cell inside the crossings (see the locate notes).".to_string(),
     ];
     notes.extend(moves.notes());
@@ -326,6 +301,11 @@ struct ReaderModels {
     left_out: BTreeMap<String, ReaderModel>,
     /// The model for sources without a fold of their own.
     all: ReaderModel,
+    /// Per left-out source, the occlusion model fitted on the other sources and the rendered
+    /// frames (empty: every source uses `occlusion_all`).
+    occlusion_left_out: BTreeMap<String, OcclusionModel>,
+    /// The occlusion model for sources without a fold of their own.
+    occlusion_all: OcclusionModel,
     loso: bool,
 }
 
@@ -334,14 +314,19 @@ impl ReaderModels {
         self.left_out.get(source).copied().unwrap_or(self.all)
     }
 
+    fn occlusion_for(&self, source: &str) -> OcclusionModel {
+        self.occlusion_left_out.get(source).copied().unwrap_or(self.occlusion_all)
+    }
+
     fn describe(&self) -> String {
         if self.loso {
             format!(
-                "Leave one source out: each of {} is read with a reader model fitted on the other sources only (`reader_model::fit`, as `tengen fit reader` does); sources without point labels (roboflow-corners) are read with the model fitted on all of them, which never saw them.",
-                self.left_out.keys().cloned().collect::<Vec<_>>().join(", ")
+                "Leave one source out: each of {} is read with a reader model fitted on the other sources only (`reader_model::fit`, as `tengen fit reader` does); sources without point labels (roboflow-corners) are read with the model fitted on all of them, which never saw them. The occlusion decision of each of {} is the model fitted on the other sources' hand labels and the rendered frames (`tengen fit occlusion --without SOURCE`).",
+                self.left_out.keys().cloned().collect::<Vec<_>>().join(", "),
+                self.occlusion_left_out.keys().cloned().collect::<Vec<_>>().join(", ")
             )
         } else {
-            "In sample: every photo is read with the shipped model (`models/point-reader.toml`), fitted on these photos.".to_string()
+            "In sample: every photo is read with the shipped models (`models/point-reader.toml`, `models/occlusion.toml`).".to_string()
         }
     }
 }
@@ -349,7 +334,13 @@ impl ReaderModels {
 /// The shipped model, or with `loso` one model per source with point labels fitted without it.
 fn reader_models(photos: &[crate::photo_set::Photo], loso: bool) -> anyhow::Result<ReaderModels> {
     if !loso {
-        return Ok(ReaderModels { left_out: BTreeMap::new(), all: ReaderModel::embedded(), loso });
+        return Ok(ReaderModels {
+            left_out: BTreeMap::new(),
+            all: ReaderModel::embedded(),
+            occlusion_left_out: BTreeMap::new(),
+            occlusion_all: OcclusionModel::embedded(),
+            loso,
+        });
     }
     let frames = crate::photo_set::labelled_frames(photos);
     let all = fit(&frames).context("fitting the reader on every source")?;
@@ -360,7 +351,21 @@ fn reader_models(photos: &[crate::photo_set::Photo], loso: bool) -> anyhow::Resu
         left_out
             .insert(source.to_string(), fit(&others).with_context(|| format!("fitting the reader without {source}"))?);
     }
-    Ok(ReaderModels { left_out, all, loso })
+    let config = ReaderConfig::default();
+    let photo_samples = crate::photo_set::occlusion_samples(photos, &config);
+    let rendered = crate::photo_set::rendered_occlusion_samples(&config)?;
+    let occlusion_all = fit_occlusion(photo_samples.iter().chain(&rendered).cloned().collect::<Vec<_>>().as_slice())
+        .context("fitting the occlusion model on every source")?;
+    let mut occlusion_left_out = BTreeMap::new();
+    let sources: std::collections::BTreeSet<&str> = photo_samples.iter().map(|s| s.source.as_str()).collect();
+    for source in sources {
+        let others: Vec<_> = photo_samples.iter().filter(|s| s.source != source).chain(&rendered).cloned().collect();
+        occlusion_left_out.insert(
+            source.to_string(),
+            fit_occlusion(&others).with_context(|| format!("fitting the occlusion model without {source}"))?,
+        );
+    }
+    Ok(ReaderModels { left_out, all, occlusion_left_out, occlusion_all, loso })
 }
 
 /// A labelled frame of a move-by-move sequence, in stored pixel order.
@@ -801,9 +806,14 @@ mod tests {
         assert_eq!(at("8_jpg.rf.5939f9b0.jpg"), Some(Some(HandLabel::Hand)));
         assert_eq!(at("75_jpg.rf.0.jpg"), Some(Some(HandLabel::Margin)));
         assert_eq!(at("80_jpg.rf.0.jpg"), Some(None), "80 is not 8");
-        assert_eq!(hand_label("imago-tests/t1/t1_001.jpg"), None);
         // Every labelled line names a source number and a known label.
-        for line in ROBOFLOW_HANDS.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty()) {
+        assert_eq!(hand_label("imago-tests/t3/t3_005.jpg"), Some(Some(HandLabel::Hand)));
+        assert_eq!(hand_label("imago-tests/t3/t3_004.jpg"), Some(None));
+        for line in crate::photo_set::ROBOFLOW_HANDS
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+            .filter(|l| !l.is_empty())
+        {
             let words: Vec<&str> = line.split_whitespace().collect();
             assert!(words[0].parse::<u32>().is_ok() && ["hand", "margin"].contains(&words[1]), "{line}");
         }

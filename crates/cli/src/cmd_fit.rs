@@ -1,12 +1,16 @@
 //! `tengen fit reader DIR`: fits the point reader's model (class priors and confidence
 //! calibration) on every photo with point labels under DIR and writes it as TOML — the file the
-//! reader ships with is `models/point-reader.toml`, written by this command.
+//! reader ships with is `models/point-reader.toml`, written by this command. `tengen fit
+//! occlusion DIR` fits the occlusion decision (`models/occlusion.toml`) on the photos with hand
+//! labels under DIR and on frames rendered with fixed seeds.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use tengen_vision::occlusion_model::{OcclusionModelFile, FEATURE_NAMES};
 use tengen_vision::reader_model::{fit, ReaderModelFile};
+use tengen_vision::ReaderConfig;
 
 /// Arguments of `tengen fit`.
 #[derive(clap::Args)]
@@ -30,12 +34,99 @@ enum FitTarget {
         #[arg(long)]
         without: Vec<String>,
     },
+    /// Fit the occlusion decision on the photos with hand labels (roboflow-corners and imago
+    /// by our label files, goban-watcher-dev and gomrade-singles as showing none) and on frames
+    /// rendered with fixed seeds (every stress factor, with and without a hand).
+    Occlusion {
+        /// Folder of labelled photos (searched recursively).
+        dir: PathBuf,
+        /// Where to write the model (TOML).
+        #[arg(long, default_value = "models/occlusion.toml")]
+        out: PathBuf,
+        /// Leave these sources out of the fit (e.g. `roboflow-corners`: the model `eval photos
+        /// --loso` scores that source with).
+        #[arg(long)]
+        without: Vec<String>,
+        /// Also write every frame's features, label and fitted probability to this file (TSV).
+        #[arg(long)]
+        dump: Option<PathBuf>,
+    },
 }
 
 /// Runs `tengen fit`.
 pub fn run(args: FitArgs) -> anyhow::Result<ExitCode> {
-    let FitTarget::Reader { dir, out, without } = args.target;
-    let (photos, _) = crate::photo_set::collect(&dir)?;
+    match args.target {
+        FitTarget::Reader { dir, out, without } => fit_reader(&dir, &out, &without),
+        FitTarget::Occlusion { dir, out, without, dump } => fit_occlusion(&dir, &out, &without, dump.as_deref()),
+    }
+}
+
+fn fit_occlusion(
+    dir: &std::path::Path,
+    out: &std::path::Path,
+    without: &[String],
+    dump: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
+    let (photos, _) = crate::photo_set::collect(dir)?;
+    // The tests' evidence does not depend on the decision, so any model reads it.
+    let config = ReaderConfig::default();
+    let mut samples = crate::photo_set::occlusion_samples(&photos, &config);
+    samples.retain(|s| !without.contains(&s.source));
+    samples.extend(crate::photo_set::rendered_occlusion_samples(&config)?);
+    let model = tengen_vision::occlusion_model::fit(&samples).context("fitting the occlusion model")?;
+    let mut frames_per_source: Vec<(String, usize, usize)> = Vec::new();
+    for s in &samples {
+        match frames_per_source.iter_mut().find(|(name, _, _)| *name == s.source) {
+            Some((_, n, h)) => {
+                *n += 1;
+                *h += usize::from(s.hand);
+            }
+            None => frames_per_source.push((s.source.clone(), 1, usize::from(s.hand))),
+        }
+    }
+    let file = OcclusionModelFile {
+        command: format!(
+            "tengen fit occlusion {} --out {}{}",
+            dir.display(),
+            out.display(),
+            without.iter().map(|s| format!(" --without {s}")).collect::<String>()
+        ),
+        frames_per_source,
+        features: FEATURE_NAMES.iter().map(|s| (*s).to_string()).collect(),
+        model,
+    };
+    let text = toml::to_string(&file).context("writing the model as TOML")?;
+    let header = "# The occlusion model: written by `tengen fit occlusion` (models/point-reader.md); do not edit.\n";
+    std::fs::write(out, format!("{header}{text}")).with_context(|| format!("writing {}", out.display()))?;
+    println!("{} frames from {} sources → {}", samples.len(), file.frames_per_source.len(), out.display());
+    for (source, n, hands) in &file.frames_per_source {
+        println!("  {source}: {n} ({hands} with a hand)");
+    }
+    println!("  weights {:?}, bias {:.4}", model.weights, model.bias);
+    if let Some(path) = dump {
+        let mut tsv = format!("source\tname\thand\tp\trules\tcells\tcovered\tcrossed\t{}\n", FEATURE_NAMES.join("\t"));
+        for s in &samples {
+            let x = s.evidence.features();
+            tsv.push_str(&format!(
+                "{}\t{}\t{}\t{:.4}\t{}\t{}\t{}\t{}\t{}\n",
+                s.source,
+                s.name,
+                u8::from(s.hand),
+                model.probability(&s.evidence),
+                u8::from(s.evidence.rules_fired),
+                s.evidence.foreign_cells,
+                s.evidence.covered_points,
+                s.evidence.crossed_points,
+                x.iter().map(|v| format!("{v:.3}")).collect::<Vec<_>>().join("\t")
+            ));
+        }
+        std::fs::write(path, tsv).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn fit_reader(dir: &std::path::Path, out: &std::path::Path, without: &[String]) -> anyhow::Result<ExitCode> {
+    let (photos, _) = crate::photo_set::collect(dir)?;
     let mut frames = crate::photo_set::labelled_frames(&photos);
     frames.retain(|f| !without.contains(&f.source));
     let model = fit(&frames).context("fitting the reader")?;
@@ -58,7 +149,7 @@ pub fn run(args: FitArgs) -> anyhow::Result<ExitCode> {
     };
     let text = toml::to_string(&file).context("writing the model as TOML")?;
     let header = "# The point reader's model: written by `tengen fit reader` (models/point-reader.md); do not edit.\n";
-    std::fs::write(&out, format!("{header}{text}")).with_context(|| format!("writing {}", out.display()))?;
+    std::fs::write(out, format!("{header}{text}")).with_context(|| format!("writing {}", out.display()))?;
     println!("{} labelled frames from {} sources → {}", frames.len(), file.frames_per_source.len(), out.display());
     for (source, n) in &file.frames_per_source {
         println!("  {source}: {n}");

@@ -24,8 +24,9 @@ use tengen_synth::{
 };
 use tengen_vision::evaluate::{analyse_frame, corner_errors_cells, parse_grid, reading_grid, score, Grid};
 use tengen_vision::image_io::decode_rgb;
+use tengen_vision::occlusion_model::OcclusionEvidence;
 use tengen_vision::reading::read_board_detailed;
-use tengen_vision::{GridGeometry, LocateOptions, ReaderConfig};
+use tengen_vision::{GridGeometry, LensDistortion, LocateOptions, ReaderConfig};
 
 /// The targets, per bucket (see `Targets` in the report).
 const FOUND_TARGET_PCT: f64 = 97.0;
@@ -797,6 +798,90 @@ fn frame_setup(b: &Bucket, k: usize, max_side: Option<u32>) -> Setup {
         }
     }
     setup
+}
+
+/// One rendered frame for fitting the occlusion model: its bucket, what the occlusion tests
+/// found on it and whether a hand covers grid points.
+pub struct OcclusionTrainingFrame {
+    /// The bucket whose factor it was rendered with.
+    pub bucket: String,
+    /// What the tests found, read on the renderer's exact grid.
+    pub evidence: OcclusionEvidence,
+    /// Whether a hand covers grid points (the truth's occluded points in the frame).
+    pub hand: bool,
+}
+
+/// Frames for fitting the occlusion model, never frames of the suite: every bucket's factor
+/// with seeds of their own (the bucket's name in a `fit-occlusion:` namespace), twice — once as
+/// the bucket has it and once with a random hand reaching in (unless the bucket already has
+/// hands) — rendered at most `max_side` pixels a side and read on the renderer's exact grid
+/// (the model judges what the tests find, not the search). Frames whose hand covers only the
+/// board's margin say nothing either way and are left out.
+pub fn occlusion_training(max_side: u32, reader: &ReaderConfig) -> anyhow::Result<Vec<OcclusionTrainingFrame>> {
+    let all = buckets();
+    let jobs: Vec<(usize, bool)> = (0..all.len()).flat_map(|i| [(i, false), (i, true)]).collect();
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<anyhow::Result<Option<OcclusionTrainingFrame>>>>> =
+        Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let j = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(bi, with_hand)) = jobs.get(j) else { break };
+                let b = &all[bi];
+                let seed = frame_seed(&format!("fit-occlusion:{}", b.name), usize::from(with_hand));
+                let mut rng = Rng::new(seed);
+                let mut setup = typical_hall(seed, &mut rng);
+                (b.apply)(&mut setup, &mut rng);
+                if with_hand && setup.scene.hands.is_empty() {
+                    setup.scene.hands.push(random_hand(&mut rng, [-0.05, 0.7]));
+                }
+                keep_board_in_frame(&mut setup.scene);
+                let (w, h) = (setup.scene.width, setup.scene.height);
+                let k = f64::from(max_side) / f64::from(w.max(h));
+                if k < 1.0 {
+                    setup.scene.width = ((f64::from(w) * k) as u32).max(64);
+                    setup.scene.height = ((f64::from(h) * k) as u32).max(64);
+                }
+                let outcome = training_frame(&b.name, &setup, reader);
+                if let Ok(mut r) = results.lock() {
+                    r[j] = Some(outcome);
+                }
+            });
+        }
+    });
+    let results = results.into_inner().map_err(|_| anyhow::anyhow!("a worker panicked"))?;
+    let mut out = Vec::new();
+    for (outcome, &(bi, with_hand)) in results.into_iter().zip(&jobs) {
+        let frame = outcome
+            .ok_or_else(|| anyhow::anyhow!("{} was not rendered", all[bi].name))?
+            .with_context(|| format!("{} (hand added: {with_hand})", all[bi].name))?;
+        out.extend(frame);
+    }
+    Ok(out)
+}
+
+/// Renders one training frame and reads it on the exact grid (`None`: a margin-only hand).
+fn training_frame(
+    bucket: &str,
+    setup: &Setup,
+    reader: &ReaderConfig,
+) -> anyhow::Result<Option<OcclusionTrainingFrame>> {
+    let position = Position::game_like(setup.scene.seed, setup.stones);
+    let frame = render(&position, &setup.scene)?;
+    let image = decode_rgb(&frame.jpeg()).context("decoding the rendered JPEG")?.rgb;
+    let truth = &frame.truth;
+    let covered = truth.occluded.iter().zip(&truth.in_frame).filter(|(o, f)| **o && **f).count();
+    if covered == 0 && truth.hand_over_board {
+        return Ok(None);
+    }
+    let geometry = GridGeometry {
+        homography: truth.homography,
+        lens: LensDistortion { k1: truth.lens.k1, centre: truth.lens.centre, scale: truth.lens.scale },
+    };
+    let details = read_board_detailed(&image, &geometry, reader);
+    Ok(Some(OcclusionTrainingFrame { bucket: bucket.to_string(), evidence: details.occlusion, hand: covered > 0 }))
 }
 
 /// Runs the suite and returns the per-bucket reports.

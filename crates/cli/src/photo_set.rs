@@ -10,6 +10,7 @@ use tengen_vision::evaluate::{parse_corners_label, parse_grid, reading_grid, sco
 use tengen_vision::grey::grey;
 use tengen_vision::image_io::{decode_rgb, DecodedFrame};
 use tengen_vision::locate::refine_corners;
+use tengen_vision::occlusion_model::OcclusionSample;
 use tengen_vision::reader_model::LabelledFrame;
 use tengen_vision::reading::read_board_detailed;
 use tengen_vision::{locate, GridGeometry, LocateOptions, ReaderConfig};
@@ -138,6 +139,94 @@ pub fn collect(dir: &Path) -> anyhow::Result<(Vec<Photo>, Vec<String>)> {
     }
     Ok((photos, excluded))
 }
+
+/// Our own labels of which roboflow-corners frames show a hand (the dataset has none): see the
+/// file for how they were made.
+pub const ROBOFLOW_HANDS: &str = include_str!("../../../tests/labels/roboflow-corners-hands.txt");
+
+/// Our own labels of which imago-tests frames show a hand: see the file for where they come from.
+pub const IMAGO_HANDS: &str = include_str!("../../../tests/labels/imago-hands.txt");
+
+/// What a photo shows besides the board, from our hand labels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HandLabel {
+    /// A hand over grid points.
+    Hand,
+    /// A hand over the board's margin only.
+    Margin,
+}
+
+/// The label a label file gives `key` (its first word), if any.
+fn label_in(file: &str, key: &str) -> Option<HandLabel> {
+    file.lines()
+        .map(|l| l.split('#').next().unwrap_or("").split_whitespace().collect::<Vec<_>>())
+        .find(|words| words.first() == Some(&key))
+        .and_then(|words| match words.get(1).copied() {
+            Some("hand") => Some(HandLabel::Hand),
+            Some("margin") => Some(HandLabel::Margin),
+            _ => None,
+        })
+}
+
+/// The hand label of a photo, when its folder has labels (`None`: no labels for it): roboflow
+/// by source frame (its three augmentations share it), imago by frame, and goban-watcher-dev and
+/// gomrade-singles frames as showing no hand (see `tests/labels/imago-hands.txt`).
+pub fn hand_label(rel: &str) -> Option<Option<HandLabel>> {
+    let name = Path::new(rel).file_name()?.to_str()?;
+    if rel.contains("roboflow-corners") {
+        let source = name.split_once("_jpg")?.0;
+        Some(label_in(ROBOFLOW_HANDS, source))
+    } else if rel.contains("imago-tests") {
+        let stem = Path::new(name).file_stem()?.to_str()?;
+        Some(label_in(IMAGO_HANDS, stem))
+    } else if rel.contains("goban-watcher-dev") || rel.contains("gomrade-singles") {
+        Some(None)
+    } else {
+        None
+    }
+}
+
+/// The occlusion model's samples from the photos: every located photo with a hand label, on its
+/// labelled grid where it has one (else the searched grid), read with `config`; frames whose
+/// hand covers only the margin are left out (they say nothing either way).
+pub fn occlusion_samples(photos: &[Photo], config: &ReaderConfig) -> Vec<OcclusionSample> {
+    photos
+        .iter()
+        .filter_map(|photo| {
+            let hand = hand_label(&photo.rel)?;
+            if hand == Some(HandLabel::Margin) {
+                return None;
+            }
+            let frame = photo.frame.as_ref().ok()?;
+            let geometry = photo.label_geometry().or_else(|| photo.located.clone().ok())?;
+            let details = read_board_detailed(&frame.rgb, &geometry, config);
+            Some(OcclusionSample {
+                source: photo.source.clone(),
+                name: photo.rel.clone(),
+                evidence: details.occlusion,
+                hand: hand == Some(HandLabel::Hand),
+            })
+        })
+        .collect()
+}
+
+/// The occlusion model's samples from rendered frames (`eval_stress::occlusion_training`), as
+/// one source, `rendered`.
+pub fn rendered_occlusion_samples(config: &ReaderConfig) -> anyhow::Result<Vec<OcclusionSample>> {
+    Ok(crate::eval_stress::occlusion_training(RENDERED_MAX_SIDE, config)?
+        .into_iter()
+        .map(|f| OcclusionSample {
+            source: "rendered".to_string(),
+            name: format!("{}{}", f.bucket, if f.hand { " + hand" } else { "" }),
+            evidence: f.evidence,
+            hand: f.hand,
+        })
+        .collect())
+}
+
+/// Largest side of the rendered training frames (the occlusion tests work in grid cells, so a
+/// smaller frame than the suite's 1080p serves and renders four times faster).
+const RENDERED_MAX_SIDE: u32 = 960;
 
 /// The reader's training frames: every photo with point labels, measured on its labelled grid
 /// when it has one (the reader is fitted on where the points are, not on the search's mistakes),

@@ -3,7 +3,9 @@
 //! posteriors of every misread point, the point and cell behind each occlusion rule, and the
 //! failing image drawn with its reading into OUT_DIR. Also reads unlabelled photos (NOTRUTH=1)
 //! and photos the search misses, from corners typed by hand (ROUGH_CORNERS=FILE).
-//! `evaldev DIR OUT_DIR`; env DUMP=1 (features of every point), COVERED=1|all, CELLS=1, NOSAVE=1, FULL=1.
+//! `evaldev DIR OUT_DIR`; env DUMP=1 (features of every point), COVERED=1|all, CELLS=1, NOSAVE=1, FULL=1,
+//! LABELS=1 (read on the labelled grid of a `.grid.json`, refined to the lines, as `tengen eval
+//! photos --label-geometry` does).
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -43,6 +45,21 @@ fn rough_corners(path: &Path) -> Option<[[f64; 2]; 4]> {
     None
 }
 
+/// With LABELS=1, the grid of the photo's `.grid.json` corners refined to the lines.
+fn labelled_geometry(path: &Path, rgb: &image::RgbImage) -> Option<tengen_vision::Located> {
+    std::env::var("LABELS").ok()?;
+    let text = std::fs::read_to_string(format!("{}.grid.json", path.display())).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let c = json.get("corners_px")?.as_array()?;
+    let xy = |k: usize| -> Option<[f64; 2]> {
+        let p = c.get(k)?.as_array()?;
+        Some([p.first()?.as_f64()?, p.get(1)?.as_f64()?])
+    };
+    let corners = [xy(0)?, xy(1)?, xy(2)?, xy(3)?];
+    let gray = image::DynamicImage::ImageRgb8(rgb.clone()).into_luma8();
+    tengen_vision::locate::refine_corners(&gray, corners, None).ok().map(|g| g.located)
+}
+
 fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().collect();
     let dir = PathBuf::from(args.get(1).ok_or("usage: evaldev DIR OUT_DIR")?);
@@ -68,7 +85,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         let truth = parse_grid(&truth_text)?;
         let frame = tengen_vision::image_io::decode_rgb(&std::fs::read(&path)?)?;
         let t0 = std::time::Instant::now();
-        let located = match locate(&frame.rgb, &LocateOptions::default()) {
+        let labelled = labelled_geometry(&path, &frame.rgb);
+        let located = match labelled.map_or_else(|| locate(&frame.rgb, &LocateOptions::default()), Ok) {
             Ok(l) => l,
             Err(e) if rough_corners(&path).is_some() => {
                 let corners = rough_corners(&path).unwrap_or_default();
@@ -99,17 +117,43 @@ fn main() -> Result<(), Box<dyn Error>> {
         // The truth turned into the reading's orientation, point by point.
         let truth_in_read = s.symmetry.inverse().apply(&truth);
         println!(
-            "{} ok {}/{} wrong {} unk {} occl {} sym {:?} locate {:?} read {:?}",
+            "{} ok {}/{} wrong {} unk {} occl {} (cells {} covered {} crossed {}, points {}) sym {:?} locate {:?} read {:?}",
             path.display(),
             s.confusion.correct(),
             s.confusion.total(),
             s.confusion.wrong(),
             s.confusion.unknown(),
             details.reading.occluded,
+            details.occlusion.foreign_cells,
+            details.occlusion.covered_points,
+            details.occlusion.crossed_points,
+            details.reading.occluded_points.len(),
             (s.symmetry.transpose, s.symmetry.quarter_turns),
             t1,
             t2
         );
+        if std::env::var("CELLSTATS").is_ok() {
+            // Inner cells' colour distance from the board colour, and how many hide their lines.
+            let mut d: Vec<f32> = Vec::new();
+            let mut hidden = 0;
+            for j in 1..19 {
+                for i in 1..19 {
+                    let k = j * 20 + i;
+                    if details.colour.distance[k].is_finite() {
+                        d.push(details.colour.distance[k]);
+                    }
+                    hidden += usize::from(details.colour.lattice[k] < 0.5);
+                }
+            }
+            d.sort_by(f32::total_cmp);
+            let q = |f: f64| d.get(((d.len().saturating_sub(1)) as f64 * f) as usize).copied().unwrap_or(f32::NAN);
+            let g = details.colour.global;
+            println!(
+                "S {name} board [{:.0} {:.0} {:.0}] d q25 {:.2} q50 {:.2} q75 {:.2} q90 {:.2} hidden {hidden}/324 foreign>2&hidden {}",
+                g[0], g[1], g[2], q(0.25), q(0.5), q(0.75), q(0.9),
+                (0..400).filter(|&k| { let (i,j)=(k%20,k/20); i>0&&j>0&&i<19&&j<19 && details.colour.distance[k] > 2.0 && details.colour.lattice[k] < 0.5 }).count()
+            );
+        }
         if std::env::var("DUMP").is_ok() {
             let t = &truth_in_read;
             for r in 0..19 {

@@ -14,6 +14,7 @@ pub mod homography;
 pub mod image_io;
 pub mod locate;
 pub mod occlusion;
+pub mod occlusion_model;
 pub mod reader_model;
 pub mod reading;
 pub mod rectify;

@@ -93,6 +93,12 @@ pub struct OcclusionMask {
     pub points: [[bool; BOARD_LINES]; BOARD_LINES],
     /// Whether anything covers the board.
     pub occluded: bool,
+    /// Cells in the largest patch of foreign cells, whatever its size (0 when none).
+    pub largest_patch: usize,
+    /// Median colour distance of that patch's cells from the board colour (0 when none).
+    pub patch_distance: f32,
+    /// Whether that patch reaches the cells along the outer lines (hands come from an edge).
+    pub patch_at_edge: bool,
 }
 
 /// Whether a cell's visible-line fraction is below `min`; a cell without lines (NaN) counts as
@@ -165,6 +171,7 @@ pub fn detect(colour: &BoardColour, config: &OcclusionConfig) -> OcclusionMask {
     let mut cells = vec![false; CELLS * CELLS];
     let mut queue = VecDeque::new();
     let mut component = Vec::new();
+    let (mut largest_patch, mut patch_distance, mut patch_at_edge) = (0, 0.0, false);
     for start in 0..CELLS * CELLS {
         if !foreign[start] || seen[start] {
             continue;
@@ -194,6 +201,12 @@ pub fn detect(colour: &BoardColour, config: &OcclusionConfig) -> OcclusionMask {
                 }
             }
         }
+        if component.len() > largest_patch {
+            largest_patch = component.len();
+            patch_at_edge = touches_edge;
+            let mut d: Vec<f32> = component.iter().map(|&k| colour.distance[k]).collect();
+            patch_distance = crate::features::median(&mut d);
+        }
         let big = component.len() >= config.min_cells || (touches_edge && component.len() >= config.min_edge_cells);
         if big {
             for &k in &component {
@@ -222,7 +235,7 @@ pub fn detect(colour: &BoardColour, config: &OcclusionConfig) -> OcclusionMask {
         }
     }
     let occluded = core.iter().any(|c| *c);
-    OcclusionMask { cells, points, occluded }
+    OcclusionMask { cells, points, occluded, largest_patch, patch_distance, patch_at_edge }
 }
 
 /// A go stone's radius, in grid spacings (22 mm stones on a 22–24 mm spacing).

@@ -9,9 +9,10 @@ use serde::{Deserialize, Serialize};
 use tengen_rules::{PointState, BOARD_LINES};
 
 use crate::classify::{classify, StoneClass};
-use crate::features::{measure_points, median, BoardColour, PointFeatures};
+use crate::features::{measure_points, median, BoardColour, PointFeatures, CELLS};
 use crate::geometry::GridGeometry;
 use crate::occlusion::{detect, edges_crossed_by_skin, is_glare_luma, OcclusionConfig, OcclusionMask, CLIPPED_LUMA};
+use crate::occlusion_model::{OcclusionEvidence, OcclusionModel};
 use crate::reader_model::ReaderModel;
 use crate::rectify::{CameraFoot, RectifiedBoard};
 
@@ -79,6 +80,9 @@ pub struct ReaderConfig {
     pub model: ReaderModel,
     /// Occlusion detector settings.
     pub occlusion: OcclusionConfig,
+    /// What decides whether a hand covers the board: the fitted model (`models/occlusion.toml`
+    /// by default), or with `None` the hand-set tests alone (any of them firing).
+    pub occlusion_model: Option<OcclusionModel>,
 }
 
 impl Default for ReaderConfig {
@@ -89,6 +93,7 @@ impl Default for ReaderConfig {
             min_confidence: 0.5,
             model: ReaderModel::embedded(),
             occlusion: OcclusionConfig::default(),
+            occlusion_model: Some(OcclusionModel::embedded()),
         }
     }
 }
@@ -106,6 +111,8 @@ pub struct ReadingDetails {
     pub margins: Vec<[f32; BOARD_LINES]>,
     /// Cell-centre board colours.
     pub colour: BoardColour,
+    /// What the occlusion tests found (the occlusion model's input).
+    pub occlusion: OcclusionEvidence,
 }
 
 /// Reads all points of a frame whose grid lies at `geometry`.
@@ -122,8 +129,8 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     let classified = classify(&features, &config.model.classes, 1.0);
     let posteriors = classified.posteriors;
     let mut mask = detect(&colour, &config.occlusion);
+    let foreign_cells = if mask.occluded { mask.cells.iter().filter(|c| **c).count() } else { 0 };
     let covered = board_coloured_without_lines(&features, &posteriors, &colour, &config.occlusion);
-    seed_from_covered_points(&mut mask, &covered, &config.occlusion);
     // Fingers or an arm reaching over the board edge read like white stones on the edge points.
     let white: Vec<[bool; BOARD_LINES]> = posteriors
         .iter()
@@ -144,6 +151,31 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
         &classified.outlier,
         &config.occlusion,
     );
+    let mut evidence = OcclusionEvidence {
+        foreign_cells,
+        crossed_points: crossed.len(),
+        largest_patch: mask.largest_patch,
+        patch_distance: mask.patch_distance,
+        typical_distance: typical_cell_distance(&colour),
+        patch_at_edge: mask.patch_at_edge,
+        hidden_lines: hidden_line_share(&colour, &config.occlusion),
+        ..OcclusionEvidence::default()
+    };
+    // The cell-centre test's patch is a hand only if the model says so (or, without a model,
+    // by the hand-set test alone); a patch that is not one leaves its points to the reader.
+    let cells_fired = mask.occluded;
+    if !config.occlusion_model.as_ref().is_none_or(|model| model.patch_is_hand(&evidence)) {
+        mask.occluded = false;
+        mask.points = [[false; BOARD_LINES]; BOARD_LINES];
+    }
+    let (covered_points, largest_covered, covered_at_edge) =
+        seed_from_covered_points(&mut mask, &covered, &config.occlusion);
+    let crossing_fired = crossed.len() >= config.occlusion.min_crossed_points;
+    evidence.covered_points = covered_points;
+    evidence.largest_covered = largest_covered;
+    evidence.covered_at_edge = covered_at_edge;
+    evidence.other_tests_fired = covered_points > 0 || crossing_fired;
+    evidence.rules_fired = cells_fired || evidence.other_tests_fired;
     if mask.occluded {
         grow_occlusion(&mut mask.points, &posteriors, &classified.misfit, &config.occlusion, usize::MAX);
     }
@@ -168,7 +200,7 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
         }
         // One edge point alone may be a stone with a faint rim (it is read `?`); fingers or an
         // arm cross the edge over more than one point.
-        if crossed.len() >= config.occlusion.min_crossed_points {
+        if crossing_fired {
             mask.occluded = true;
         }
     }
@@ -199,7 +231,7 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
         }
     }
     let reading = BoardReading { points, occluded: mask.occluded, occluded_points };
-    ReadingDetails { reading, features, posteriors, margins: classified.margin, colour }
+    ReadingDetails { reading, features, posteriors, margins: classified.margin, colour, occlusion: evidence }
 }
 
 /// Points that have the board's colour but not its grid lines: no stone looks like that (stones
@@ -254,8 +286,14 @@ fn board_coloured_without_lines(
 }
 
 /// A connected group of covered points (see [`board_coloured_without_lines`]) large enough to
-/// be a hand rather than a stray smudge joins the occluded set.
-fn seed_from_covered_points(mask: &mut OcclusionMask, covered: &[[bool; BOARD_LINES]], config: &OcclusionConfig) {
+/// be a hand rather than a stray smudge joins the occluded set; returns how many points joined
+/// and the size of the largest group, whatever its size, and whether it reaches the outer lines.
+fn seed_from_covered_points(
+    mask: &mut OcclusionMask,
+    covered: &[[bool; BOARD_LINES]],
+    config: &OcclusionConfig,
+) -> (usize, usize, bool) {
+    let (mut joined, mut largest, mut largest_at_edge) = (0, 0, false);
     let mut seen = [[false; BOARD_LINES]; BOARD_LINES];
     for r0 in 0..BOARD_LINES {
         for c0 in 0..BOARD_LINES {
@@ -279,16 +317,52 @@ fn seed_from_covered_points(mask: &mut OcclusionMask, covered: &[[bool; BOARD_LI
             // as the cell rule's edge patches do (fingers over the first line, roboflow 100).
             let last = BOARD_LINES - 1;
             let at_edge = group.iter().any(|&(r, c)| r == 0 || c == 0 || r == last || c == last);
+            if group.len() > largest {
+                largest = group.len();
+                largest_at_edge = at_edge;
+            }
             let needed =
                 if at_edge { config.min_covered_points.min(config.min_edge_cells) } else { config.min_covered_points };
             if group.len() >= needed {
                 mask.occluded = true;
+                joined += group.len();
                 for (r, c) in group {
                     mask.points[r][c] = true;
                 }
             }
         }
     }
+    (joined, largest, largest_at_edge)
+}
+
+/// Median colour distance of the inner cells from the frame's board colour: how far bare wood,
+/// shadows and the stones' edges stray from the board colour under this light and camera.
+fn typical_cell_distance(colour: &BoardColour) -> f32 {
+    let mut d: Vec<f32> = inner_cells().map(|k| colour.distance[k]).filter(|d| d.is_finite()).collect();
+    let m = median(&mut d);
+    if m.is_finite() {
+        m
+    } else {
+        0.0
+    }
+}
+
+/// Share of the inner cells whose grid-line edges are hidden (stones hide them on a crowded
+/// board, a hand over a patch).
+fn hidden_line_share(colour: &BoardColour, config: &OcclusionConfig) -> f32 {
+    let (hidden, total) = inner_cells()
+        .filter(|&k| colour.lattice[k].is_finite())
+        .fold((0usize, 0usize), |(h, t), k| (h + usize::from(colour.lattice[k] < config.min_lattice), t + 1));
+    if total > 0 {
+        hidden as f32 / total as f32
+    } else {
+        0.0
+    }
+}
+
+/// Indices of the cells inside the outer lines (`j * CELLS + i`, i and j in 1..CELLS − 1).
+fn inner_cells() -> impl Iterator<Item = usize> {
+    (1..CELLS - 1).flat_map(|j| (1..CELLS - 1).map(move |i| j * CELLS + i))
 }
 
 /// Extends the occluded points into neighbours that do not read cleanly: a hand's fingers, its

@@ -1,0 +1,308 @@
+//! The cell-centre test's decision fitted from data: whether a patch of foreign cell centres is
+//! a hand, from the patch measured against the frame's own statistics (its colour departure over
+//! the frame's typical cell's, its size and place, the share of cells whose lines are hidden), by
+//! a logistic model whose weights are `models/occlusion.toml`, written by `tengen fit occlusion`
+//! (see `models/point-reader.md`, "Occlusion model"). Nothing in the weights is set by hand.
+//! A crowded board under a coloured lamp has big patches that stray from the board colour only
+//! as far as its typical cell does; a hand strays far beyond it.
+
+use std::sync::LazyLock;
+
+use nalgebra::{DMatrix, DVector};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Number of features the model weighs.
+pub const FEATURES: usize = 6;
+
+/// What each feature is, in order (written into the model file for its reader).
+pub const FEATURE_NAMES: [&str; FEATURES] = [
+    "ln(1 + cells in the largest foreign patch)",
+    "ln(patch colour distance / frame's typical cell distance)",
+    "ln(1 + cells) × max(0, ln relative distance)",
+    "the largest foreign patch reaches the outer cells",
+    "share of inner cells whose grid lines are hidden",
+    "ln(frame's typical cell colour distance)",
+];
+
+/// Offset that keeps the colour-distance logarithms finite on a frame of perfectly even wood.
+const DISTANCE_FLOOR: f32 = 0.05;
+
+/// What the occlusion tests found in one frame (the model's input, and the report's evidence).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct OcclusionEvidence {
+    /// Cells of the foreign-cell patches big enough for the cell-centre test, with their fringe.
+    pub foreign_cells: usize,
+    /// Points of the board-coloured-without-lines groups big enough for that test.
+    pub covered_points: usize,
+    /// Edge points crossed by skin.
+    pub crossed_points: usize,
+    /// Cells in the largest patch of foreign cells, whatever its size.
+    pub largest_patch: usize,
+    /// Median colour distance of that patch's cells from the board colour.
+    pub patch_distance: f32,
+    /// Median colour distance of the frame's inner cells from the board colour: how far bare
+    /// wood, shadows and the stones' edges stray under this light and camera.
+    pub typical_distance: f32,
+    /// Whether that patch reaches the cells along the outer lines.
+    pub patch_at_edge: bool,
+    /// Points in the largest board-coloured group without lines, whatever its size.
+    pub largest_covered: usize,
+    /// Whether that group reaches the outer lines.
+    pub covered_at_edge: bool,
+    /// Share of the inner cells whose grid-line edges are hidden (a crowded board hides most).
+    pub hidden_lines: f32,
+    /// What the hand-set tests alone decided (any of the three firing).
+    pub rules_fired: bool,
+    /// Whether the board-coloured-without-lines test or the edge-crossing test (whose hand-set
+    /// decisions stand) counts the frame as occluded.
+    pub other_tests_fired: bool,
+}
+
+impl OcclusionEvidence {
+    /// Whether the cell-centre test found a patch big enough to judge (what the model decides
+    /// on; a frame without one says nothing to a fit).
+    pub fn cells_found(&self) -> bool {
+        self.foreign_cells > 0
+    }
+
+    /// The model's feature vector.
+    pub fn features(&self) -> [f64; FEATURES] {
+        let size = (1.0 + self.largest_patch as f64).ln();
+        let relative = if self.largest_patch > 0 {
+            f64::from((self.patch_distance + DISTANCE_FLOOR) / (self.typical_distance.max(0.0) + DISTANCE_FLOOR)).ln()
+        } else {
+            0.0
+        };
+        let typical = f64::from(self.typical_distance.max(0.0) + DISTANCE_FLOOR).ln();
+        let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
+        [
+            size,
+            finite(relative),
+            finite(size * relative.max(0.0)),
+            f64::from(u8::from(self.patch_at_edge)),
+            finite(f64::from(self.hidden_lines)),
+            finite(typical),
+        ]
+    }
+}
+
+/// The fitted occlusion model: P(hand) = 1 / (1 + exp(−(bias + weights · features))).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OcclusionModel {
+    /// One weight per feature (see [`FEATURE_NAMES`]).
+    pub weights: [f64; FEATURES],
+    /// The intercept.
+    pub bias: f64,
+}
+
+/// The model file as written by `tengen fit occlusion`: the model plus where it came from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OcclusionModelFile {
+    /// The command that wrote the file.
+    pub command: String,
+    /// Frames used per source, with how many of them show a hand.
+    pub frames_per_source: Vec<(String, usize, usize)>,
+    /// The features, in the order of the weights.
+    pub features: Vec<String>,
+    /// The model.
+    pub model: OcclusionModel,
+}
+
+#[allow(
+    clippy::expect_used,
+    reason = "a file compiled in from the repository, not input; the test embedded_model_parses keeps it valid"
+)]
+static EMBEDDED: LazyLock<OcclusionModel> = LazyLock::new(|| {
+    let file: OcclusionModelFile = toml::from_str(include_str!("../../../models/occlusion.toml"))
+        .expect("models/occlusion.toml is a valid occlusion model");
+    file.model
+});
+
+impl OcclusionModel {
+    /// The model shipped in `models/occlusion.toml`.
+    pub fn embedded() -> Self {
+        *EMBEDDED
+    }
+
+    /// Probability that a hand covers the board, given a frame's evidence.
+    pub fn probability(&self, evidence: &OcclusionEvidence) -> f64 {
+        let x = evidence.features();
+        let z = self.bias + self.weights.iter().zip(&x).map(|(w, v)| w * v).sum::<f64>();
+        1.0 / (1.0 + (-z).exp())
+    }
+
+    /// Whether the cell-centre test's patch counts as a hand: there is one and a hand is more
+    /// likely than not.
+    pub fn patch_is_hand(&self, evidence: &OcclusionEvidence) -> bool {
+        evidence.cells_found() && self.probability(evidence) > 0.5
+    }
+
+    /// Whether the frame counts as occluded: the patch is a hand, or another test fired.
+    pub fn occluded(&self, evidence: &OcclusionEvidence) -> bool {
+        self.patch_is_hand(evidence) || evidence.other_tests_fired
+    }
+}
+
+impl Default for OcclusionModel {
+    fn default() -> Self {
+        Self::embedded()
+    }
+}
+
+/// One frame for fitting: its source, its evidence and whether a hand covers grid points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OcclusionSample {
+    /// The source it belongs to (each source weighs the same within its class).
+    pub source: String,
+    /// The frame's name, for reports.
+    pub name: String,
+    /// What the tests found.
+    pub evidence: OcclusionEvidence,
+    /// Whether a hand covers grid points.
+    pub hand: bool,
+}
+
+/// Why the model could not be fitted.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum OcclusionFitError {
+    /// The frames hold no hand or no clean frame.
+    #[error("the frames need both hands and clean boards: {hands} with a hand, {clean} without")]
+    OneClass {
+        /// Frames with a hand.
+        hands: usize,
+        /// Frames without.
+        clean: usize,
+    },
+}
+
+/// Ridge on the weights (not the bias), against the summed sample weight of 2: keeps a
+/// separable set's weights finite and the model smooth between the few real hands.
+const RIDGE: f64 = 0.01;
+
+/// Fits the model by weighted maximum likelihood (Newton's method with a weak ridge). Hands and
+/// clean frames weigh the same in total (a missed hand costs what a false alarm does), and within
+/// each, every source weighs the same (a source with many frames of one board and lamp must not
+/// become "the" look of a hand or of a clean board).
+/// Only frames where the cell-centre test found a patch count (see
+/// [`OcclusionEvidence::cells_found`]).
+pub fn fit(samples: &[OcclusionSample]) -> Result<OcclusionModel, OcclusionFitError> {
+    let samples: Vec<&OcclusionSample> = samples.iter().filter(|s| s.evidence.cells_found()).collect();
+    let hands = samples.iter().filter(|s| s.hand).count();
+    let clean = samples.len() - hands;
+    if hands == 0 || clean == 0 {
+        return Err(OcclusionFitError::OneClass { hands, clean });
+    }
+    let class_sources = |hand: bool| -> Vec<&str> {
+        let mut v: Vec<&str> = samples.iter().filter(|s| s.hand == hand).map(|s| s.source.as_str()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let (hand_sources, clean_sources) = (class_sources(true), class_sources(false));
+    let weight = |s: &&OcclusionSample| {
+        let in_source = samples.iter().filter(|o| o.hand == s.hand && o.source == s.source).count() as f64;
+        let sources = if s.hand { hand_sources.len() } else { clean_sources.len() } as f64;
+        1.0 / (in_source * sources)
+    };
+    let rows: Vec<([f64; FEATURES], f64, f64)> =
+        samples.iter().map(|s| (s.evidence.features(), if s.hand { 1.0 } else { 0.0 }, weight(s))).collect();
+    let n = FEATURES + 1;
+    let mut beta = DVector::<f64>::zeros(n);
+    for _ in 0..100 {
+        let mut gradient = DVector::<f64>::zeros(n);
+        let mut hessian = DMatrix::<f64>::zeros(n, n);
+        for k in 1..n {
+            gradient[k] -= RIDGE * beta[k];
+            hessian[(k, k)] += RIDGE;
+        }
+        for (x, y, w) in &rows {
+            let mut v = DVector::<f64>::zeros(n);
+            v[0] = 1.0;
+            for (d, value) in x.iter().enumerate() {
+                v[d + 1] = *value;
+            }
+            let p = 1.0 / (1.0 + (-beta.dot(&v)).exp());
+            gradient += &v * (w * (y - p));
+            hessian += &v * v.transpose() * (w * p * (1.0 - p));
+        }
+        let Some(step) = hessian.lu().solve(&gradient) else { break };
+        beta += &step;
+        if step.amax() < 1e-9 {
+            break;
+        }
+    }
+    let mut weights = [0.0; FEATURES];
+    for (d, w) in weights.iter_mut().enumerate() {
+        *w = beta[d + 1];
+    }
+    Ok(OcclusionModel { weights, bias: beta[0] })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_model_parses() {
+        let m = OcclusionModel::embedded();
+        assert!(m.weights.iter().chain([&m.bias]).all(|w| w.is_finite()));
+        // A clean frame with nothing found is not occluded.
+        assert!(!m.occluded(&OcclusionEvidence { typical_distance: 0.3, ..OcclusionEvidence::default() }));
+        // What the other tests found still counts.
+        assert!(m.occluded(&OcclusionEvidence { other_tests_fired: true, ..OcclusionEvidence::default() }));
+    }
+
+    fn frame(patch: usize, distance: f32, typical: f32) -> OcclusionEvidence {
+        OcclusionEvidence {
+            foreign_cells: if patch >= 4 { patch + 8 } else { 0 },
+            largest_patch: patch,
+            patch_distance: distance,
+            typical_distance: typical,
+            hidden_lines: 0.1,
+            ..OcclusionEvidence::default()
+        }
+    }
+
+    /// Hands are patches far outside the frame's own colour spread; a crowded board under a
+    /// coloured lamp has big patches only as far from the board as its typical cell. The fit
+    /// learns the difference, whatever the sizes.
+    #[test]
+    fn the_fit_separates_a_far_patch_from_a_noisy_frame() {
+        let mut samples = Vec::new();
+        for k in 0..20 {
+            let size = 5 + k * 3;
+            samples.push(OcclusionSample {
+                source: "hands".into(),
+                name: String::new(),
+                evidence: frame(size, 4.0, 0.25),
+                hand: true,
+            });
+            samples.push(OcclusionSample {
+                source: "cast".into(),
+                name: String::new(),
+                evidence: frame(size * 3, 3.0, 2.0),
+                hand: false,
+            });
+            samples.push(OcclusionSample {
+                source: "plain".into(),
+                name: String::new(),
+                evidence: frame(k % 3, 0.5, 0.2),
+                hand: false,
+            });
+        }
+        let model = fit(&samples).unwrap();
+        assert!(model.occluded(&frame(12, 5.0, 0.3)));
+        assert!(!model.occluded(&frame(150, 3.5, 2.2)));
+        assert!(!model.occluded(&frame(0, 0.0, 0.2)));
+        // Frames without a patch to judge are left out of the fit.
+        let only_plain: Vec<_> = samples.iter().filter(|s| s.source == "plain").cloned().collect();
+        assert!(fit(&only_plain).is_err());
+    }
+
+    #[test]
+    fn one_class_is_an_error() {
+        let s = OcclusionSample { source: "a".into(), name: String::new(), evidence: frame(12, 0.5, 0.2), hand: false };
+        assert_eq!(fit(&[s]), Err(OcclusionFitError::OneClass { hands: 0, clean: 1 }));
+    }
+}
