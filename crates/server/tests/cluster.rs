@@ -45,11 +45,37 @@ fn cluster_child_node() {
     });
 }
 
-fn spawn_node(dir: &Path, nats: &str, node: &str) -> (Child, std::net::SocketAddr) {
+/// A node process, killed (SIGKILL) when dropped: a failing test leaves no node running.
+struct NodeProcess(Child);
+
+impl NodeProcess {
+    fn kill(&mut self) -> std::io::Result<()> {
+        self.0.kill()
+    }
+
+    fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        self.0.wait()
+    }
+}
+
+impl Drop for NodeProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn_node(dir: &Path, nats: &str, node: &str) -> (NodeProcess, std::net::SocketAddr) {
     spawn_hall_node(dir, nats, node, 3.0, &TABLES)
 }
 
-fn spawn_hall_node(dir: &Path, nats: &str, node: &str, ttl: f64, tables: &[&str]) -> (Child, std::net::SocketAddr) {
+fn spawn_hall_node(
+    dir: &Path,
+    nats: &str,
+    node: &str,
+    ttl: f64,
+    tables: &[&str],
+) -> (NodeProcess, std::net::SocketAddr) {
     spawn_node_with(dir, nats, node, ttl, tables, tengen_server::config::ClusterConfig::new("", "").buffer_bytes)
 }
 
@@ -60,16 +86,18 @@ fn spawn_node_with(
     ttl: f64,
     tables: &[&str],
     buffer_bytes: u64,
-) -> (Child, std::net::SocketAddr) {
+) -> (NodeProcess, std::net::SocketAddr) {
     std::fs::create_dir_all(dir).unwrap();
     let _ = std::fs::remove_file(dir.join("addr"));
-    let child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "cluster_child_node", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, format!("{}|{nats}|{node}|{ttl}|{}|{buffer_bytes}", dir.display(), tables.join(",")))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = NodeProcess(
+        Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "cluster_child_node", "--nocapture", "--test-threads=1"])
+            .env(CHILD_ENV, format!("{}|{nats}|{node}|{ttl}|{}|{buffer_bytes}", dir.display(), tables.join(",")))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         if let Ok(text) = std::fs::read_to_string(dir.join("addr")) {
@@ -386,7 +414,7 @@ async fn hall(
     dir: &Path,
     names: &[&str],
     tables: &[&str],
-) -> (Vec<Child>, Vec<(String, std::net::SocketAddr)>) {
+) -> (Vec<NodeProcess>, Vec<(String, std::net::SocketAddr)>) {
     hall_with_ttl(nats, dir, names, tables, 2.0).await
 }
 
@@ -396,7 +424,7 @@ async fn hall_with_ttl(
     names: &[&str],
     tables: &[&str],
     ttl: f64,
-) -> (Vec<Child>, Vec<(String, std::net::SocketAddr)>) {
+) -> (Vec<NodeProcess>, Vec<(String, std::net::SocketAddr)>) {
     let mut children = Vec::new();
     let mut nodes = Vec::new();
     for name in names {
