@@ -500,9 +500,21 @@ pub(crate) async fn game_record(hub: &crate::Hub, table_name: &str, game: &GameR
 
 async fn table_sgf(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Response> {
     let table = table(&hub, &id)?;
+    if let Some(cluster) = elsewhere(&hub, table) {
+        // Only the table's node has its game in its mirror: it writes the record.
+        let record: crate::json::TableRecord = crate::commands::ask(cluster, &id, &TableCommand::Record).await?;
+        return Ok(sgf_response(&table.id, record.game, record.sgf));
+    }
+    let record = live_record(table, &hub.store).await?;
+    Ok(sgf_response(&table.id, record.game, record.sgf))
+}
+
+/// The record of the game at a table running here, from its log.
+pub(crate) async fn live_record(table: &TableHandle, store: &Store) -> ApiResult<crate::json::TableRecord> {
     let live = table.live().ok_or_else(|| Error::internal("table state poisoned"))?;
-    let sgf = game_record(&hub, &table.name, &live.game).await?;
-    Ok(sgf_response(&table.id, live.game.id, sgf))
+    let referee = crate::replay_game(table, store, &live.game).await?;
+    let sgf = tengen_sgf::write_game(&referee.record(&crate::sgf::record_header(&live.game, &table.name)));
+    Ok(crate::json::TableRecord { game: live.game.id, sgf })
 }
 
 async fn game_detail(State(hub): State<AppState>, ApiPath(game): ApiPath<i64>) -> ApiResult<Json<GameDetail>> {

@@ -17,6 +17,7 @@ use crate::cluster::Cluster;
 use crate::engine::Corners;
 use crate::error::{Error, ErrorKind};
 use crate::json::{ArbiterAction, ErrorBody};
+use crate::store::Store;
 use crate::table::TableHandle;
 
 /// How long the node that took a command waits for the table's node to answer: an arbiter
@@ -42,6 +43,9 @@ pub enum TableCommand {
         /// The corners.
         corners: Option<Corners>,
     },
+    /// `GET /api/tables/{table}/sgf`: the current game's record (only the table's node has its
+    /// game in its mirror).
+    Record,
 }
 
 /// The table's node's answer: the HTTP status and JSON body it gave.
@@ -66,9 +70,10 @@ impl CommandAnswer {
     }
 }
 
-/// Carries a command out at a table running here.
-pub async fn carry_out(table: &TableHandle, command: TableCommand) -> Result<serde_json::Value, Error> {
+/// Carries a command out at a table running here (`store`: this node's mirror).
+pub async fn carry_out(table: &TableHandle, store: &Store, command: TableCommand) -> Result<serde_json::Value, Error> {
     let body = match command {
+        TableCommand::Record => serde_json::to_value(crate::api::live_record(table, store).await?),
         TableCommand::Arbiter { action } => serde_json::to_value(crate::api::apply_arbiter(table, action).await?),
         TableCommand::Calibrate { corners } => {
             serde_json::to_value(crate::api::apply_calibration(table, corners).await?)
@@ -79,6 +84,35 @@ pub async fn carry_out(table: &TableHandle, command: TableCommand) -> Result<ser
 
 /// Sends a command to the node analysing `table` and returns its answer as the response.
 pub async fn forward(cluster: &Cluster, table: &str, command: &TableCommand) -> Result<Response, Error> {
+    let answer = request(cluster, table, command).await?;
+    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_GATEWAY);
+    Ok((status, Json(answer.body)).into_response())
+}
+
+/// Asks the node analysing `table` for something it answers with a body of type `T`; its
+/// error, when it gives one, as an error of the same status and body.
+pub async fn ask<T: serde::de::DeserializeOwned>(
+    cluster: &Cluster,
+    table: &str,
+    command: &TableCommand,
+) -> Result<T, Error> {
+    let answer = request(cluster, table, command).await?;
+    if answer.status == StatusCode::OK.as_u16() {
+        return serde_json::from_value(answer.body)
+            .map_err(|e| Error::internal(format!("table {table}'s node gave an answer that is not one: {e}")));
+    }
+    let message = answer.body["message"].as_str().unwrap_or("the table's node refused").to_owned();
+    let kind = match answer.status {
+        404 => ErrorKind::NotFound,
+        409 => ErrorKind::Conflict,
+        503 => ErrorKind::Unavailable,
+        _ => ErrorKind::Internal,
+    };
+    Err(Error::new(kind, "table_node_refused", message))
+}
+
+/// One request to the node analysing `table`.
+async fn request(cluster: &Cluster, table: &str, command: &TableCommand) -> Result<CommandAnswer, Error> {
     let payload = serde_json::to_vec(command).map_err(Error::internal)?;
     let request = async_nats::Request::new().payload(payload.into()).timeout(Some(ANSWER_TIMEOUT));
     let reply = cluster.client().send_request(command_subject(table), request).await.map_err(|err| {
@@ -104,15 +138,13 @@ pub async fn forward(cluster: &Cluster, table: &str, command: &TableCommand) -> 
             ),
         }
     })?;
-    let answer: CommandAnswer = serde_json::from_slice(&reply.payload)
-        .map_err(|e| Error::internal(format!("table {table}'s node gave an answer that is not one: {e}")))?;
-    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_GATEWAY);
-    Ok((status, Json(answer.body)).into_response())
+    serde_json::from_slice(&reply.payload)
+        .map_err(|e| Error::internal(format!("table {table}'s node gave an answer that is not one: {e}")))
 }
 
 /// Answers `handle`'s commands sent from the other nodes, while its pipeline runs here (the task
 /// is stopped with the pipeline). One node of the queue group answers each command.
-pub async fn serve(cluster: Arc<Cluster>, handle: Arc<TableHandle>) {
+pub async fn serve(cluster: Arc<Cluster>, handle: Arc<TableHandle>, store: Store) {
     let subject = command_subject(&handle.id);
     let mut requests = match cluster.client().queue_subscribe(subject, "tengen".into()).await {
         Ok(requests) => requests,
@@ -124,7 +156,7 @@ pub async fn serve(cluster: Arc<Cluster>, handle: Arc<TableHandle>) {
     while let Some(message) = requests.next().await {
         let Some(reply) = message.reply.clone() else { continue };
         let outcome = match serde_json::from_slice::<TableCommand>(&message.payload) {
-            Ok(command) => carry_out(&handle, command).await,
+            Ok(command) => carry_out(&handle, &store, command).await,
             Err(e) => Err(Error::bad_request("bad_command", format!("not a table command: {e}"))),
         };
         let answer = serde_json::to_vec(&CommandAnswer::of(outcome)).unwrap_or_default();

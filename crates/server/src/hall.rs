@@ -124,7 +124,11 @@ impl Hall {
         let started = std::time::Instant::now();
         let pipeline = table::run_pipeline(handle, config, self.shared.clone()).await?;
         let frames = tokio::spawn(feed_frames(Arc::clone(&self.cluster), Arc::clone(handle)));
-        let commands = tokio::spawn(crate::commands::serve(Arc::clone(&self.cluster), Arc::clone(handle)));
+        let commands = tokio::spawn(crate::commands::serve(
+            Arc::clone(&self.cluster),
+            Arc::clone(handle),
+            self.shared.log.store().clone(),
+        ));
         let announce =
             tokio::spawn(announce(Arc::clone(&self.cluster), Arc::clone(handle), self.shared.bus.subscribe()));
         tracing::info!(%table, node = %self.cluster.node, took_ms = started.elapsed().as_millis(), "table taken");

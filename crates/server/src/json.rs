@@ -471,6 +471,15 @@ pub struct TableDetail {
     pub latency_p99_ms: Option<f64>,
 }
 
+/// The record of a table's current game, as a table's node answers another node (cluster mode).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TableRecord {
+    /// The game's id.
+    pub game: i64,
+    /// Its SGF.
+    pub sgf: String,
+}
+
 /// `GET /api/games/{game}`.
 #[derive(Debug, Serialize)]
 pub struct GameDetail {

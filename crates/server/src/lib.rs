@@ -318,7 +318,16 @@ pub async fn replay_referee(
     let Some(table) = hub.tables.get(&game.table) else {
         return Err(store::StoreError::Corrupt { seq: 0, message: "game of an unknown table".into() });
     };
-    let inputs = hub.store.replay_inputs(game.id).await?;
+    replay_game(table, &hub.store, game).await
+}
+
+/// A game of `table` rebuilt by replaying its log from `store`.
+pub async fn replay_game(
+    table: &table::TableHandle,
+    store: &Store,
+    game: &store::GameRow,
+) -> Result<Box<dyn engine::TableReferee>, store::StoreError> {
+    let inputs = store.replay_inputs(game.id).await?;
     let mut referee = table.referees().new_game(game);
     log::replay(referee.as_mut(), inputs);
     Ok(referee)

@@ -545,6 +545,11 @@ async fn an_arbiter_action_posted_to_any_node_is_carried_out_by_the_tables_node_
     let (status, body) = arbiter_request(other, "PUT", "/api/tables/a/calibration", &corners).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(get_json(owner, "/api/tables/a/calibration").await["corners"], corners["corners"]);
+
+    // The game's record from either node: the table's node writes it.
+    let sgf = get_text(owner, "/api/tables/a/sgf").await;
+    assert!(sgf.contains(";B["), "{sgf}");
+    assert_eq!(get_text(other, "/api/tables/a/sgf").await, sgf);
     for child in &mut children {
         child.kill().unwrap();
         child.wait().unwrap();
