@@ -95,7 +95,7 @@ fn refine_geometry(
     let mut geom = initial.clone();
     let mut last: Option<refine::Fit> = None;
     for (pass, &radius) in PASS_RADII.iter().enumerate() {
-        let found = refine::find_intersections(work, &geom, radius, false, meter);
+        let found = refine::find_intersections(work, &geom, radius, meter);
         meter.check().map_err(|e| e.to_string())?;
         let Some(f) = refine::fit(&found, geom.lens, refine::median_cell(&geom)) else {
             return Err(format!("only {} intersections seen near the given grid", found.len()));

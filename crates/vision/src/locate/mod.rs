@@ -6,8 +6,6 @@
 //! rectification and a 19-line comb search for a first lattice ([`lattice`]); then refinement
 //! against the intersections — 1-D line searches at each predicted intersection, RANSAC + least
 //! squares over all of them, extent correction, radial distortion, upright indexing ([`refine`]).
-//! When that finds nothing, a third look takes only the lines on a lit surface, and may count
-//! the stones standing on the points as evidence ([`stones`]).
 
 pub mod crossings;
 mod extent;
@@ -15,7 +13,6 @@ mod given;
 mod lattice;
 pub(crate) mod refine;
 pub(crate) mod response;
-mod stones;
 
 use image::{GrayImage, RgbImage};
 use nalgebra::Matrix3;
@@ -40,9 +37,6 @@ const LIT_FAMILY_PAIRS: usize = 1;
 const CONFIDENT_INLIERS: usize = 120;
 /// Fewest intersections that must agree with the fitted grid to accept a board.
 const MIN_INLIERS: usize = 40;
-/// Fewest line crossings a grid needs among its agreeing points when stones count too (a
-/// priori: half of [`MIN_INLIERS`]).
-const MIN_CROSSINGS_AMONG_STONES: usize = MIN_INLIERS / 2;
 /// Largest accepted RMS residual of the fit, in cells.
 const MAX_RMS_CELLS: f64 = 0.07;
 /// Smallest accepted cell, in full-resolution pixels.
@@ -139,16 +133,11 @@ pub enum LocateError {
 
 /// Locates the board in an RGB frame (pixels as seen).
 pub fn locate(rgb: &RgbImage, options: &LocateOptions) -> Result<Located, LocateError> {
-    locate_frame(&response::gray_from_rgb(rgb), Some(rgb), options)
+    locate_gray(&response::gray_from_rgb(rgb), options)
 }
 
 /// Locates the board in a grey frame (pixels as seen), within the work budget of the options.
-/// Without colour, stones do not count as evidence (see [`search`]).
 pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located, LocateError> {
-    locate_frame(gray, None, options)
-}
-
-fn locate_frame(gray: &GrayImage, rgb: Option<&RgbImage>, options: &LocateOptions) -> Result<Located, LocateError> {
     let (width, height) = gray.dimensions();
     if width < 64 || height < 64 {
         return Err(LocateError::ImageTooSmall { width, height });
@@ -158,7 +147,7 @@ fn locate_frame(gray: &GrayImage, rgb: Option<&RgbImage>, options: &LocateOption
         return refine_corners(gray, corners, options.lens).map(|given| given.located);
     }
     let meter = WorkMeter::new(&options.work);
-    match search(gray, rgb, options, base_lens, &meter) {
+    match search(gray, options, base_lens, &meter) {
         Ok(mut found) => {
             found.quality.work_steps = meter.spent();
             Ok(found)
@@ -170,14 +159,13 @@ fn locate_frame(gray: &GrayImage, rgb: Option<&RgbImage>, options: &LocateOption
 
 fn search(
     gray: &GrayImage,
-    rgb: Option<&RgbImage>,
     options: &LocateOptions,
     base_lens: LensDistortion,
     meter: &WorkMeter,
 ) -> Result<Located, LocateError> {
     let (width, height) = gray.dimensions();
     let fine_factor = working_factor(width, height);
-    let mut fine = working_at(gray, fine_factor, meter);
+    let fine = working_at(gray, fine_factor, meter);
     let mut best: Option<Located> = None;
     let mut last_error = LocateError::NoBoard("no lattice hypothesis".into());
     // Hypotheses from the working image, then (for blurred or faint grids, whose lines are too
@@ -192,13 +180,6 @@ fn search(
     for level in 0..3 {
         if meter.check().is_err() {
             break;
-        }
-        // The colour the stones are told by, needed only on the third look.
-        if level == 2 {
-            if let Some(c) = rgb.filter(|c| c.dimensions() == gray.dimensions()) {
-                meter.charge(3 * u64::from(gray.width()) * u64::from(gray.height()));
-                fine.tint = Some(response::tint_plane(c, fine_factor));
-            }
         }
         let source = match level {
             1 => coarse.insert(working_at(gray, fine_factor * 2, meter)),
@@ -228,22 +209,19 @@ fn search(
                 homography: refine::to_rows(&work_to_full(source, &guess.homography)),
                 lens: options.lens.unwrap_or(LensDistortion { k1: 0.0, ..base_lens }),
             };
-            let lens = options.lens.is_none();
-            let mut outcome = refine_from(&fine, &initial, lens, true, false, meter);
+            let mut outcome = refine_from(&fine, &initial, options.lens.is_none(), true, meter);
             if outcome.is_err() && level == 1 {
-                outcome = refine_from(source, &initial, lens, false, false, meter);
+                outcome = refine_from(source, &initial, options.lens.is_none(), false, meter);
             }
+            // The lit look is for a board against a dark surround: there the board's own margin
+            // must show beyond each outer line, or an outer line is the board's edge.
             if level == 2 {
-                outcome = with_margin(&fine, outcome);
-                // A crowded board hides most crossings under stones: on the lit look (the
-                // board's margin then checks the extent the stones cannot tell) let the stones
-                // standing on its points count too; colour frames only, pale stones on light
-                // wood differ from it in tint more than in brightness.
-                if outcome.is_err() && fine.tint.is_some() {
-                    let with_stones = with_margin(&fine, refine_from(&fine, &initial, lens, true, true, meter));
-                    if with_stones.is_ok() {
-                        outcome = with_stones;
-                    }
+                if let Some(side) =
+                    outcome.as_ref().ok().and_then(|f| refine::dark_beyond_outer_line(&fine, &f.geometry))
+                {
+                    outcome = Err(LocateError::NoBoard(format!(
+                        "no board margin beyond the {side} line: an outer line would be the board's edge"
+                    )));
                 }
             }
             match outcome {
@@ -268,24 +246,12 @@ fn search(
     best.ok_or(last_error)
 }
 
-/// The lit look is for a board against a dark surround: there the board's own margin must show
-/// beyond each outer line, or an outer line is the board's edge.
-fn with_margin(fine: &Working, outcome: Result<Located, LocateError>) -> Result<Located, LocateError> {
-    let located = outcome?;
-    match refine::dark_beyond_outer_line(fine, &located.geometry) {
-        Some(side) => Err(LocateError::NoBoard(format!(
-            "no board margin beyond the {side} line: an outer line would be the board's edge"
-        ))),
-        None => Ok(located),
-    }
-}
-
 /// Refines a geometry known to be roughly right (within about 0.4 cell), e.g. the previous
 /// frame's, against a new frame, within the default work budget. Used by tracking.
 pub fn refine_gray(gray: &GrayImage, previous: &GridGeometry) -> Result<Located, LocateError> {
     let meter = WorkMeter::new(&WorkLimit::default());
     let work = working(gray, &meter);
-    let refined = refine_from(&work, previous, false, false, false, &meter);
+    let refined = refine_from(&work, previous, false, false, &meter);
     meter.check()?;
     refined
 }
@@ -304,7 +270,7 @@ fn working_factor(width: u32, height: u32) -> usize {
 fn working_at(gray: &GrayImage, factor: usize, meter: &WorkMeter) -> Working {
     let plane = response::working_plane(gray, factor);
     meter.charge(u64::from(gray.width()) * u64::from(gray.height()) + 16 * (plane.width * plane.height) as u64);
-    Working { resp: response::line_response(&plane), plane, tint: None, factor }
+    Working { resp: response::line_response(&plane), plane, factor }
 }
 
 /// Converts a board → working-pixel homography into board → full-resolution pixels.
@@ -323,14 +289,13 @@ fn refine_from(
     initial: &GridGeometry,
     estimate_lens: bool,
     count_crossings: bool,
-    with_stones: bool,
     meter: &WorkMeter,
 ) -> Result<Located, LocateError> {
     let mut geom = initial.clone();
     let mut fit: Option<refine::Fit> = None;
     let mut extent_contrast = 0.0;
     for (pass, radius) in [0.42, 0.3, 0.2, 0.12].into_iter().enumerate() {
-        let found = refine::find_intersections(work, &geom, radius, with_stones, meter);
+        let found = refine::find_intersections(work, &geom, radius, meter);
         meter.check()?;
         let cell = refine::median_cell(&geom);
         let Some(f) = refine::fit(&found, geom.lens, cell) else {
@@ -387,23 +352,6 @@ fn refine_from(
     if quality.inlier_intersections < MIN_INLIERS {
         return Err(LocateError::NoBoard(format!(
             "only {} intersections agree with a grid (need {MIN_INLIERS})",
-            quality.inlier_intersections
-        )));
-    }
-    // Stones line up on any lattice of their own spacing, a line or half a cell off included;
-    // only crossings of the board's lines pin the lattice down.
-    let crossings = fit.inliers.iter().filter(|f| !f.stone).count();
-    if with_stones && crossings < MIN_CROSSINGS_AMONG_STONES {
-        return Err(LocateError::NoBoard(format!(
-            "only {crossings} line crossings among {} agreeing points (need {MIN_CROSSINGS_AMONG_STONES})",
-            quality.inlier_intersections
-        )));
-    }
-    // Stones count only on a crowded board, which offers far more agreeing points than the
-    // search's confident level; a few dozen stones agree with many a wrong lattice.
-    if with_stones && quality.inlier_intersections < CONFIDENT_INLIERS {
-        return Err(LocateError::NoBoard(format!(
-            "only {} points agree with a grid counting stones (need {CONFIDENT_INLIERS})",
             quality.inlier_intersections
         )));
     }

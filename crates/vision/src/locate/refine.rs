@@ -8,7 +8,6 @@ use nalgebra::Matrix3;
 use tengen_rules::BOARD_LINES;
 
 use super::response::LineResponse;
-use super::stones::{board_colour, stone_at};
 use crate::homography::{self, PointPair};
 use crate::work::WorkMeter;
 use crate::{GridGeometry, LensDistortion};
@@ -34,9 +33,6 @@ pub(crate) struct Working {
     pub resp: LineResponse,
     /// The working grey image the response was computed from.
     pub plane: super::response::Plane,
-    /// The working image's tint (blue over the mean of red and green, per unit of brightness),
-    /// when the frame came in colour: it tells pale stones from yellow wood.
-    pub tint: Option<super::response::Plane>,
     /// Integer downscale factor: full = factor·work + (factor − 1)/2.
     pub factor: usize,
 }
@@ -64,8 +60,6 @@ pub(crate) struct FoundIntersection {
     pub row: usize,
     /// Full-resolution pixel position (distorted, as in the image).
     pub pixel: [f64; 2],
-    /// Seen as the centre of a stone standing there, not as two lines crossing.
-    pub stone: bool,
 }
 
 fn sub(a: [f64; 2], b: [f64; 2]) -> [f64; 2] {
@@ -162,41 +156,21 @@ fn search_line(
 /// cell is longer than [`MAX_CELL_FRACTION`] of the image's longer side (a wild hypothesis, or a
 /// corrupt frame's noise taken for lines), or whose search window lies wholly outside the image,
 /// is not searched. Stops early when the meter refuses more work.
-///
-/// With `stones`, a point whose lines are not seen may be seen as the centre of a stone standing
-/// on it ([`super::stones`]), told from the board's colour beside the crossings that were seen.
 pub(crate) fn find_intersections(
     work: &Working,
     geom: &GridGeometry,
     radius_cells: f64,
-    stones: bool,
     meter: &WorkMeter,
 ) -> Vec<FoundIntersection> {
     let mut found = Vec::new();
-    let mut unseen = Vec::new();
     for row in 0..BOARD_LINES {
         for col in 0..BOARD_LINES {
             if meter.check().is_err() {
                 return found;
             }
-            match crossing_at(work, geom, col as f64, row as f64, radius_cells, meter) {
-                Some(p) => found.push(FoundIntersection { col, row, pixel: work.to_full(p), stone: false }),
-                None => unseen.push((col, row)),
+            if let Some(p) = crossing_at(work, geom, col as f64, row as f64, radius_cells, meter) {
+                found.push(FoundIntersection { col, row, pixel: work.to_full(p) });
             }
-        }
-    }
-    if !stones {
-        return found;
-    }
-    let crossings: Vec<(usize, usize, [f64; 2])> =
-        found.iter().map(|f| (f.col, f.row, work.to_work(f.pixel))).collect();
-    let Some(board) = board_colour(work, geom, &crossings) else { return found };
-    for (col, row) in unseen {
-        if meter.check().is_err() {
-            break;
-        }
-        if let Some(p) = stone_at(work, geom, &board, col as f64, row as f64, radius_cells, meter) {
-            found.push(FoundIntersection { col, row, pixel: work.to_full(p), stone: true });
         }
     }
     found
@@ -269,47 +243,15 @@ pub(crate) fn fit(found: &[FoundIntersection], lens: LensDistortion, cell_px: f6
     if found.len() < 8 {
         return None;
     }
-    let threshold = (INLIER_CELLS * cell_px).max(1.0);
-    let mut pairs: Vec<PointPair> =
+    let pairs: Vec<PointPair> =
         found.iter().map(|f| PointPair { from: [f.col as f64, f.row as f64], to: lens.undistort(f.pixel) }).collect();
-    let mut result = homography::ransac(&pairs, threshold, 150)?;
-    // A stone's visible centre lies above the board's plane: seen at a slant, stones sit off
-    // their points by nearly one board offset everywhere (the plane through their centres is
-    // the board's, lifted). Estimate that offset from the stones the crossings' fit takes, and
-    // fit again with the stones moved back by it.
-    let stones = found.iter().filter(|f| f.stone).count();
-    if stones >= 8 && found.len() - stones >= 8 {
-        for _ in 0..2 {
-            let inv = result.homography.try_inverse()?;
-            let (mut du, mut dv): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
-            for ((f, p), &inlier) in found.iter().zip(&pairs).zip(&result.inliers) {
-                if f.stone && inlier {
-                    if let Some(q) = homography::apply(&inv, p.to) {
-                        du.push(q[0] - f.col as f64);
-                        dv.push(q[1] - f.row as f64);
-                    }
-                }
-            }
-            let (Some(mu), Some(mv)) = (median(&mut du), median(&mut dv)) else { break };
-            for (f, p) in found.iter().zip(pairs.iter_mut()) {
-                if f.stone {
-                    p.from = [p.from[0] + mu, p.from[1] + mv];
-                }
-            }
-            result = homography::ransac(&pairs, threshold, 150)?;
-        }
-    }
+    let result = homography::ransac(&pairs, (INLIER_CELLS * cell_px).max(1.0), 150)?;
     let h = result.homography;
     let geometry = GridGeometry { homography: to_rows(&h), lens };
     let inliers: Vec<FoundIntersection> =
         found.iter().zip(&result.inliers).filter(|(_, &i)| i).map(|(f, _)| *f).collect();
     let cell = median_cell(&geometry).max(1e-9);
     Some(Fit { geometry, inliers, rms_cells: result.rms_error / cell })
-}
-
-fn median(v: &mut [f64]) -> Option<f64> {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied()
 }
 
 pub(crate) fn to_rows(h: &Matrix3<f64>) -> [[f64; 3]; 3] {

@@ -77,33 +77,6 @@ pub(crate) fn working_plane(gray: &GrayImage, factor: usize) -> Plane {
     smooth_121(&plane)
 }
 
-/// The tint of each working pixel, `(B − (R + G)/2) / (grey + 12)`, box-downscaled by `factor`
-/// like [`working_plane`] and smoothed the same way: yellow wood is strongly negative, white,
-/// black and pale green stones are not.
-pub(crate) fn tint_plane(rgb: &RgbImage, factor: usize) -> Plane {
-    let (w, h) = (rgb.width() as usize, rgb.height() as usize);
-    let (ww, wh) = (w / factor, h / factor);
-    let mut plane = Plane::new(ww, wh);
-    let raw = rgb.as_raw();
-    for y in 0..wh {
-        for x in 0..ww {
-            let mut sum = [0u32; 3];
-            for dy in 0..factor {
-                let row = ((y * factor + dy) * w + x * factor) * 3;
-                for px in raw[row..row + 3 * factor].chunks_exact(3) {
-                    for (s, &v) in sum.iter_mut().zip(px) {
-                        *s += u32::from(v);
-                    }
-                }
-            }
-            let [r, g, b] = sum.map(|s| s as f32 / (factor * factor) as f32);
-            let grey = (2.0 * r + 2.0 * g + b) / 5.0;
-            plane.data[y * ww + x] = (b - (r + g) / 2.0) / (grey + WEBER_OFFSET);
-        }
-    }
-    smooth_121(&plane)
-}
-
 fn smooth_121(src: &Plane) -> Plane {
     let (w, h) = (src.width, src.height);
     let mut tmp = Plane::new(w, h);
