@@ -10,6 +10,12 @@ pub fn photos() -> Option<PathBuf> {
 
 /// Every `.jpg` under `dir`, at any depth, sorted.
 pub fn jpegs_under(dir: &Path) -> Vec<PathBuf> {
+    files_under(dir, "jpg")
+}
+
+/// Every file named `*.<extension>` under `dir`, at any depth, sorted.
+#[allow(dead_code)] // each test binary compiles this module; not all of them use every helper
+pub fn files_under(dir: &Path, extension: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -17,7 +23,7 @@ pub fn jpegs_under(dir: &Path) -> Vec<PathBuf> {
             let p = entry.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.extension().is_some_and(|e| e == "jpg") {
+            } else if p.extension().is_some_and(|e| e == extension) {
                 out.push(p);
             }
         }
