@@ -164,7 +164,8 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     // The cell-centre test's patch is a hand only if the model says so (or, without a model,
     // by the hand-set test alone); a patch that is not one leaves its points to the reader.
     let cells_fired = mask.occluded;
-    if !config.occlusion_model.as_ref().is_none_or(|model| model.patch_is_hand(&evidence)) {
+    let cells_hand = cells_fired && config.occlusion_model.as_ref().is_none_or(|model| model.patch_is_hand(&evidence));
+    if !cells_hand {
         mask.occluded = false;
         mask.points = [[false; BOARD_LINES]; BOARD_LINES];
     }
@@ -177,7 +178,10 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     evidence.other_tests_fired = covered_points > 0 || crossing_fired;
     evidence.rules_fired = cells_fired || evidence.other_tests_fired;
     if mask.occluded {
-        grow_occlusion(&mut mask.points, &posteriors, &classified.misfit, &config.occlusion, usize::MAX);
+        // A hand the cell-centre test found may spread over the board (its shadow, the sleeve's
+        // edge); a group of covered points alone is fingers, which reach as far as a crossing's.
+        let reach = if cells_hand { usize::MAX } else { config.occlusion.crossing_reach };
+        grow_occlusion(&mut mask.points, &posteriors, &classified.misfit, &config.occlusion, reach);
     }
     if !crossed.is_empty() {
         // Fingers reach only a little way in from the edge they cross; a whole hand over the
