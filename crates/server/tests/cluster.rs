@@ -108,29 +108,10 @@ fn spawn_node_with(
     }
 }
 
-async fn get_json(addr: std::net::SocketAddr, path: &str) -> Value {
-    let (status, _, body) = http(addr, "GET", path, &[], b"").await;
-    assert_eq!(status, 200, "{path}");
-    serde_json::from_slice(&body).unwrap()
-}
-
 async fn get_text(addr: std::net::SocketAddr, path: &str) -> String {
     let (status, _, body) = http(addr, "GET", path, &[], b"").await;
     assert_eq!(status, 200, "{path}");
     String::from_utf8(body).unwrap()
-}
-
-async fn post_png(addr: std::net::SocketAddr, table: &str, stones: &[(u32, u32, char)]) -> u16 {
-    let auth = format!("Bearer {CAMERA}");
-    http(
-        addr,
-        "POST",
-        &format!("/api/tables/{table}/frames"),
-        &[("Authorization", &auth), ("Content-Type", "image/png")],
-        &board_png(stones),
-    )
-    .await
-    .0
 }
 
 /// The node's events, without the evidence flag (evidence images stay on the node that made

@@ -53,25 +53,6 @@ fn spawn_child(dir: &Path) -> (Child, std::net::SocketAddr) {
     }
 }
 
-async fn get_json(addr: std::net::SocketAddr, path: &str) -> Value {
-    let (status, _, body) = http(addr, "GET", path, &[], b"").await;
-    assert_eq!(status, 200, "{path}");
-    serde_json::from_slice(&body).unwrap()
-}
-
-async fn post_png(addr: std::net::SocketAddr, table: &str, stones: &[(u32, u32, char)]) -> u16 {
-    let auth = format!("Bearer {CAMERA}");
-    http(
-        addr,
-        "POST",
-        &format!("/api/tables/{table}/frames"),
-        &[("Authorization", &auth), ("Content-Type", "image/png")],
-        &board_png(stones),
-    )
-    .await
-    .0
-}
-
 async fn all_events(addr: std::net::SocketAddr) -> Vec<Value> {
     get_json(addr, "/api/events?limit=1000").await["events"].as_array().unwrap().clone()
 }

@@ -325,6 +325,27 @@ pub fn test_config(data_dir: PathBuf, tables: &[&str]) -> tengen_server::Config 
     }
 }
 
+/// GET `path` from a real listener, expecting 200 and JSON.
+pub async fn get_json(addr: std::net::SocketAddr, path: &str) -> serde_json::Value {
+    let (status, _, body) = http(addr, "GET", path, &[], b"").await;
+    assert_eq!(status, 200, "{path}");
+    serde_json::from_slice(&body).unwrap()
+}
+
+/// POSTs a pixel-board PNG (see [`board_png`]) as `table`'s camera; returns the HTTP status.
+pub async fn post_png(addr: std::net::SocketAddr, table: &str, stones: &[(u32, u32, char)]) -> u16 {
+    let auth = format!("Bearer {CAMERA}");
+    http(
+        addr,
+        "POST",
+        &format!("/api/tables/{table}/frames"),
+        &[("Authorization", &auth), ("Content-Type", "image/png")],
+        &board_png(stones),
+    )
+    .await
+    .0
+}
+
 /// Minimal HTTP/1.1 client over a TcpStream for tests against a real listener.
 pub async fn http(
     addr: std::net::SocketAddr,
