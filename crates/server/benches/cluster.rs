@@ -42,7 +42,7 @@ use tengen_server::config::ClusterConfig;
 use tengen_server::{CameraConfig, Config, TableConfig};
 
 mod common;
-use common::{encode_jpeg, post_frame, status_mib, CAMERA_TOKEN};
+use common::{cpu_seconds, post_frame, rendered_frames, status_mib, CAMERA_TOKEN};
 
 const FPS: f64 = 2.0;
 const NODE_ENV: &str = "TENGEN_BENCH_CLUSTER_NODE";
@@ -51,14 +51,6 @@ const POINT_PX: u32 = 4;
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// CPU seconds (user + system) of a process, from /proc (Linux clock ticks, 100 Hz).
-fn cpu_seconds(pid: &str) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i - 3).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(14) + ticks(15)) / 100.0
 }
 
 fn quantile(sorted: &[f64], q: f64) -> f64 {
@@ -138,33 +130,6 @@ fn config(dir: &Path, tables_n: usize, cluster: Option<ClusterConfig>) -> Config
 }
 
 // ---------------------------------------------------------------- part 1: CPU per frame
-
-/// The rendered game's frames at `height` lines (16:9; the rendered 540 as they are), each as
-/// two camera frames (the second with fresh noise).
-fn rendered_frames(height: u32) -> Vec<[Arc<Vec<u8>>; 2]> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/infractions");
-    let files = tengen_server::sources::folder_frames(&dir).unwrap_or_default();
-    assert!(!files.is_empty(), "the bench needs samples/infractions (rendered frames)");
-    let mut seed = 0x9E37_79B9_u32;
-    files
-        .iter()
-        .map(|f| {
-            let mut img = image::open(f).unwrap().to_rgb8();
-            if img.height() != height {
-                let width = height * 16 / 9;
-                img = image::imageops::resize(&img, width, height, image::imageops::FilterType::Triangle);
-            }
-            let mut noisy = img.clone();
-            for c in noisy.iter_mut() {
-                seed ^= seed << 13;
-                seed ^= seed >> 17;
-                seed ^= seed << 5;
-                *c = (i32::from(*c) + (seed % 7) as i32 - 3).clamp(0, 255) as u8;
-            }
-            [encode_jpeg(&img), encode_jpeg(&noisy)]
-        })
-        .collect()
-}
 
 /// Runs `n` cameras at 2 fps against `addr` for `warmup + seconds`; returns CPU seconds of this
 /// process and of `nats` (when given) and frames analysed, over the measured window.

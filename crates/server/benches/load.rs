@@ -20,7 +20,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs, clippy::cast_precision_loss)]
 
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,42 +28,9 @@ use tengen_server::metrics::Stage;
 use tengen_server::{CameraConfig, Config, TableConfig};
 
 mod common;
-use common::{encode_jpeg, post_frame, status_mib, CAMERA_TOKEN};
+use common::{cpu_seconds, post_frame, rendered_frames, status_mib, CAMERA_TOKEN};
 
 const FPS: f64 = 2.0;
-
-/// Each recorded frame twice, as two camera frames of the same scene: the second with fresh
-/// sensor noise (±3 levels per channel), so that no two consecutive posts are the same bytes.
-fn frames_1080p() -> Vec<[Arc<Vec<u8>>; 2]> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/infractions");
-    let files = tengen_server::sources::folder_frames(&dir).unwrap_or_default();
-    assert!(!files.is_empty(), "the bench needs samples/infractions (rendered frames)");
-    let mut seed = 0x9E37_79B9_u32;
-    files
-        .iter()
-        .map(|f| {
-            let img = image::open(f).unwrap().to_rgb8();
-            let big = image::imageops::resize(&img, 1920, 1080, image::imageops::FilterType::Triangle);
-            let mut noisy = big.clone();
-            for c in noisy.iter_mut() {
-                seed ^= seed << 13;
-                seed ^= seed >> 17;
-                seed ^= seed << 5;
-                *c = (i32::from(*c) + (seed % 7) as i32 - 3).clamp(0, 255) as u8;
-            }
-            [encode_jpeg(&big), encode_jpeg(&noisy)]
-        })
-        .collect()
-}
-
-/// CPU seconds this process has used (user + system), from /proc (Linux clock ticks, 100 Hz).
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
-    // After the command name: state is field 3, utime 14 and stime 15 (1-based, see proc(5)).
-    let ticks = |i: usize| fields.get(i - 3).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(14) + ticks(15)) / 100.0
-}
 
 struct Level {
     tables: usize,
@@ -216,7 +182,7 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<
     };
     let events_before: u64 = hub.tables.values().map(|t| t.metrics.events.load(Ordering::Relaxed)).sum();
     let (counters_before, stages_before) = (counters(&hub), stage_totals(&hub));
-    let cpu_before = cpu_seconds();
+    let cpu_before = cpu_seconds("self");
     let mut rss_peak = 0.0f64;
     while Instant::now() < deadline {
         rss_peak = rss_peak.max(status_mib("VmRSS:"));
@@ -224,7 +190,7 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<
     }
     stop.store(true, Ordering::Relaxed);
     let (counters_after, stages_after) = (counters(&hub), stage_totals(&hub));
-    let cpu = cpu_seconds() - cpu_before;
+    let cpu = cpu_seconds("self") - cpu_before;
     let events_after: u64 = hub.tables.values().map(|t| t.metrics.events.load(Ordering::Relaxed)).sum();
     let (mut posted, mut refused) = (0, 0);
     for c in cameras {
@@ -385,7 +351,7 @@ fn main() {
     let seconds: f64 = std::env::var("TENGEN_BENCH_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15.0);
     // TENGEN_BENCH_WARMUP=0 measures from the cold start instead.
     let warmup: f64 = std::env::var("TENGEN_BENCH_WARMUP").ok().and_then(|v| v.parse().ok()).unwrap_or(5.0);
-    let frames = frames_1080p();
+    let frames = rendered_frames(1080);
     // Baseline: a bare decode of one frame, the floor of any vision.
     let start = Instant::now();
     let decodes = 20;

@@ -1,5 +1,6 @@
-//! What the server's benchmarks share: the camera's POST of one frame, a frame's JPEG encoding
-//! and the process's memory as Linux reports it.
+//! What the server's benchmarks share: the rendered game's frames as a camera sends them, the
+//! camera's POST of one frame, a frame's JPEG encoding, and a process's CPU time and memory as
+//! Linux reports them.
 
 use std::sync::Arc;
 
@@ -42,4 +43,44 @@ pub fn status_mib(field: &str) -> f64 {
         .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// The rendered game of `samples/infractions` at `height` lines (16:9; the rendered size as it
+/// is), each frame twice as two camera frames of the same scene: the second with fresh sensor
+/// noise (±3 levels per channel), so that no two consecutive posts are the same bytes.
+#[allow(dead_code)] // not every benchmark that includes this module measures frames or CPU
+pub fn rendered_frames(height: u32) -> Vec<[Arc<Vec<u8>>; 2]> {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/infractions");
+    let files = tengen_server::sources::folder_frames(&dir).unwrap_or_default();
+    assert!(!files.is_empty(), "the bench needs samples/infractions (rendered frames)");
+    let mut seed = 0x9E37_79B9_u32;
+    files
+        .iter()
+        .map(|f| {
+            let mut img = image::open(f).unwrap().to_rgb8();
+            if img.height() != height {
+                let width = height * 16 / 9;
+                img = image::imageops::resize(&img, width, height, image::imageops::FilterType::Triangle);
+            }
+            let mut noisy = img.clone();
+            for c in noisy.iter_mut() {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                *c = (i32::from(*c) + (seed % 7) as i32 - 3).clamp(0, 255) as u8;
+            }
+            [encode_jpeg(&img), encode_jpeg(&noisy)]
+        })
+        .collect()
+}
+
+/// CPU seconds (user + system) a process has used, `pid` a number or `self`, from /proc (Linux
+/// clock ticks, 100 Hz).
+#[allow(dead_code)] // not every benchmark that includes this module measures frames or CPU
+pub fn cpu_seconds(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+    // After the command name: state is field 3, utime 14 and stime 15 (1-based, see proc(5)).
+    let ticks = |i: usize| fields.get(i - 3).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(14) + ticks(15)) / 100.0
 }
