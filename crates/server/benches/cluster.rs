@@ -39,10 +39,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tengen_server::config::ClusterConfig;
-use tengen_server::{CameraConfig, Config, TableConfig};
+use tengen_server::Config;
 
 mod common;
-use common::{cpu_seconds, post_frame, rendered_frames, status_mib, CAMERA_TOKEN};
+use common::{cpu_seconds, post_frame, posting_tables, rendered_frames, status_mib, CAMERA_TOKEN};
 
 const FPS: f64 = 2.0;
 const NODE_ENV: &str = "TENGEN_BENCH_CLUSTER_NODE";
@@ -102,27 +102,13 @@ impl Drop for Nats {
     }
 }
 
-fn tables(n: usize) -> Vec<TableConfig> {
-    (0..n)
-        .map(|i| TableConfig {
-            id: format!("t{i}"),
-            name: None,
-            komi: 7.5,
-            start: tengen_server::model::StartPosition::Even,
-            camera_token: None,
-            camera: CameraConfig::Post,
-            calibration: None,
-        })
-        .collect()
-}
-
 fn config(dir: &Path, tables_n: usize, cluster: Option<ClusterConfig>) -> Config {
     Config {
         listen: "127.0.0.1:0".into(),
         data_dir: dir.to_path_buf(),
         arbiter_token: Some("bench-arbiter-token".into()),
         camera_token: Some(CAMERA_TOKEN.into()),
-        tables: tables(tables_n),
+        tables: posting_tables(tables_n),
         cluster,
         max_camera_fps: 100.0,
         ..Config::default()

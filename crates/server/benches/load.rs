@@ -25,10 +25,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tengen_server::metrics::Stage;
-use tengen_server::{CameraConfig, Config, TableConfig};
+use tengen_server::Config;
 
 mod common;
-use common::{cpu_seconds, post_frame, rendered_frames, status_mib, CAMERA_TOKEN};
+use common::{cpu_seconds, post_frame, posting_tables, rendered_frames, status_mib, CAMERA_TOKEN};
 
 const FPS: f64 = 2.0;
 
@@ -96,17 +96,7 @@ async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<
         data_dir: dir.clone(),
         arbiter_token: Some("bench-arbiter-token".into()),
         camera_token: Some(CAMERA_TOKEN.into()),
-        tables: (0..tables)
-            .map(|i| TableConfig {
-                id: format!("t{i}"),
-                name: None,
-                komi: 7.5,
-                start: tengen_server::model::StartPosition::Even,
-                camera_token: None,
-                camera: CameraConfig::Post,
-                calibration: None,
-            })
-            .collect(),
+        tables: posting_tables(tables),
         ..Config::default()
     };
     let mut engines = tengen_server::adapters::standard_engines();
