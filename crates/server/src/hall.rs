@@ -4,7 +4,8 @@
 //! tables up to its fair share (tables ÷ live nodes, rounded up) or lets go of the tables above
 //! it: tables spread evenly, a joining node gets its share, and a dead node's tables move once
 //! its leases run out. Frames reach a table's owner on the core NATS subject
-//! `tengen.frames.<table>`, from whichever node the camera posted to.
+//! `tengen.frames.<table>`, from whichever node the camera posted to; a camera the service pulls
+//! (mjpeg, rtsp, snapshot, folder) is pulled by the table's node alone, and moves with the table.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -26,6 +27,8 @@ struct Running {
     commands: tokio::task::JoinHandle<()>,
     /// Tells the other nodes how the table stands.
     announce: tokio::task::JoinHandle<()>,
+    /// Pulls the table's camera (mjpeg, rtsp, snapshot, folder): only the table's node does.
+    camera: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// The node's tables and the loop that keeps its share of them.
@@ -33,6 +36,7 @@ pub struct Hall {
     cluster: Arc<Cluster>,
     tables: BTreeMap<String, (TableConfig, Arc<TableHandle>)>,
     shared: Shared,
+    pullers: crate::sources::Pullers,
     running: HashMap<String, Running>,
 }
 
@@ -42,8 +46,9 @@ impl Hall {
         cluster: Arc<Cluster>,
         tables: BTreeMap<String, (TableConfig, Arc<TableHandle>)>,
         shared: Shared,
+        pullers: crate::sources::Pullers,
     ) -> Self {
-        Self { cluster, tables, shared, running: HashMap::new() }
+        Self { cluster, tables, shared, pullers, running: HashMap::new() }
     }
 
     /// Takes the node's first share, then keeps it every third of a lease's lifetime, for as
@@ -118,7 +123,8 @@ impl Hall {
     }
 
     /// Starts a table whose lease this node now holds: catches its mirror up with the stream,
-    /// replays its game, and subscribes to its frames.
+    /// replays its game, subscribes to its frames, and pulls its camera when the service pulls
+    /// it (after the pipeline runs: a pulled frame is read here, not forwarded).
     async fn take(&mut self, table: &str) -> Result<(), crate::store::StoreError> {
         let Some((config, handle)) = self.tables.get(table) else { return Ok(()) };
         let started = std::time::Instant::now();
@@ -131,13 +137,19 @@ impl Hall {
         ));
         let announce =
             tokio::spawn(announce(Arc::clone(&self.cluster), Arc::clone(handle), self.shared.bus.subscribe()));
+        let camera = self.pullers.spawn(&config.camera, Arc::clone(handle));
         tracing::info!(%table, node = %self.cluster.node, took_ms = started.elapsed().as_millis(), "table taken");
-        self.running.insert(table.to_owned(), Running { pipeline, frames, commands, announce });
+        self.running.insert(table.to_owned(), Running { pipeline, frames, commands, announce, camera });
         Ok(())
     }
 
     async fn stop(&mut self, table: &str) {
         if let Some(running) = self.running.remove(table) {
+            // The camera first: a frame it pulled after the pipeline stopped would be forwarded
+            // to whichever node takes the table, which pulls the camera itself.
+            if let Some(camera) = &running.camera {
+                camera.abort();
+            }
             running.frames.abort();
             // A command in hand is answered by the pipeline before it stops; later ones find
             // the table gone from here (`table_elsewhere`), never half done.

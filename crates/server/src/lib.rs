@@ -175,6 +175,11 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         max_camera_fps: config.max_camera_fps,
         search_deadline: Duration::from_secs_f64(config.search_deadline_secs),
     };
+    let pullers = sources::Pullers {
+        clock: Arc::clone(&engines.clock),
+        max_frame_bytes: config.max_frame_bytes,
+        ffmpeg: config.ffmpeg.clone(),
+    };
     let mut tables = BTreeMap::new();
     let mut hall_tables = BTreeMap::new();
     for table_config in &config.tables {
@@ -189,42 +194,10 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
             }
             None => table::start_table(table_config, shared.clone()).await?,
         };
-        let clock = Arc::clone(&engines.clock);
-        match &table_config.camera {
-            CameraConfig::Post => {}
-            CameraConfig::Mjpeg { url } => {
-                tokio::spawn(sources::run_mjpeg(url.clone(), Arc::clone(&handle), clock, config.max_frame_bytes));
-            }
-            CameraConfig::Snapshot { url, interval_ms } => {
-                tokio::spawn(sources::run_snapshot(
-                    url.clone(),
-                    Duration::from_millis(*interval_ms),
-                    Arc::clone(&handle),
-                    clock,
-                    config.max_frame_bytes,
-                ));
-            }
-            CameraConfig::Rtsp { url, fps, transport, max_width } => {
-                let options = rtsp::RtspOptions {
-                    url: url.clone(),
-                    fps: *fps,
-                    transport: *transport,
-                    max_width: *max_width,
-                    ffmpeg: config.ffmpeg.clone(),
-                };
-                tokio::spawn(rtsp::run_rtsp(options, Arc::clone(&handle), clock, config.max_frame_bytes));
-            }
-            CameraConfig::Folder { path, fps, repeat, hold_secs } => {
-                let replay =
-                    sources::FolderReplay { fps: *fps, repeat: *repeat, hold: Duration::from_secs_f64(*hold_secs) };
-                tokio::spawn(sources::run_folder(
-                    path.clone(),
-                    replay,
-                    Arc::clone(&handle),
-                    clock,
-                    config.max_frame_bytes,
-                ));
-            }
+        if hall.is_none() {
+            // One process pulls its cameras for good; a node pulls a table's camera while it
+            // runs the table (`hall.rs`).
+            pullers.spawn(&table_config.camera, Arc::clone(&handle));
         }
         tables.insert(table_config.id.clone(), handle);
     }
@@ -254,7 +227,7 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         cluster.spawn_sender(store.clone());
         // The hall view shows the tables running on the other nodes as their nodes tell.
         cluster.hear_tables(tables.clone()).await?;
-        crate::hall::Hall::new(Arc::clone(cluster), hall_tables, shared.clone()).start().await;
+        crate::hall::Hall::new(Arc::clone(cluster), hall_tables, shared.clone(), pullers).start().await;
         tracing::info!(node = %cluster.node, tables = cluster.owned_tables().len(), "joined the hall");
     }
     let hub = Arc::new(Hub {

@@ -15,6 +15,7 @@ use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 
+use crate::config::CameraConfig;
 use crate::engine::Clock;
 use crate::imaging::check_frame;
 use crate::json::ArbiterAction;
@@ -145,6 +146,47 @@ pub async fn http_get(url: &HttpUrl) -> Result<hyper::Response<hyper::body::Inco
         return Err(SourceError::Status(response.status().as_u16()));
     }
     Ok(response)
+}
+
+/// What every pulled camera needs besides its own settings.
+#[derive(Clone)]
+pub struct Pullers {
+    /// Stamps the frames.
+    pub clock: Arc<dyn Clock>,
+    /// Largest frame taken from a camera.
+    pub max_frame_bytes: usize,
+    /// The program RTSP cameras are read with.
+    pub ffmpeg: PathBuf,
+}
+
+impl Pullers {
+    /// Starts pulling `camera` into `table` (none for a posting camera). One process pulls its
+    /// cameras for good; a node of a hall pulls a table's camera while it runs the table and
+    /// aborts the task when the table moves (an RTSP camera's ffmpeg is killed with it).
+    pub fn spawn(&self, camera: &CameraConfig, table: Arc<TableHandle>) -> Option<tokio::task::JoinHandle<()>> {
+        let (clock, max_frame) = (Arc::clone(&self.clock), self.max_frame_bytes);
+        Some(match camera {
+            CameraConfig::Post => return None,
+            CameraConfig::Mjpeg { url } => tokio::spawn(run_mjpeg(url.clone(), table, clock, max_frame)),
+            CameraConfig::Snapshot { url, interval_ms } => {
+                tokio::spawn(run_snapshot(url.clone(), Duration::from_millis(*interval_ms), table, clock, max_frame))
+            }
+            CameraConfig::Rtsp { url, fps, transport, max_width } => {
+                let options = crate::rtsp::RtspOptions {
+                    url: url.clone(),
+                    fps: *fps,
+                    transport: *transport,
+                    max_width: *max_width,
+                    ffmpeg: self.ffmpeg.clone(),
+                };
+                tokio::spawn(crate::rtsp::run_rtsp(options, table, clock, max_frame))
+            }
+            CameraConfig::Folder { path, fps, repeat, hold_secs } => {
+                let replay = FolderReplay { fps: *fps, repeat: *repeat, hold: Duration::from_secs_f64(*hold_secs) };
+                tokio::spawn(run_folder(path.clone(), replay, table, clock, max_frame))
+            }
+        })
+    }
 }
 
 /// Hands a pulled frame to its table (refusing corrupt ones).

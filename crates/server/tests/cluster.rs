@@ -20,7 +20,7 @@ const CHILD_ENV: &str = "TENGEN_CLUSTER_CHILD";
 const TABLES: [&str; 3] = ["a", "b", "c"];
 
 /// Runs a node when re-executed as the child (`dir|nats url|node|lease ttl|table,table,…|buffer
-/// bytes`); nothing in a normal run.
+/// bytes|snapshot camera`, the last `table=url` or empty); nothing in a normal run.
 #[test]
 fn cluster_child_node() {
     let Ok(spec) = std::env::var(CHILD_ENV) else { return };
@@ -28,10 +28,15 @@ fn cluster_child_node() {
     let (dir, nats, node, ttl) = (parts[0], parts[1], parts[2], parts[3].parse().unwrap());
     let tables: Vec<&str> = parts[4].split(',').collect();
     let buffer_bytes = parts[5].parse().unwrap();
+    let snapshot = parts.get(6).and_then(|camera| camera.split_once('='));
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async move {
         let dir = std::path::PathBuf::from(dir);
         let mut config = test_config(dir.join("data"), &tables);
+        if let Some((table, url)) = snapshot {
+            let table = config.tables.iter_mut().find(|t| t.id == table).unwrap();
+            table.camera = tengen_server::CameraConfig::Snapshot { url: url.to_owned(), interval_ms: 100 };
+        }
         config.cluster = Some(tengen_server::config::ClusterConfig {
             lease_ttl_secs: ttl,
             buffer_bytes,
@@ -87,12 +92,27 @@ fn spawn_node_with(
     tables: &[&str],
     buffer_bytes: u64,
 ) -> (NodeProcess, std::net::SocketAddr) {
+    spawn_node_spec(dir, nats, node, ttl, tables, buffer_bytes, "")
+}
+
+fn spawn_node_spec(
+    dir: &Path,
+    nats: &str,
+    node: &str,
+    ttl: f64,
+    tables: &[&str],
+    buffer_bytes: u64,
+    snapshot: &str,
+) -> (NodeProcess, std::net::SocketAddr) {
     std::fs::create_dir_all(dir).unwrap();
     let _ = std::fs::remove_file(dir.join("addr"));
     let child = NodeProcess(
         Command::new(std::env::current_exe().unwrap())
             .args(["--exact", "cluster_child_node", "--nocapture", "--test-threads=1"])
-            .env(CHILD_ENV, format!("{}|{nats}|{node}|{ttl}|{}|{buffer_bytes}", dir.display(), tables.join(",")))
+            .env(
+                CHILD_ENV,
+                format!("{}|{nats}|{node}|{ttl}|{}|{buffer_bytes}|{snapshot}", dir.display(), tables.join(",")),
+            )
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -726,5 +746,135 @@ async fn a_node_whose_memory_for_the_log_is_full_refuses_frames_and_loses_nothin
     assert!(wait_until(10, || async { logged_moves(&nats.url, "a").await.len() == next }).await, "and is logged");
     child.kill().unwrap();
     child.wait().unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A camera the service pulls (`snapshot`): an HTTP server answering every GET with a board of
+/// one stone, counting the requests by path (each node is given its own path).
+struct SnapshotCamera {
+    url: String,
+    pulls: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl SnapshotCamera {
+    async fn start() -> Self {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let pulls = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashMap::new()));
+        let png = board_png(&position(1));
+        let counted = pulls.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((mut socket, _)) = listener.accept().await else { return };
+                let (counted, png) = (counted.clone(), png.clone());
+                tokio::spawn(async move {
+                    let mut request = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match socket.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => request.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let text = String::from_utf8_lossy(&request);
+                    let path = text.split_whitespace().nth(1).unwrap_or("").to_owned();
+                    *counted.lock().unwrap().entry(path).or_insert(0) += 1;
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        png.len()
+                    );
+                    let _ = socket.write_all(head.as_bytes()).await;
+                    let _ = socket.write_all(&png).await;
+                });
+            }
+        });
+        Self { url, pulls, task }
+    }
+
+    /// The camera's URL as node `node` is told it.
+    fn url_for(&self, node: &str) -> String {
+        format!("{}/{node}.png", self.url)
+    }
+
+    /// How many times node `node` pulled a frame.
+    fn pulls_by(&self, node: &str) -> usize {
+        self.pulls.lock().unwrap().get(&format!("/{node}.png")).copied().unwrap_or(0)
+    }
+}
+
+impl Drop for SnapshotCamera {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pulled_camera_is_pulled_by_the_tables_node_only_and_moves_with_the_table() {
+    let Some(nats) = NatsServer::start("cluster pulled camera") else { return };
+    let dir = temp_dir("cluster-pulled");
+    let camera = SnapshotCamera::start().await;
+    let table_ids = ["a", "b"];
+    let mut children = Vec::new();
+    let mut nodes = Vec::new();
+    for name in ["n1", "n2"] {
+        let spec = format!("a={}", camera.url_for(name));
+        let (child, addr) = spawn_node_spec(&dir.join(name), &nats.url, name, 2.0, &table_ids, 64 << 20, &spec);
+        children.push(child);
+        nodes.push((name.to_owned(), addr));
+    }
+    let spread = wait_until(20, || {
+        let nodes = nodes.clone();
+        async move {
+            let owners = owners(&nodes).await;
+            owners.len() == 2 && owners["a"] != owners["b"]
+        }
+    })
+    .await;
+    assert!(spread, "a table a node: {:?}", owners(&nodes).await);
+    let owner_name = owners(&nodes).await["a"].clone();
+    let (owner_index, other_index) = if owner_name == "n1" { (0, 1) } else { (1, 0) };
+    let (owner, other) = (nodes[owner_index].clone(), nodes[other_index].clone());
+
+    // The table's node pulls the camera and reads the board; the other node does not pull it
+    // (the first node alone took every table at its start, and pulled then).
+    let owner_addr = owner.1;
+    assert!(
+        wait_until(10, || async move { move_number(owner_addr, "a").await == 1 }).await,
+        "the owner reads the pulled camera"
+    );
+    let (by_owner, by_other) = (camera.pulls_by(&owner.0), camera.pulls_by(&other.0));
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let pulls = format!("{:?}", camera.pulls.lock().unwrap());
+    assert!(camera.pulls_by(&owner.0) >= by_owner + 5, "the owner pulls: {pulls}");
+    assert_eq!(camera.pulls_by(&other.0), by_other, "the other node does not pull: {pulls}");
+
+    // The owner dies: the other node takes the table and pulls its camera from then on.
+    children[owner_index].kill().unwrap();
+    children[owner_index].wait().unwrap();
+    let survivor = [other.clone()];
+    let taken = wait_until(15, || {
+        let survivor = survivor.clone();
+        async move { owners(&survivor).await.len() == 2 }
+    })
+    .await;
+    assert!(taken, "the survivor takes both tables: {:?}", owners(&survivor).await);
+    let (other_name, pulls) = (other.0.as_str(), &camera);
+    assert!(
+        wait_until(10, || async move { pulls.pulls_by(other_name) >= by_other + 5 }).await,
+        "the new owner pulls: {:?}",
+        camera.pulls.lock().unwrap()
+    );
+    // The game goes on from the log: the board the camera shows is the game's first move.
+    let table = get_json(other.1, "/api/tables/a").await;
+    assert_eq!((table["move_number"].as_u64(), table["node"].as_str()), (Some(1), Some(other.0.as_str())), "{table}");
+    assert_eq!(logged_moves(&nats.url, "a").await, [1], "the move logged once");
+    for (i, child) in children.iter_mut().enumerate() {
+        if i != owner_index {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
