@@ -555,8 +555,16 @@ async fn evidence_image(
         "after.jpg" => true,
         _ => return Err(Error::not_found("use before.jpg or after.jpg")),
     };
-    let bytes =
-        hub.store.evidence(id, after).await?.ok_or_else(|| Error::not_found(format!("no {image} for event {id}")))?;
+    // This node's own (one process; in a hall, the images of the records this node logged while
+    // it runs), else the hall's object store.
+    let mut bytes = hub.store.evidence(id, after).await?;
+    if let (None, Some(cluster)) = (&bytes, &hub.cluster) {
+        bytes = cluster
+            .evidence_image(id, after)
+            .await
+            .map_err(|e| Error::new(ErrorKind::Unavailable, "evidence_store_unreachable", e.to_string()))?;
+    }
+    let bytes = bytes.ok_or_else(|| Error::not_found(format!("no {image} for event {id}")))?;
     Ok(([(header::CONTENT_TYPE, "image/jpeg"), (header::CACHE_CONTROL, "public, max-age=86400")], bytes)
         .into_response())
 }

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use async_nats::jetstream::{self, kv, stream};
+use async_nats::jetstream::{self, kv, object_store, stream};
 use futures_util::StreamExt as _;
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +24,10 @@ use crate::model::GameSetup;
 use crate::store::{GameRow, LogBatch, Store, StoreError};
 
 mod events;
+mod evidence;
 mod outbox;
+
+pub use evidence::EvidenceUnreachable;
 
 /// The stream holding every table's log.
 pub const LOG_STREAM: &str = "TENGEN_LOG";
@@ -32,6 +35,8 @@ pub const LOG_STREAM: &str = "TENGEN_LOG";
 pub const LEASE_BUCKET: &str = "tengen_leases";
 /// The key-value bucket where each live node keeps a key (gone a lease's lifetime after it stops).
 pub const NODE_BUCKET: &str = "tengen_nodes";
+/// The object store holding the hall's evidence images.
+pub const EVIDENCE_BUCKET: &str = "tengen_evidence";
 
 /// The core NATS subject a table's frames travel on to its owner (lossy: newest frame wins).
 pub fn frame_subject(table: &str) -> String {
@@ -88,10 +93,18 @@ enum LogRecord {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         arbiter: Option<String>,
         events: Vec<RefereeEvent>,
-        /// The places in `events` of the events with evidence images (kept on the node that
-        /// made them).
+        /// The places in `events` of the events whose evidence images are in the hall's object
+        /// store, under `evidence_key` (`cluster/evidence.rs`).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         evidence: Vec<usize>,
+        /// The name the images' objects start with.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        evidence_key: Option<String>,
+        /// The places of the events whose images were made but could not be stored, and why.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        evidence_lost: Vec<usize>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        evidence_error: Option<String>,
     },
 }
 
@@ -128,6 +141,10 @@ pub struct ClusterMetrics {
     /// Records the hall's log refused for good (another node wrote to the table's log first),
     /// each said in the node's log.
     pub records_refused: AtomicU64,
+    /// Evidence images put in the hall's object store.
+    pub evidence_stored: AtomicU64,
+    /// Evidence images that could not be put there (their events were logged without them).
+    pub evidence_lost: AtomicU64,
 }
 
 /// A node's connection to the hall.
@@ -141,6 +158,8 @@ pub struct Cluster {
     log: stream::Stream,
     leases: kv::Store,
     nodes: kv::Store,
+    /// The hall's evidence images.
+    evidence: object_store::ObjectStore,
     ttl: Duration,
     /// Each table's cursor, locked across an append (a table's appends are in order; tables'
     /// appends run side by side).
@@ -199,6 +218,7 @@ impl Cluster {
         let ttl = Duration::from_secs_f64(config.lease_ttl_secs);
         let leases = expiring_bucket(&jetstream, LEASE_BUCKET, ttl, config.replicas).await?;
         let nodes = expiring_bucket(&jetstream, NODE_BUCKET, ttl, config.replicas).await?;
+        let evidence = evidence::bucket(&jetstream, config).await?;
         Ok(Arc::new(Self {
             node: config.node.clone(),
             metrics,
@@ -207,6 +227,7 @@ impl Cluster {
             log,
             leases,
             nodes,
+            evidence,
             ttl,
             cursors: Mutex::new(HashMap::new()),
             held: Mutex::new(HashMap::new()),
@@ -240,6 +261,8 @@ impl Cluster {
             buffered_bytes: self.metrics.buffered_bytes.load(Ordering::Relaxed),
             buffer_limit_bytes: self.buffer.limit,
             records_refused: self.metrics.records_refused.load(Ordering::Relaxed),
+            evidence_images_stored: self.metrics.evidence_stored.load(Ordering::Relaxed),
+            evidence_images_lost: self.metrics.evidence_lost.load(Ordering::Relaxed),
         }
     }
 

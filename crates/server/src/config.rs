@@ -110,6 +110,11 @@ pub struct ClusterConfig {
     /// for the tables waiting are refused (`503 log_buffer_full`) until NATS is back.
     #[serde(default = "default_buffer_bytes")]
     pub buffer_bytes: u64,
+    /// Bytes the hall's evidence images (JetStream object store `tengen_evidence`) may take
+    /// (set by the node that creates the bucket); when full, an event is logged without its
+    /// images and says why.
+    #[serde(default = "default_evidence_bytes")]
+    pub evidence_bytes: u64,
 }
 
 impl ClusterConfig {
@@ -121,6 +126,7 @@ impl ClusterConfig {
             lease_ttl_secs: default_lease_ttl(),
             replicas: default_replicas(),
             buffer_bytes: default_buffer_bytes(),
+            evidence_bytes: default_evidence_bytes(),
         }
     }
 }
@@ -131,6 +137,10 @@ fn default_lease_ttl() -> f64 {
 fn default_buffer_bytes() -> u64 {
     // A record is about 1 KiB (a whole reading) or 100 bytes (a repeat): minutes of a hall.
     64 * 1024 * 1024
+}
+fn default_evidence_bytes() -> u64 {
+    // An alert's two zoomed crops are about 60 KB: some 16 000 alerts, a congress's worth.
+    1024 * 1024 * 1024
 }
 fn default_replicas() -> usize {
     1
@@ -338,6 +348,9 @@ impl Config {
             }
             if cluster.buffer_bytes < 1024 {
                 return Err(ConfigError::Invalid("cluster buffer_bytes is at least 1024".into()));
+            }
+            if cluster.evidence_bytes < 1 << 20 || i64::try_from(cluster.evidence_bytes).is_err() {
+                return Err(ConfigError::Invalid("cluster evidence_bytes is at least 1048576".into()));
             }
         }
         let mut seen = std::collections::HashSet::new();

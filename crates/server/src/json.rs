@@ -382,6 +382,10 @@ pub struct StoredEvent {
     pub at_ms: i64,
     /// Whether before/after evidence images are stored for it.
     pub evidence: bool,
+    /// In a hall: why the event's evidence images could not be stored in the hall's object
+    /// store (the event is logged without them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence_error: Option<String>,
     /// The event itself.
     #[serde(flatten)]
     pub event: RefereeEvent,
@@ -634,6 +638,10 @@ pub struct ClusterHealth {
     pub leases_lost: u64,
     /// Records it appended to the hall's log.
     pub log_appends: u64,
+    /// Evidence images it put in the hall's object store.
+    pub evidence_images_stored: u64,
+    /// Evidence images it could not put there (the events were logged without them).
+    pub evidence_images_lost: u64,
 }
 
 /// Every error's body: `{"error": code, "message": text}`.

@@ -228,7 +228,7 @@ pub fn render_cluster(out: &mut String, health: &crate::json::ClusterHealth) {
     for (name, help, value) in kept {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name}{{{node}}} {value}");
     }
-    let counters: [(&str, &str, u64); 6] = [
+    let counters: [(&str, &str, u64); 8] = [
         ("tengen_cluster_nats_outages_total", "Times the NATS connection was lost.", health.nats_outages),
         (
             "tengen_cluster_records_refused_total",
@@ -239,6 +239,16 @@ pub fn render_cluster(out: &mut String, health: &crate::json::ClusterHealth) {
         ("tengen_cluster_takeovers_total", "Tables this node took (at start or from another node).", health.takeovers),
         ("tengen_cluster_leases_lost_total", "Leases found held by another node at renewal.", health.leases_lost),
         ("tengen_cluster_log_appends_total", "Records appended to the hall's log.", health.log_appends),
+        (
+            "tengen_cluster_evidence_images_stored_total",
+            "Evidence images put in the hall's object store.",
+            health.evidence_images_stored,
+        ),
+        (
+            "tengen_cluster_evidence_images_lost_total",
+            "Evidence images that could not be put there (their events were logged without them).",
+            health.evidence_images_lost,
+        ),
     ];
     for (name, help, value) in counters {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name}{{{node}}} {value}");

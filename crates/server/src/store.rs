@@ -426,7 +426,7 @@ impl Store {
                 let (id, table, game, at_ms, body, evidence) = row?;
                 let event: RefereeEvent =
                     serde_json::from_str(&body).map_err(|e| StoreError::Corrupt { seq: id, message: e.to_string() })?;
-                events.push(StoredEvent { id, table, game, at_ms, evidence, event });
+                events.push(StoredEvent { id, table, game, at_ms, evidence, evidence_error: None, event });
             }
             Ok(events)
         })
@@ -549,7 +549,15 @@ fn append_in_transaction(
                 params![id, evidence.before, evidence.after],
             )?;
         }
-        stored.push(StoredEvent { id, table: table.clone(), game, at_ms, evidence: has_evidence, event });
+        stored.push(StoredEvent {
+            id,
+            table: table.clone(),
+            game,
+            at_ms,
+            evidence: has_evidence,
+            evidence_error: None,
+            event,
+        });
     }
     tx.commit()?;
     Ok(stored)

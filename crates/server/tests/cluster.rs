@@ -134,14 +134,9 @@ async fn get_text(addr: std::net::SocketAddr, path: &str) -> String {
     String::from_utf8(body).unwrap()
 }
 
-/// The node's events, without the evidence flag (evidence images stay on the node that made
-/// them).
+/// The node's events (read from the hall's log, evidence flags included).
 async fn events(addr: std::net::SocketAddr) -> Vec<Value> {
-    let mut events = get_json(addr, "/api/events?limit=1000").await["events"].as_array().unwrap().clone();
-    for event in &mut events {
-        event.as_object_mut().unwrap().remove("evidence");
-    }
-    events
+    get_json(addr, "/api/events?limit=1000").await["events"].as_array().unwrap().clone()
 }
 
 fn position(n: usize) -> Vec<(u32, u32, char)> {
@@ -875,6 +870,92 @@ async fn a_pulled_camera_is_pulled_by_the_tables_node_only_and_moves_with_the_ta
             child.kill().unwrap();
             child.wait().unwrap();
         }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The bytes of `path` on the node at `addr`, with the status.
+async fn get_bytes(addr: std::net::SocketAddr, path: &str) -> (u16, Vec<u8>) {
+    let (status, _, body) = http(addr, "GET", path, &[], b"").await;
+    (status, body)
+}
+
+/// The alerts logged for `table`, as the node at `addr` serves them.
+async fn alerts(addr: std::net::SocketAddr, table: &str) -> Vec<Value> {
+    let page = get_json(addr, &format!("/api/events?table={table}&limit=1000")).await;
+    page["events"].as_array().unwrap().iter().filter(|e| e["severity"] == "alert").cloned().collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evidence_images_are_in_the_hall_for_every_node_and_an_image_not_stored_is_said() {
+    let Some(mut nats) = NatsServer::start("cluster evidence") else { return };
+    let dir = temp_dir("cluster-evidence");
+    // Leases live 8 s: longer than the outage below, so no table changes hands meanwhile.
+    let (mut children, nodes) = hall_with_ttl(&nats.url, &dir, &["n1", "n2"], &["a", "b"], 8.0).await;
+    let owner_name = owners(&nodes).await["a"].clone();
+    let owner = nodes.iter().find(|(n, _)| *n == owner_name).unwrap().1;
+    let other = nodes.iter().find(|(n, _)| *n != owner_name).unwrap().1;
+
+    // A stone taken off table a's board: an alert with before/after images.
+    assert!(play_on(owner, "a", 1).await);
+    assert_eq!(post_png(owner, "a", &[]).await, 202);
+    assert!(wait_until(10, || async move { alerts(other, "a").await.len() == 1 }).await, "the alert is logged");
+    let alert = alerts(other, "a").await.remove(0);
+    assert_eq!((alert["evidence"].as_bool(), alert.get("evidence_error")), (Some(true), None), "{alert}");
+    let id = alert["id"].as_i64().unwrap();
+    // The node that did not make the images serves them, the same bytes as the one that did.
+    for image in ["before.jpg", "after.jpg"] {
+        let path = format!("/api/events/{id}/{image}");
+        let (status, bytes) = get_bytes(other, &path).await;
+        assert_eq!(status, 200, "{image} from the other node: {}", String::from_utf8_lossy(&bytes));
+        assert!(image::load_from_memory(&bytes).is_ok(), "{image} decodes");
+        assert_eq!(get_bytes(owner, &path).await, (200, bytes), "{image}: the same on both nodes");
+    }
+    let (status, _) = get_bytes(other, &format!("/api/events/{}/after.jpg", id + 1)).await;
+    assert_eq!(status, 404, "an event without images");
+    let health = get_json(owner, "/healthz").await;
+    assert_eq!(health["cluster"]["evidence_images_stored"], 2, "{health}");
+
+    // NATS away: the other node says the hall's images cannot be read now; the table's node
+    // goes on, and an alert raised meanwhile is logged without its images and says why.
+    nats.stop();
+    let (status, body) = get_bytes(other, &format!("/api/events/{id}/after.jpg")).await;
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!((status, body["error"].as_str()), (503, Some("evidence_store_unreachable")), "{body}");
+    assert!(body["message"].as_str().unwrap().contains("tengen_evidence"), "{body}");
+    let back = wait_until(10, || async move {
+        post_png(owner, "a", &position(1)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        get_json(owner, "/api/tables/a").await["view"]["physical"].as_str().unwrap().contains('B')
+    })
+    .await;
+    assert!(back, "the stone is put back");
+    assert_eq!(post_png(owner, "a", &[]).await, 202);
+    assert!(
+        wait_until(10, || async move { get_json(owner, "/healthz").await["cluster"]["evidence_images_lost"] == 2 })
+            .await,
+        "{}",
+        get_json(owner, "/healthz").await
+    );
+    nats.spawn();
+    let logged = wait_until(20, || async move {
+        let health = get_json(owner, "/healthz").await;
+        health["cluster"]["buffered_records"] == 0 && alerts(other, "a").await.len() == 2
+    })
+    .await;
+    assert!(logged, "{}", get_json(owner, "/healthz").await);
+    let late = alerts(other, "a").await.remove(1);
+    assert_eq!(late["evidence"], false, "{late}");
+    let why = late["evidence_error"].as_str().unwrap_or_default();
+    assert!(why.contains("NATS") && why.contains("tengen_evidence"), "{late}");
+    let metrics = get_text(owner, "/metrics").await;
+    let line = format!("tengen_cluster_evidence_images_lost_total{{node=\"{owner_name}\"}} 2");
+    assert!(metrics.lines().any(|l| l == line), "{line} in\n{metrics}");
+    // The first alert's images are still served by every node.
+    assert_eq!(get_bytes(other, &format!("/api/events/{id}/after.jpg")).await.0, 200);
+    for child in &mut children {
+        child.kill().unwrap();
+        child.wait().unwrap();
     }
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -29,7 +29,9 @@ fn table_of(subject: &str) -> &str {
 /// The events a record of `table`'s log holds, with their hall-wide ids (the record's sequence
 /// times [`ROWS_PER_RECORD`] plus the row: the mirror numbers its rows the same way).
 fn record_events(table: &str, seq: u64, record: LogRecord) -> Result<Vec<StoredEvent>, StoreError> {
-    let LogRecord::Batch { game, at_ms, observation, arbiter, events, evidence } = record else {
+    let LogRecord::Batch { game, at_ms, observation, arbiter, events, evidence, evidence_lost, evidence_error, .. } =
+        record
+    else {
         return Ok(Vec::new());
     };
     let first = first_row(seq)? + i64::from(observation.is_some()) + i64::from(arbiter.is_some());
@@ -41,9 +43,18 @@ fn record_events(table: &str, seq: u64, record: LogRecord) -> Result<Vec<StoredE
             game,
             at_ms,
             evidence: evidence.contains(&place),
+            evidence_error: evidence_lost.contains(&place).then(|| evidence_error.clone().unwrap_or_default()),
             event,
         })
         .collect())
+}
+
+/// The place in its record of the event `id` of the record at `seq` (`None`: one of the
+/// record's input rows, not an event).
+pub(super) fn event_place(record: &LogRecord, seq: u64, id: i64) -> Option<usize> {
+    let LogRecord::Batch { observation, arbiter, .. } = record else { return None };
+    let first = first_row(seq).ok()? + i64::from(observation.is_some()) + i64::from(arbiter.is_some());
+    usize::try_from(id.checked_sub(first)?).ok()
 }
 
 /// The events of one message of the log stream.
@@ -206,13 +217,18 @@ mod tests {
             at_ms: 99,
             observation: Some("{}".into()),
             arbiter: Some("{}".into()),
-            events: vec![event("one"), event("two")],
+            events: vec![event("one"), event("two"), event("three")],
             evidence: vec![1],
+            evidence_key: Some("n1-1".into()),
+            evidence_lost: vec![2],
+            evidence_error: Some("full".into()),
         };
         let events = record_events("t1", 7, record).unwrap();
         let ids: Vec<i64> = events.iter().map(|e| e.id).collect();
-        assert_eq!(ids, [7 * ROWS_PER_RECORD + 2, 7 * ROWS_PER_RECORD + 3]);
-        assert_eq!(events.iter().map(|e| e.evidence).collect::<Vec<_>>(), [false, true]);
+        assert_eq!(ids, [7 * ROWS_PER_RECORD + 2, 7 * ROWS_PER_RECORD + 3, 7 * ROWS_PER_RECORD + 4]);
+        assert_eq!(events.iter().map(|e| e.evidence).collect::<Vec<_>>(), [false, true, false]);
+        let errors: Vec<Option<&str>> = events.iter().map(|e| e.evidence_error.as_deref()).collect();
+        assert_eq!(errors, [None, None, Some("full")]);
         assert!(events.iter().all(|e| e.table == "t1" && e.game == 3 && e.at_ms == 99));
         let calibration = LogRecord::Calibration { corners: None, at_ms: 1 };
         assert!(record_events("t1", 8, calibration).unwrap().is_empty());

@@ -90,7 +90,7 @@ enum Sent {
 }
 
 impl Cluster {
-    fn connected(&self) -> bool {
+    pub(super) fn connected(&self) -> bool {
         self.client.connection_state() == async_nats::connection::State::Connected
     }
 
@@ -162,6 +162,10 @@ impl Cluster {
             )));
         }
         let table = batch.table.clone();
+        let message_id = self.buffer.message_id();
+        // The images go to the hall's object store first (bounded in time), named after the
+        // record's message id: the record then says which are there, and why any are not.
+        let images = self.store_evidence(&table, &message_id, &batch.events).await;
         let cursor = self.cursor(&table);
         let mut cursor = cursor.lock().await;
         let observation = batch.observation.as_ref().map(|o| encode_observation(o, batch.observation_repeats));
@@ -171,16 +175,12 @@ impl Cluster {
             observation: observation.clone(),
             arbiter: batch.action.as_ref().map(encode_action),
             events: batch.events.iter().map(|(e, _)| e.clone()).collect(),
-            evidence: batch
-                .events
-                .iter()
-                .enumerate()
-                .filter(|(_, (_, evidence))| evidence.as_ref().is_some_and(|e| e.before.is_some() || e.after.is_some()))
-                .map(|(place, _)| place)
-                .collect(),
+            evidence_key: (!images.stored.is_empty()).then(|| message_id.clone()),
+            evidence: images.stored,
+            evidence_lost: images.lost,
+            evidence_error: images.error,
         };
         let payload = serde_json::to_vec(&record).map_err(|e| StoreError::Cluster(e.to_string()))?;
-        let message_id = self.buffer.message_id();
         if let Some(text) = &observation {
             // Keeps the decoder where a later import (after losing and regaining the table)
             // continues: a repeat there repeats this observation.
