@@ -475,8 +475,31 @@ pub(crate) async fn apply_calibration(table: &TableHandle, corners: Option<Corne
 }
 
 async fn table_games(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<Vec<GameRow>>> {
-    table(&hub, &id)?;
+    let table = table(&hub, &id)?;
+    mirror_table(&hub, table).await?;
     Ok(Json(hub.store.games(&id).await?))
+}
+
+/// In a hall, brings this node's mirror of `table` up to the hall's log when the table runs on
+/// another node (its games, players and inputs are in the stream, not yet in the mirror), so the
+/// games of every table are served from every node. The import only reads the stream; a node
+/// that takes the table later goes on from where it stopped.
+async fn mirror_table(hub: &Hub, table: &TableHandle) -> ApiResult<()> {
+    if let Some(cluster) = elsewhere(hub, table) {
+        cluster.import_table(&hub.store, &table.id).await?;
+    }
+    Ok(())
+}
+
+/// A game's row from this node's mirror; in a hall, the game's table (named by the game's
+/// record in the hall's log) is mirrored first when it runs on another node.
+async fn find_game(hub: &Hub, game: i64) -> ApiResult<GameRow> {
+    if let Some(cluster) = &hub.cluster {
+        if let Some(table) = cluster.table_of_game(game).await?.and_then(|t| hub.tables.get(&t)) {
+            mirror_table(hub, table).await?;
+        }
+    }
+    hub.store.game(game).await?.ok_or_else(|| Error::not_found(format!("no game {game}")))
 }
 
 fn sgf_response(name: &str, game: i64, sgf: String) -> Response {
@@ -518,13 +541,14 @@ pub(crate) async fn live_record(table: &TableHandle, store: &Store) -> ApiResult
 }
 
 async fn game_detail(State(hub): State<AppState>, ApiPath(game): ApiPath<i64>) -> ApiResult<Json<GameDetail>> {
-    let row = hub.store.game(game).await?.ok_or_else(|| Error::not_found(format!("no game {game}")))?;
-    let live = hub.tables.get(&row.table).and_then(|t| t.live()).filter(|l| l.game.id == game);
-    Ok(Json(GameDetail { game: row, live: live.is_some(), view: live.map(|l| l.view) }))
+    let row = find_game(&hub, game).await?;
+    // A table running elsewhere shows its game as its node last told.
+    let live = hub.tables.get(&row.table).and_then(|t| t.detail()).filter(|d| d.game_info.id == game);
+    Ok(Json(GameDetail { game: row, live: live.is_some(), view: live.map(|d| d.view) }))
 }
 
 async fn game_sgf(State(hub): State<AppState>, ApiPath(game): ApiPath<i64>) -> ApiResult<Response> {
-    let row = hub.store.game(game).await?.ok_or_else(|| Error::not_found(format!("no game {game}")))?;
+    let row = find_game(&hub, game).await?;
     let table = table(&hub, &row.table)?;
     let sgf = game_record(&hub, &table.name, &row).await?;
     Ok(sgf_response(&table.id, game, sgf))

@@ -5,7 +5,9 @@
 //! when absent, renewed by revision, gone when the owner stops renewing for the bucket's age).
 //!
 //! A node mirrors the records of the tables it owns into its own SQLite, which serves the API
-//! as in one process; the stream is the record of truth, so another node can take a table over.
+//! as in one process (and, when asked for their games, the records of tables running elsewhere:
+//! the same import, read only); the stream is the record of truth, so another node can take a
+//! table over.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -515,6 +517,23 @@ impl Cluster {
             )));
         }
         self.import_locked(store, table, &mut cursor).await
+    }
+
+    /// The table whose game `game` is, read from the hall's log (a game's id is the sequence of
+    /// its `game` record); `None` when the log holds no such game.
+    pub async fn table_of_game(&self, game: i64) -> Result<Option<String>, StoreError> {
+        let Some(seq) = u64::try_from(game).ok().filter(|seq| *seq > 0) else { return Ok(None) };
+        let message = match self.log.get_raw_message(seq).await {
+            Ok(message) => message,
+            Err(err) if err.kind() == stream::RawMessageErrorKind::NoMessageFound => return Ok(None),
+            Err(err) => return Err(StoreError::Cluster(err.to_string())),
+        };
+        let Some(table) = message.subject.as_str().strip_prefix(log_subject("").as_str()) else { return Ok(None) };
+        match serde_json::from_slice::<LogRecord>(&message.payload) {
+            Ok(LogRecord::Game { .. }) => Ok(Some(table.to_owned())),
+            Ok(_) => Ok(None),
+            Err(err) => Err(StoreError::Corrupt { seq: game, message: err.to_string() }),
+        }
     }
 
     /// [`Cluster::import_table`] with the table's cursor in hand.

@@ -959,3 +959,54 @@ async fn evidence_images_are_in_the_hall_for_every_node_and_an_image_not_stored_
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_games_of_a_table_analysed_elsewhere_are_served_by_every_node() {
+    let Some(nats) = NatsServer::start("cluster games by id") else { return };
+    let dir = temp_dir("cluster-games");
+    let (mut children, nodes) = hall(&nats.url, &dir, &["n1", "n2"], &["a", "b"]).await;
+    let owner_name = owners(&nodes).await["a"].clone();
+    let owner = nodes.iter().find(|(n, _)| *n == owner_name).unwrap().1;
+    let other = nodes.iter().find(|(n, _)| *n != owner_name).unwrap().1;
+    let addrs = [owner, other];
+    let table = ["a".to_owned()];
+
+    // Two games at table a: three moves, a new game, two moves.
+    play(&addrs, &table, 1..=3).await;
+    let (status, body) =
+        arbiter_request(other, "POST", "/api/tables/a/arbiter", &serde_json::json!({"action": "new_game"})).await;
+    assert_eq!(status, 200, "{body}");
+    play(&addrs, &table, 1..=2).await;
+
+    // The node that does not run the table lists the same games, with the same rows.
+    let games = get_json(owner, "/api/tables/a/games").await;
+    assert_eq!(games.as_array().unwrap().len(), 2, "{games}");
+    assert_eq!(get_json(other, "/api/tables/a/games").await, games, "the table's games from the other node");
+    for game in games.as_array().unwrap() {
+        let id = game["id"].as_i64().unwrap();
+        // The game's detail (the live one's view as the table's node last told) and record.
+        let same = wait_until(10, || async move {
+            get_json(other, &format!("/api/games/{id}")).await == get_json(owner, &format!("/api/games/{id}")).await
+        })
+        .await;
+        assert!(same, "game {id}: {} on the other node", get_json(other, &format!("/api/games/{id}")).await);
+        let sgf = get_text(owner, &format!("/api/games/{id}/sgf")).await;
+        assert!(sgf.contains(";B["), "{sgf}");
+        assert_eq!(get_text(other, &format!("/api/games/{id}/sgf")).await, sgf, "game {id}'s record");
+    }
+    // Newest first: the live game, then the finished one.
+    let detail = get_json(other, &format!("/api/games/{}", games[0]["id"])).await;
+    assert_eq!((detail["live"].as_bool(), detail["view"]["moves"].as_array().map(Vec::len)), (Some(true), Some(2)));
+    assert_eq!(get_json(other, &format!("/api/games/{}", games[1]["id"])).await["live"], false);
+    // A game the hall never had, and a sequence of the log that is not a game.
+    let (status, _, _) = http(other, "GET", "/api/games/999999", &[], b"").await;
+    assert_eq!(status, 404);
+    let not_a_game = games[0]["id"].as_i64().unwrap() + 1;
+    let (status, _, _) = http(other, "GET", &format!("/api/games/{not_a_game}/sgf"), &[], b"").await;
+    assert_eq!(status, 404);
+    for child in &mut children {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
