@@ -5,10 +5,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tengen_vision::frame_check::{check_frame, FrameLimits};
-use tengen_vision::image_io::decode_rgb_with;
+use tengen_vision::{check_frame, FrameLimits};
+use tengen_vision::decode_rgb_with;
 use tengen_vision::locate::{locate, LocateError, LocateOptions};
-use tengen_vision::work::{WorkLimit, WorkStopped};
+use tengen_vision::{WorkLimit, WorkStopped};
 use tengen_vision::{read_board, ReaderConfig};
 
 /// Small frames only: the fuzzer's seeds are small, and large ones would make runs slow.

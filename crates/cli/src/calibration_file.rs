@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use anyhow::Context;
-use tengen_vision::calibration::Calibration;
+use tengen_vision::Calibration;
 
 /// Reads and checks a calibration file written by `tengen calibrate` (or by hand).
 pub fn load(path: &Path) -> anyhow::Result<Calibration> {

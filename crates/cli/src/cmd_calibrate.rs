@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use tengen_vision::calibration::Calibration;
-use tengen_vision::grey::grey;
-use tengen_vision::image_io::decode_rgb;
+use tengen_vision::decode_rgb;
+use tengen_vision::grey;
 use tengen_vision::locate::{refine_corners, Refinement};
+use tengen_vision::Calibration;
 use tengen_vision::{locate, LensDistortion, LocateOptions};
 
 /// Arguments of `tengen calibrate`.

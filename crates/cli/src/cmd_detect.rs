@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use serde::Serialize;
-use tengen_vision::image_io::decode_rgb;
+use tengen_vision::decode_rgb;
 use tengen_vision::{locate, FixedGrid, LocateOptions, ReaderConfig};
 
 /// Arguments of `tengen detect`.

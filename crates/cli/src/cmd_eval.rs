@@ -14,9 +14,10 @@ use tengen_rules::PointState;
 use tengen_vision::evaluate::{
     corner_error_cells, corner_errors_cells, parse_grid, reading_grid, score, Calibration, Confusion, Grid,
 };
-use tengen_vision::occlusion_model::{fit as fit_occlusion, OcclusionModel};
-use tengen_vision::reader_model::fit;
-use tengen_vision::reading::read_board_detailed;
+use tengen_vision::fit::fit_occlusion;
+use tengen_vision::fit::fit_reader;
+use tengen_vision::read_board_detailed;
+use tengen_vision::OcclusionModel;
 use tengen_vision::{locate, GridGeometry, LensDistortion, LocateOptions, ReaderConfig, ReaderModel};
 
 use crate::photo_set::{hand_label, HandLabel};
@@ -343,13 +344,15 @@ fn reader_models(photos: &[crate::photo_set::Photo], loso: bool) -> anyhow::Resu
         });
     }
     let frames = crate::photo_set::labelled_frames(photos);
-    let all = fit(&frames).context("fitting the reader on every source")?;
+    let all = fit_reader(&frames).context("fitting the reader on every source")?;
     let mut left_out = BTreeMap::new();
     let sources: std::collections::BTreeSet<&str> = frames.iter().map(|f| f.source.as_str()).collect();
     for source in sources {
         let others: Vec<_> = frames.iter().filter(|f| f.source != source).cloned().collect();
-        left_out
-            .insert(source.to_string(), fit(&others).with_context(|| format!("fitting the reader without {source}"))?);
+        left_out.insert(
+            source.to_string(),
+            fit_reader(&others).with_context(|| format!("fitting the reader without {source}"))?,
+        );
     }
     let config = ReaderConfig::default();
     let photo_samples = crate::photo_set::occlusion_samples(photos, &config);

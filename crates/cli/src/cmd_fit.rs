@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use tengen_vision::occlusion_model::{OcclusionModelFile, FEATURE_NAMES};
-use tengen_vision::reader_model::{fit, ReaderModelFile};
+use tengen_vision::fit::ReaderModelFile;
+use tengen_vision::fit::{OcclusionModelFile, FEATURE_NAMES};
 use tengen_vision::ReaderConfig;
 
 /// Arguments of `tengen fit`.
@@ -73,7 +73,7 @@ fn fit_occlusion(
     let mut samples = crate::photo_set::occlusion_samples(&photos, &config);
     samples.retain(|s| !without.contains(&s.source));
     samples.extend(crate::photo_set::rendered_occlusion_samples(&config)?);
-    let model = tengen_vision::occlusion_model::fit(&samples).context("fitting the occlusion model")?;
+    let model = tengen_vision::fit::fit_occlusion(&samples).context("fitting the occlusion model")?;
     let mut frames_per_source: Vec<(String, usize, usize)> = Vec::new();
     for s in &samples {
         match frames_per_source.iter_mut().find(|(name, _, _)| *name == s.source) {
@@ -129,7 +129,7 @@ fn fit_reader(dir: &std::path::Path, out: &std::path::Path, without: &[String]) 
     let (photos, _) = crate::photo_set::collect(dir)?;
     let mut frames = crate::photo_set::labelled_frames(&photos);
     frames.retain(|f| !without.contains(&f.source));
-    let model = fit(&frames).context("fitting the reader")?;
+    let model = tengen_vision::fit::fit_reader(&frames).context("fitting the reader")?;
     let mut frames_per_source: Vec<(String, usize)> = Vec::new();
     for frame in &frames {
         match frames_per_source.iter_mut().find(|(s, _)| *s == frame.source) {

@@ -16,7 +16,7 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use tengen_referee::{Event, Observation, RecordHeader, Referee, RefereeConfig, StabiliserConfig, StartPosition};
 use tengen_sgf::write_game;
-use tengen_vision::image_io::decode_rgb;
+use tengen_vision::decode_rgb;
 use tengen_vision::{FixedGrid, FrameReadError, FrameReader, Tracking};
 
 /// Arguments of `tengen replay`.

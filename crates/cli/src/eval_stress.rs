@@ -22,10 +22,10 @@ use tengen_synth::{
     render, BoardMaterial, Bowl, Camera, ColourCast, GroundTruth, Hand, Hue, NeighbourBoard, PersonShadow, Position,
     Prop, Scene, Side, StoneColours, TableTexture, SKIN_TONES,
 };
+use tengen_vision::decode_rgb;
 use tengen_vision::evaluate::{analyse_frame, corner_errors_cells, parse_grid, reading_grid, score, Grid};
-use tengen_vision::image_io::decode_rgb;
-use tengen_vision::occlusion_model::OcclusionEvidence;
-use tengen_vision::reading::read_board_detailed;
+use tengen_vision::fit::OcclusionEvidence;
+use tengen_vision::read_board_detailed;
 use tengen_vision::{GridGeometry, LensDistortion, LocateOptions, ReaderConfig};
 
 /// The targets, per bucket (see `Targets` in the report).

@@ -7,12 +7,12 @@ use std::time::Instant;
 
 use anyhow::Context;
 use tengen_vision::evaluate::{parse_corners_label, parse_grid, reading_grid, score, Grid};
-use tengen_vision::grey::grey;
-use tengen_vision::image_io::{decode_rgb, DecodedFrame};
+use tengen_vision::fit::LabelledFrame;
+use tengen_vision::fit::OcclusionSample;
+use tengen_vision::grey;
 use tengen_vision::locate::refine_corners;
-use tengen_vision::occlusion_model::OcclusionSample;
-use tengen_vision::reader_model::LabelledFrame;
-use tengen_vision::reading::read_board_detailed;
+use tengen_vision::read_board_detailed;
+use tengen_vision::{decode_rgb, DecodedFrame};
 use tengen_vision::{locate, GridGeometry, LocateOptions, ReaderConfig};
 
 /// Photos whose labels are known to be wrong (the labels move stones the photos show unchanged).

@@ -251,21 +251,21 @@ fn stage_costs(frames_by_variant: &[[Arc<Vec<u8>>; 2]]) {
         }
         println!("stage {name:<34} {:>7.2} ms", start.elapsed().as_secs_f64() * 1000.0 / reps as f64);
     };
-    let decoded: Vec<_> = frames.iter().map(|f| tengen_vision::image_io::decode_rgb(f).unwrap().rgb).collect();
-    let grey: Vec<_> = decoded.iter().map(tengen_vision::grey::grey).collect();
+    let decoded: Vec<_> = frames.iter().map(|f| tengen_vision::decode_rgb(f).unwrap().rgb).collect();
+    let grey: Vec<_> = decoded.iter().map(tengen_vision::grey).collect();
     let located: Vec<_> = grey.iter().map(|g| locate_gray(g, &LocateOptions::default()).unwrap().geometry).collect();
     let config = tengen_vision::ReaderConfig::default();
     time("check_frame (header, on receipt)", &mut |i| {
         std::hint::black_box(tengen_server::imaging::check_frame(&frames[i % frames.len()]).unwrap());
     });
     time("decode_rgb (zune-jpeg, 1080p)", &mut |i| {
-        std::hint::black_box(tengen_vision::image_io::decode_rgb(&frames[i % frames.len()]).unwrap());
+        std::hint::black_box(tengen_vision::decode_rgb(&frames[i % frames.len()]).unwrap());
     });
     time("grey (image::imageops::grayscale)", &mut |i| {
         std::hint::black_box(image::imageops::grayscale(&decoded[i % frames.len()]));
     });
     time("grey (vision::grey, bit-exact)", &mut |i| {
-        std::hint::black_box(tengen_vision::grey::grey(&decoded[i % frames.len()]));
+        std::hint::black_box(tengen_vision::grey(&decoded[i % frames.len()]));
     });
     time("grey_within (board window only)", &mut |i| {
         let rgb = &decoded[i % frames.len()];
@@ -276,7 +276,7 @@ fn stage_costs(frames_by_variant: &[[Arc<Vec<u8>>; 2]]) {
             (c.iter().map(|p| p[1]).fold(f64::MAX, f64::min), c.iter().map(|p| p[1]).fold(f64::MIN, f64::max));
         let cell = (x1 - x0) / 18.0;
         let px = |v: f64| v.max(0.0) as u32;
-        std::hint::black_box(tengen_vision::grey::grey_within(
+        std::hint::black_box(tengen_vision::grey_within(
             rgb,
             px(x0 - cell),
             px(y0 - cell),
@@ -285,7 +285,7 @@ fn stage_costs(frames_by_variant: &[[Arc<Vec<u8>>; 2]]) {
         ));
     });
     time("line_score (tracking check)", &mut |i| {
-        std::hint::black_box(tengen_vision::tracking::line_score(&grey[i % frames.len()], &located[i % frames.len()]));
+        std::hint::black_box(tengen_vision::line_score(&grey[i % frames.len()], &located[i % frames.len()]));
     });
     time("read_board (361 points)", &mut |i| {
         std::hint::black_box(tengen_vision::read_board(

@@ -1,9 +1,9 @@
 //! Adapters from the project's pure cores to the service's seams: `tengen-vision` behind
 //! [`FrameAnalyzer`], `tengen-referee` behind [`TableReferee`].
 
-use tengen_vision::image_io::decode_rgb;
+use tengen_vision::decode_rgb;
 use tengen_vision::locate::LocateError;
-use tengen_vision::work::{CancelFlag, WorkLimit, WorkStopped};
+use tengen_vision::{CancelFlag, WorkLimit, WorkStopped};
 use tengen_vision::{FixedGrid, FrameReadError, FrameReader, FrameReading, Tracking};
 
 use std::sync::Arc;

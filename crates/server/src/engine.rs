@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::json::{ArbiterAction, GameView, RefereeEvent};
 use crate::model::Observation;
 use crate::store::GameRow;
-pub use tengen_vision::work::CancelFlag;
+pub use tengen_vision::CancelFlag;
 
 /// Board corners in pixels: top-left, top-right, bottom-right, bottom-left intersections.
 pub type Corners = [[f64; 2]; 4];

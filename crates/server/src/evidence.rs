@@ -3,7 +3,7 @@
 //! give the homography from grid to pixels; without them the whole board is shown as before.
 
 use image::{DynamicImage, Rgb, RgbImage};
-use tengen_vision::homography::{apply, fit, PointPair};
+use tengen_vision::{GridGeometry, LensDistortion};
 
 use crate::engine::Corners;
 use crate::imaging::{evidence_crop, EVIDENCE_QUALITY};
@@ -18,18 +18,19 @@ const MAX_SIDE: f64 = 720.0;
 /// The ring drawn around each point (high-visibility orange, as the dashboard's alert squares).
 const RING: Rgb<u8> = Rgb([255, 123, 0]);
 
-/// Maps grid positions (column, row; 0–18 as seen) to pixels of the frame.
-struct GridToImage(nalgebra::Matrix3<f64>);
+/// Maps grid positions (column, row; 0–18 as seen) to pixels of the frame: the grid the four
+/// corners span (no lens model: the corners are where the board is seen).
+struct GridToImage(GridGeometry);
 
 impl GridToImage {
     fn new(corners: &Corners) -> Option<Self> {
-        let grid = [[0.0, 0.0], [18.0, 0.0], [18.0, 18.0], [0.0, 18.0]];
-        let pairs: Vec<PointPair> = grid.iter().zip(corners).map(|(&from, &to)| PointPair { from, to }).collect();
-        fit(&pairs).map(GridToImage)
+        // The lens model's size only normalises its radius; with no distortion it is unused.
+        GridGeometry::from_corners(*corners, LensDistortion::none(1, 1)).map(GridToImage)
     }
 
     fn pixel(&self, col: f64, row: f64) -> Option<[f64; 2]> {
-        apply(&self.0, [col, row])
+        let p = self.0.project(col, row);
+        p.iter().all(|v| v.is_finite()).then_some(p)
     }
 }
 

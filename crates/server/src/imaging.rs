@@ -2,7 +2,7 @@
 //! and the evidence crops (the board cut out of a frame, scaled down, JPEG).
 
 use crate::engine::Corners;
-pub use tengen_vision::frame_check::{FrameCheckError as FrameError, FrameFormat, FrameLimits};
+pub use tengen_vision::{FrameCheckError as FrameError, FrameFormat, FrameLimits};
 
 /// Longest side of an evidence crop in pixels.
 pub const EVIDENCE_MAX_SIDE: u32 = 640;
@@ -14,7 +14,7 @@ pub const EVIDENCE_QUALITY: u8 = 80;
 /// corrupt, cut or oversized frame from any source gets an immediate refusal instead of
 /// failing later in the pipeline. Returns the format and stored width and height.
 pub fn check_frame(bytes: &[u8]) -> Result<(FrameFormat, u32, u32), FrameError> {
-    let info = tengen_vision::frame_check::check_frame(bytes, &FrameLimits::default())?;
+    let info = tengen_vision::check_frame(bytes, &FrameLimits::default())?;
     Ok((info.format, info.width, info.height))
 }
 

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use image::DynamicImage;
 use tengen_rules::Stone;
 use tengen_synth::{render, Position, Scene};
-use tengen_vision::image_io::decode_rgb;
-use tengen_vision::tracking::{line_score, Tracker, TrackerConfig};
+use tengen_vision::decode_rgb;
+use tengen_vision::{line_score, Tracker, TrackerConfig};
 use tengen_vision::{locate, LocateOptions};
 
 /// Runs `f` repeatedly for about `budget` (at least 3 times) and returns the median time.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tengen_rules::Stone;
 
 use tengen_synth::{render, Hand, Position, Scene, Side};
-use tengen_vision::image_io::decode_rgb;
+use tengen_vision::decode_rgb;
 use tengen_vision::{read_board, GridGeometry, LensDistortion, ReaderConfig};
 
 fn median(mut v: Vec<Duration>) -> Duration {

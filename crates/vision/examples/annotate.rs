@@ -62,11 +62,11 @@ fn main() -> Result<(), Box<dyn Error>> {
         let geom = GridGeometry { homography, lens: tengen_vision::LensDistortion::none(w, h) };
         let config = tengen_vision::ReaderConfig::default();
         let reading = tengen_vision::read_board(&img, &geom, &config);
-        tengen_vision::reading::draw_reading(&mut out, &geom, &reading);
+        tengen_vision::draw_reading(&mut out, &geom, &reading);
         println!("{}", reading.grid_text());
         if let Some(path) = args.get(11) {
             let truth = std::fs::read_to_string(path)?;
-            let feats = tengen_vision::reading::debug_features(&img, &geom, &config);
+            let feats = tengen_vision::stages::debug_features(&img, &geom, &config);
             for (row, line) in truth.lines().enumerate().take(19) {
                 for (col, ch) in line.chars().enumerate().take(19) {
                     let f = feats[row][col];

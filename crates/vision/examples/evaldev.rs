@@ -11,7 +11,7 @@ use std::error::Error;
 use std::path::{Path, PathBuf};
 
 use tengen_vision::evaluate::{parse_grid, reading_grid, score};
-use tengen_vision::reading::{draw_reading, read_board_detailed};
+use tengen_vision::{draw_reading, read_board_detailed};
 use tengen_vision::{locate, LocateOptions, ReaderConfig};
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -83,7 +83,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             continue;
         }
         let truth = parse_grid(&truth_text)?;
-        let frame = tengen_vision::image_io::decode_rgb(&std::fs::read(&path)?)?;
+        let frame = tengen_vision::decode_rgb(&std::fs::read(&path)?)?;
         let t0 = std::time::Instant::now();
         let labelled = labelled_geometry(&path, &frame.rgb);
         let located = match labelled.map_or_else(|| locate(&frame.rgb, &LocateOptions::default()), Ok) {
@@ -181,7 +181,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             println!("   occluded points {:?}", details.reading.occluded_points);
             // Which rule fired: the cell-centre test alone (the rest is the covered-point and
             // edge-crossing tests).
-            let cells = tengen_vision::occlusion::detect(&details.colour, &config.occlusion);
+            let cells = tengen_vision::stages::detect_occlusion(&details.colour, &config.occlusion);
             let core: Vec<(usize, usize)> =
                 (0..20 * 20).filter(|&k| cells.cells[k]).map(|k| (k % 20, k / 20)).collect();
             println!("   cell-centre rule: occluded {} cells {:?}", cells.occluded, core);

@@ -20,8 +20,8 @@ use std::time::Instant;
 
 use image::{Rgb, RgbImage};
 use tengen_rules::BOARD_LINES;
+use tengen_vision::decode_rgb;
 use tengen_vision::evaluate::parse_corners_label;
-use tengen_vision::image_io::decode_rgb;
 use tengen_vision::{locate, GridGeometry, LocateOptions};
 
 fn main() -> Result<(), Box<dyn Error>> {

@@ -26,8 +26,8 @@ use std::time::Instant;
 
 use image::{Rgb, RgbImage};
 use tengen_rules::BOARD_LINES;
+use tengen_vision::decode_rgb;
 use tengen_vision::evaluate::{corner_errors_cells, worst_intersection_error_cells};
-use tengen_vision::image_io::decode_rgb;
 use tengen_vision::locate::{refine_corners, Refinement};
 use tengen_vision::{locate, GridGeometry, LocateOptions};
 
@@ -190,7 +190,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         let mut note = String::new();
         let result = match given {
             Some(corners) => {
-                let g = refine_corners(&tengen_vision::grey::grey(&frame.rgb), corners, None);
+                let g = refine_corners(&tengen_vision::grey(&frame.rgb), corners, None);
                 if let Ok(g) = &g {
                     note = match &g.refinement {
                         Refinement::Refined { moved_cells: m } => {

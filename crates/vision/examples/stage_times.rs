@@ -5,10 +5,10 @@ use std::time::Instant;
 use tengen_rules::Stone;
 
 use tengen_synth::{render, Position, Scene};
-use tengen_vision::classify::classify;
-use tengen_vision::features::{measure_points, BoardColour};
-use tengen_vision::occlusion::{detect, OcclusionConfig};
-use tengen_vision::rectify::{CameraFoot, RectifiedBoard};
+use tengen_vision::stages::classify;
+use tengen_vision::stages::{detect_occlusion, OcclusionConfig};
+use tengen_vision::stages::{measure_points, BoardColour};
+use tengen_vision::stages::{CameraFoot, RectifiedBoard};
 use tengen_vision::{GridGeometry, LensDistortion};
 
 fn main() {
@@ -47,7 +47,7 @@ fn main() {
         let mut best = std::time::Duration::MAX;
         for _ in 0..15 {
             let ts = Instant::now();
-            let _ = tengen_vision::image_io::decode_rgb(&frame.jpeg());
+            let _ = tengen_vision::decode_rgb(&frame.jpeg());
             best = best.min(ts.elapsed());
         }
         println!("  (encode+)decode min {:?}", best);
@@ -56,7 +56,7 @@ fn main() {
         let mut best_read = std::time::Duration::MAX;
         for _ in 0..15 {
             let ts = Instant::now();
-            let _ = tengen_vision::image_io::decode_rgb(&jpeg);
+            let _ = tengen_vision::decode_rgb(&jpeg);
             best = best.min(ts.elapsed());
             let ts = Instant::now();
             let _ = tengen_vision::read_board(&frame.image, &g, &tengen_vision::ReaderConfig::default());
@@ -73,7 +73,7 @@ fn main() {
         let t3 = Instant::now();
         let cls = classify(&feats, &tengen_vision::ReaderModel::embedded().classes, 1.0);
         let t4 = Instant::now();
-        let mask = detect(&colour, &OcclusionConfig::default());
+        let mask = detect_occlusion(&colour, &OcclusionConfig::default());
         let t5 = Instant::now();
         println!(
             "rectify {:?} colour {:?} features {:?} classify {:?} occlusion {:?} (px/cell {:.1}) {}",

@@ -8,7 +8,7 @@ use tengen_rules::{PointState, Stone};
 
 use tengen_synth::{render, ColourCast, Hand, Position, Scene, Side, PRESETS};
 use tengen_vision::evaluate::{parse_grid, reading_grid, score, Confusion};
-use tengen_vision::reading::{draw_reading, read_board_detailed};
+use tengen_vision::{draw_reading, read_board_detailed};
 use tengen_vision::{GridGeometry, LensDistortion, ReaderConfig};
 
 fn random_position(seed: u64, stones: usize) -> Position {

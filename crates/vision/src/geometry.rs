@@ -5,6 +5,8 @@ use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
 use tengen_rules::BOARD_LINES;
 
+use crate::homography::{self, PointPair};
+
 /// One-parameter division model of radial distortion, the usual model for cheap lenses:
 /// a distorted pixel `d` relates to its undistorted position `u` by
 /// `u = c + (d - c) / (1 + k1 * r²)` with `r = |d - c| / scale`.
@@ -63,6 +65,18 @@ pub struct GridGeometry {
 }
 
 impl GridGeometry {
+    /// The grid spanned by the four outermost intersections TL, TR, BR, BL as seen (pixels),
+    /// with no judgement of its size or shape; `None` when the corners are degenerate. For
+    /// corners a person gave, `locate::from_corners` also checks that they make a usable board.
+    pub fn from_corners(corners: [[f64; 2]; 4], lens: LensDistortion) -> Option<Self> {
+        let last = (BOARD_LINES - 1) as f64;
+        let board = [[0.0, 0.0], [last, 0.0], [last, last], [0.0, last]];
+        let pairs: Vec<PointPair> =
+            board.iter().zip(&corners).map(|(&from, &to)| PointPair { from, to: lens.undistort(to) }).collect();
+        let h = homography::fit(&pairs)?;
+        Some(Self { homography: to_rows(&h), lens })
+    }
+
     /// The homography as a matrix.
     pub fn matrix(&self) -> Matrix3<f64> {
         let h = &self.homography;
@@ -80,4 +94,9 @@ impl GridGeometry {
         let last = (BOARD_LINES - 1) as f64;
         [self.project(0.0, 0.0), self.project(last, 0.0), self.project(last, last), self.project(0.0, last)]
     }
+}
+
+/// A homography matrix as the rows `GridGeometry` keeps.
+pub(crate) fn to_rows(h: &Matrix3<f64>) -> [[f64; 3]; 3] {
+    [[h[(0, 0)], h[(0, 1)], h[(0, 2)]], [h[(1, 0)], h[(1, 1)], h[(1, 2)]], [h[(2, 0)], h[(2, 1)], h[(2, 2)]]]
 }

@@ -8,7 +8,7 @@ use image::{DynamicImage, GrayImage, ImageDecoder, ImageReader, RgbImage};
 use thiserror::Error;
 
 use crate::frame_check::{check_frame, FrameCheckError};
-pub use crate::frame_check::{FrameFormat, FrameInfo, FrameLimits};
+use crate::frame_check::{FrameFormat, FrameLimits};
 
 /// Why a frame could not be decoded.
 #[derive(Debug, Error)]

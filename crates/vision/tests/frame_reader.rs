@@ -9,12 +9,12 @@
 
 use tengen_rules::{PointState, Stone};
 use tengen_synth::{render, Hand, Position, Scene, Side};
-use tengen_vision::frame_reader::{READ_AT_LEAST_EVERY, RECHECK_COVERED_EVERY};
-use tengen_vision::image_io::decode_rgb;
+use tengen_vision::decode_rgb;
 use tengen_vision::locate::locate_gray;
-use tengen_vision::tracking::{line_score, line_score_rgb};
-use tengen_vision::work::{CancelFlag, WorkLimit, WorkStopped};
+use tengen_vision::{line_score, line_score_rgb};
+use tengen_vision::{CancelFlag, WorkLimit, WorkStopped};
 use tengen_vision::{FrameReadError, FrameReader, FrameReading, LocateError, LocateOptions, Tracking};
+use tengen_vision::{READ_AT_LEAST_EVERY, RECHECK_COVERED_EVERY};
 
 fn frame(position: &Position, scene: &Scene) -> image::RgbImage {
     let jpeg = render(position, scene).expect("render").jpeg();

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use tengen_vision::frame_check::{check_frame, FrameCheckError, FrameLimits};
-use tengen_vision::image_io::{decode_rgb, ImageIoError};
 use tengen_vision::locate::{locate, LocateError, LocateOptions};
-use tengen_vision::work::{WorkLimit, WorkStopped, DEFAULT_SEARCH_STEPS};
+use tengen_vision::{check_frame, FrameCheckError, FrameLimits};
+use tengen_vision::{decode_rgb, ImageIoError};
+use tengen_vision::{WorkLimit, WorkStopped, DEFAULT_SEARCH_STEPS};
 
 mod common;
 

@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 
 use tengen_rules::BOARD_LINES;
+use tengen_vision::decode_rgb;
 use tengen_vision::evaluate::parse_corners_label;
-use tengen_vision::image_io::decode_rgb;
 use tengen_vision::locate::crossings::measure_corners;
 use tengen_vision::{locate, LocateOptions};
 

@@ -8,8 +8,8 @@ use tengen_rules::{Stone, BOARD_LINES};
 use tengen_synth::noise::Rng;
 use tengen_synth::{render, Hand, Position, Scene, Side};
 use tengen_vision::locate::{from_corners, refine_corners, GeometrySource, Refinement};
-use tengen_vision::tracking::{TrackStatus, Tracker, TrackerConfig};
 use tengen_vision::{locate, LensDistortion, LocateError, LocateOptions};
+use tengen_vision::{TrackStatus, Tracker, TrackerConfig};
 
 fn random_position(rng: &mut Rng, density: f64) -> Position {
     let mut p = Position::empty();
@@ -156,7 +156,7 @@ fn corners_clicked_up_to_half_a_cell_off_are_refined_to_the_lines() {
         let given = clicked(&frame.truth.corners, off, i as f64);
         let before = from_corners(given, LensDistortion::none(800, 600))
             .map(|l| tengen_vision::evaluate::worst_intersection_error_cells(&l.geometry, &frame.truth.intersections));
-        let Ok(refined) = refine_corners(&tengen_vision::grey::grey(&frame.image), given, None) else {
+        let Ok(refined) = refine_corners(&tengen_vision::grey(&frame.image), given, None) else {
             panic!("{preset}: the clicked corners were refused")
         };
         let after = tengen_vision::evaluate::worst_intersection_error_cells(

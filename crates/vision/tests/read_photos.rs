@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use tengen_vision::decode_rgb;
 use tengen_vision::evaluate::{parse_grid, reading_grid, score, Confusion};
-use tengen_vision::image_io::decode_rgb;
 use tengen_vision::{locate, read_board, LocateOptions, ReaderConfig};
 
 mod common;

@@ -8,7 +8,7 @@ use tengen_rules::{PointState, Stone};
 
 use tengen_synth::{render, ColourCast, Hand, Position, Scene, Side};
 use tengen_vision::evaluate::{parse_grid, reading_grid};
-use tengen_vision::reading::read_board_detailed;
+use tengen_vision::read_board_detailed;
 use tengen_vision::{GridGeometry, LensDistortion, ReaderConfig};
 
 struct Outcome {
@@ -42,7 +42,7 @@ fn run(scene: Scene, stones: usize) -> Outcome {
     let details = read_board_detailed(&frame.image, &geometry, &ReaderConfig::default());
     if let Ok(dir) = std::env::var("TENGEN_DRAW_DIR") {
         let mut img = frame.image.clone();
-        tengen_vision::reading::draw_reading(&mut img, &geometry, &details.reading);
+        tengen_vision::draw_reading(&mut img, &geometry, &details.reading);
         let _ = img.save(format!("{dir}/rendered_{}.png", scene_seed));
     }
     let truth = parse_grid(&t.grid.join("\n")).expect("truth grid parses");

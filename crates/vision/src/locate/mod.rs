@@ -17,10 +17,8 @@ pub(crate) mod response;
 use image::{GrayImage, RgbImage};
 use nalgebra::Matrix3;
 use serde::{Deserialize, Serialize};
-use tengen_rules::BOARD_LINES;
 use thiserror::Error;
 
-use crate::homography::{self, PointPair};
 use crate::work::{WorkLimit, WorkMeter, WorkStopped};
 use crate::{GridGeometry, LensDistortion};
 use refine::Working;
@@ -390,12 +388,8 @@ pub fn from_corners(corners: [[f64; 2]; 4], lens: LensDistortion) -> Result<Loca
     if !is_convex(&corners) {
         return Err(LocateError::BadCorners("corners must be TL, TR, BR, BL of a convex quadrilateral".into()));
     }
-    let last = (BOARD_LINES - 1) as f64;
-    let board = [[0.0, 0.0], [last, 0.0], [last, last], [0.0, last]];
-    let pairs: Vec<PointPair> =
-        board.iter().zip(&corners).map(|(&from, &to)| PointPair { from, to: lens.undistort(to) }).collect();
-    let h = homography::fit(&pairs).ok_or_else(|| LocateError::BadCorners("degenerate corners".into()))?;
-    let geometry = GridGeometry { homography: refine::to_rows(&h), lens };
+    let geometry = GridGeometry::from_corners(corners, lens)
+        .ok_or_else(|| LocateError::BadCorners("degenerate corners".into()))?;
     let cell_px = refine::median_cell(&geometry);
     if cell_px < MIN_CELL_PX {
         return Err(LocateError::BadCorners(format!("cells of {cell_px:.1} px are too small")));

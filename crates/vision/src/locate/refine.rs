@@ -254,9 +254,7 @@ pub(crate) fn fit(found: &[FoundIntersection], lens: LensDistortion, cell_px: f6
     Some(Fit { geometry, inliers, rms_cells: result.rms_error / cell })
 }
 
-pub(crate) fn to_rows(h: &Matrix3<f64>) -> [[f64; 3]; 3] {
-    [[h[(0, 0)], h[(0, 1)], h[(0, 2)]], [h[(1, 0)], h[(1, 1)], h[(1, 2)]], [h[(2, 0)], h[(2, 1)], h[(2, 2)]]]
-}
+pub(crate) use crate::geometry::to_rows;
 
 /// Composes the geometry with a board-coordinate map `p` (new board → old board).
 pub(crate) fn reindex(geom: &GridGeometry, p: &Matrix3<f64>) -> GridGeometry {
