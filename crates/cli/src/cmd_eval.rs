@@ -12,10 +12,11 @@ use anyhow::Context;
 use serde::Serialize;
 use tengen_rules::PointState;
 use tengen_vision::evaluate::{
-    corner_error_cells, corner_errors_cells, parse_grid, reading_grid, score, Calibration, Confusion, Grid,
+    corner_error_cells, corner_errors_cells, displaced_corners, parse_grid, reading_grid, score, Calibration,
+    Confusion, Grid,
 };
-use tengen_vision::fit::fit_occlusion;
-use tengen_vision::fit::fit_reader;
+use tengen_vision::fit::{fit_occlusion, fit_reader};
+use tengen_vision::locate::refine_corners;
 use tengen_vision::read_board_detailed;
 use tengen_vision::OcclusionModel;
 use tengen_vision::{locate, GridGeometry, LensDistortion, LocateOptions, ReaderConfig, ReaderModel};
@@ -46,6 +47,12 @@ enum EvalTarget {
         /// search's mistakes).
         #[arg(long)]
         label_geometry: bool,
+        /// Give each photo's labelled corners moved this many cells (a direction fixed by the
+        /// photo and the corner), refined to the lines as `calibrate --corners` does, instead of
+        /// searching: what a person's clicks that far off give (photos without labelled corners
+        /// are searched as usual).
+        #[arg(long, conflicts_with = "label_geometry")]
+        corners_off: Option<f64>,
     },
     /// Render frames across presets, colour casts and hands and score them against exact truth.
     Rendered {
@@ -110,8 +117,13 @@ impl FolderScore {
 /// Runs `tengen eval`.
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     match args.target {
-        EvalTarget::Photos { dir, out, loso, label_geometry } => {
-            eval_photos(&dir, out.as_deref(), loso, label_geometry)
+        EvalTarget::Photos { dir, out, loso, label_geometry, corners_off } => {
+            let start = match (label_geometry, corners_off) {
+                (true, _) => GridStart::Labels,
+                (false, Some(cells)) => GridStart::LabelsOff(cells),
+                (false, None) => GridStart::Search,
+            };
+            eval_photos(&dir, out.as_deref(), loso, start)
         }
         EvalTarget::Rendered { stress, out, .. } if stress.stress => crate::eval_stress::run(&stress, out.as_deref()),
         EvalTarget::Rendered { per_preset, out, .. } => eval_rendered(per_preset, out.as_deref()),
@@ -122,9 +134,20 @@ fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
 }
 
+/// Where a photo's grid comes from in `eval photos`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum GridStart {
+    /// The search, no clicks.
+    Search,
+    /// The labelled grid, refined to the lines (the reader alone).
+    Labels,
+    /// The labelled corners moved this many cells, then refined: a person's clicks.
+    LabelsOff(f64),
+}
+
 // Several parallel 19×19 arrays are indexed together, hence index loops.
 #[allow(clippy::needless_range_loop)]
-fn eval_photos(dir: &Path, out: Option<&Path>, loso: bool, label_geometry: bool) -> anyhow::Result<ExitCode> {
+fn eval_photos(dir: &Path, out: Option<&Path>, loso: bool, start: GridStart) -> anyhow::Result<ExitCode> {
     let (photos, excluded) = crate::photo_set::collect(dir)?;
     let models = reader_models(&photos, loso)?;
     let mut folders: BTreeMap<String, FolderScore> = BTreeMap::new();
@@ -147,12 +170,20 @@ fn eval_photos(dir: &Path, out: Option<&Path>, loso: bool, label_geometry: bool)
             }
         };
         score_of.decode_ms.push(photo.decode_ms);
-        let geometry = if label_geometry {
-            photo.label_geometry().ok_or("no labelled grid".to_string())
-        } else {
-            photo.located.clone()
+        let geometry = match (start, &photo.corners) {
+            (GridStart::Labels, _) => photo.label_geometry().ok_or("no labelled grid".to_string()),
+            (GridStart::LabelsOff(cells), Some(corners)) => {
+                let given = displaced_corners(corners, cells, rel);
+                refine_corners(&tengen_vision::grey(&frame.rgb), given, None)
+                    .map(|g| g.located.geometry)
+                    .map_err(|e| format!("given corners refused: {e}"))
+            }
+            (GridStart::LabelsOff(_) | GridStart::Search, _) => photo.located.clone(),
         };
-        let geometry = match geometry.or_else(|_| photo.located.clone()) {
+        // The reader alone falls back to the search where a photo has no labelled grid; given
+        // corners that are refused count as a board not located (a person would see the refusal).
+        let geometry = if start == GridStart::Labels { geometry.or_else(|_| photo.located.clone()) } else { geometry };
+        let geometry = match geometry {
             Ok(g) => g,
             Err(e) => {
                 score_of.failures.push(format!("{rel}: board not located: {e}"));
@@ -271,15 +302,19 @@ fn eval_photos(dir: &Path, out: Option<&Path>, loso: bool, label_geometry: bool)
         "Vision on labelled photos: `tengen eval photos {}{}{}`",
         dir.display(),
         if loso { " --loso" } else { "" },
-        if label_geometry { " --label-geometry" } else { "" }
+        match start {
+            GridStart::Search => String::new(),
+            GridStart::Labels => " --label-geometry".to_string(),
+            GridStart::LabelsOff(cells) => format!(" --corners-off {cells}"),
+        }
     );
     let moves = move_pairs(&sequence_frames);
     let mut notes = vec![
         models.describe(),
-        if label_geometry {
-            "Read on the labelled grid where a photo has one (`.grid.json`, `.corners.json`): the reader alone; corner figures are then the labels' own.".to_string()
-        } else {
-            "Read on the grid the search found (no clicks).".to_string()
+        match start {
+            GridStart::Labels => "Read on the labelled grid where a photo has one (`.grid.json`, `.corners.json`): the reader alone; corner figures are then the labels' own.".to_string(),
+            GridStart::LabelsOff(cells) => format!("Read on the grid that corners given {cells} cell off the labelled ones span, refined to the lines as `calibrate --corners` refines clicks (each corner moved in a direction fixed by the photo's name and the corner); photos without labelled corners are searched (no clicks). A refusal counts as a board not located."),
+            GridStart::Search => "Read on the grid the search found (no clicks).".to_string(),
         },
         "Points are scored as the best of the 8 board symmetries: a photo has no canonical \"up\".".to_string(),
         format!("Excluded (mislabelled): {}.", if excluded.is_empty() { "none found".to_string() } else { excluded.join(", ") }),

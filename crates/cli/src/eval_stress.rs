@@ -23,7 +23,10 @@ use tengen_synth::{
     Prop, Scene, Side, StoneColours, TableTexture, SKIN_TONES,
 };
 use tengen_vision::decode_rgb;
-use tengen_vision::evaluate::{analyse_frame, corner_errors_cells, parse_grid, reading_grid, score, Grid};
+use tengen_vision::evaluate::{
+    analyse_frame, analyse_frame_from_corners, corner_errors_cells, displaced_corners, parse_grid, reading_grid, score,
+    Grid,
+};
 use tengen_vision::fit::OcclusionEvidence;
 use tengen_vision::read_board_detailed;
 use tengen_vision::{GridGeometry, LensDistortion, LocateOptions, ReaderConfig};
@@ -623,7 +626,12 @@ fn reading_in_truth_order(read: &Grid, geometry: &GridGeometry, truth: &GroundTr
 
 /// Renders one frame, runs the vision on its JPEG and scores it.
 /// `save` names the file stem to write the frame's JPEG and truth to, if wanted.
-fn run_frame(setup: &Setup, reader: &ReaderConfig, save: Option<&Path>) -> anyhow::Result<FrameScore> {
+fn run_frame(
+    setup: &Setup,
+    reader: &ReaderConfig,
+    save: Option<&Path>,
+    given: Option<(f64, &str)>,
+) -> anyhow::Result<FrameScore> {
     let t = Instant::now();
     let position = Position::game_like(setup.scene.seed, setup.stones);
     let frame = render(&position, &setup.scene)?;
@@ -648,7 +656,12 @@ fn run_frame(setup: &Setup, reader: &ReaderConfig, save: Option<&Path>) -> anyho
         ..FrameScore::default()
     };
     let t = Instant::now();
-    let analysis = analyse_frame(&image, &LocateOptions::default(), reader);
+    let analysis = match given {
+        Some((cells, name)) => {
+            analyse_frame_from_corners(&image, displaced_corners(&truth.corners, cells, name), reader)
+        }
+        None => analyse_frame(&image, &LocateOptions::default(), reader),
+    };
     score_of.vision_ms = ms(t);
     let analysis = match analysis {
         Ok(a) => a,
@@ -725,6 +738,11 @@ pub struct StressArgs {
     /// `<bucket>-<n>.jpg` (`/` and `°` in bucket names become `-`), to look at what the vision saw.
     #[arg(long, requires = "stress")]
     pub save_frames: Option<std::path::PathBuf>,
+    /// With --stress: instead of searching, give each frame's true outer intersections moved
+    /// this many cells (a direction fixed by the bucket, the frame and the corner), refined to
+    /// the lines as `calibrate --corners` refines a person's clicks (issue 9 item 4).
+    #[arg(long, requires = "stress")]
+    pub corners_off: Option<f64>,
     /// Frames rendered at most this size (for tests).
     #[arg(skip)]
     pub max_side: Option<u32>,
@@ -912,7 +930,9 @@ fn run_suite(options: &StressArgs) -> anyhow::Result<Vec<BucketReport>> {
                 let b = &chosen[bi];
                 let setup = frame_setup(b, k, options.max_side);
                 let save = options.save_frames.as_ref().map(|dir| dir.join(format!("{}-{k}", file_stem(&b.name))));
-                let outcome = run_frame(&setup, &reader, save.as_deref());
+                let frame_name = format!("{}#{k}", b.name);
+                let given = options.corners_off.map(|cells| (cells, frame_name.as_str()));
+                let outcome = run_frame(&setup, &reader, save.as_deref(), given);
                 match &outcome {
                     Ok(f) => eprintln!(
                         "[{:>4}/{}] {:>6.0}s {} #{k} ({}×{}): {}; render {:.0} ms, vision {:.0} ms (read {:.0} ms)",
@@ -999,7 +1019,11 @@ pub fn run(options: &StressArgs, out: Option<&Path>) -> anyhow::Result<ExitCode>
     let buckets = run_suite(options)?;
     let wall = started.elapsed().as_secs_f64();
     let cpu = process_cpu_seconds().zip(cpu_before).map(|(after, before)| after - before);
-    let command = format!("tengen eval rendered --stress{}", if options.quick { " --quick" } else { "" });
+    let command = format!(
+        "tengen eval rendered --stress{}{}",
+        if options.quick { " --quick" } else { "" },
+        options.corners_off.map_or_else(String::new, |cells| format!(" --corners-off {cells}"))
+    );
     let title = format!("Vision under stress, rendered: `{command}`");
     let notes = vec![
         format!(
@@ -1010,7 +1034,10 @@ pub fn run(options: &StressArgs, out: Option<&Path>) -> anyhow::Result<ExitCode>
             cpu.map_or_else(|| "?".to_string(), |c| format!("{c:.0}"))
         ),
         "Each bucket sweeps one factor with the rest at a typical hall (1080p camera about 20° off vertical, light wood table board, 150 stones of a game-like position, neutral light, bowls beside the board); `joint/*` draws every factor at random. A frame's seed depends only on its bucket's name and number.".into(),
-        "Every frame is encoded as JPEG, decoded, and run through `analyse_frame` (locate from scratch, then read), as the photo evaluation does.".into(),
+        match options.corners_off {
+            None => "Every frame is encoded as JPEG, decoded, and run through `analyse_frame` (locate from scratch, then read), as the photo evaluation does.".to_string(),
+            Some(cells) => format!("Every frame is encoded as JPEG, decoded, and run through `analyse_frame_from_corners`: its true outer intersections, each moved {cells} cell in a direction fixed by the bucket, the frame and the corner, are given as a person's clicks, refined to the lines (lens estimated) and read."),
+        },
         format!("Board found: located with every intersection within {FOUND_WITHIN_CELLS} cell of the truth (best of the 4 ways to number the grid). A board not found counts as 361 unknown points."),
         "Points are scored in the numbering that fits the located grid best; a `?` is wrong except on points truly hidden by a hand (or outside the frame), where a definite reading is still scored.".into(),
         "Hands flagged: located frames with a hand over grid points that the reader flags as occluded; clean flagged: located frames with no hand over the board flagged anyway; margin-only frames (a hand over the board's margin, no point covered) are counted apart.".into(),
@@ -1081,6 +1108,7 @@ mod tests {
             only: Some("stones/0".into()),
             frames_scale: 1.0,
             save_frames: None,
+            corners_off: None,
             max_side: Some(640),
         };
         let dir = std::env::temp_dir().join(format!("tengen-eval-stress-{}", std::process::id()));
@@ -1106,5 +1134,25 @@ mod tests {
         assert!((0.0..=100.0).contains(&per_point), "{r}");
         assert!(r["render_ms_median"].as_f64().unwrap_or(0.0) > 0.0, "{r}");
         assert!(report["wall_seconds"].as_f64().unwrap_or(0.0) > 0.0, "{json}");
+    }
+
+    #[test]
+    fn corners_given_off_are_refined_to_the_board() {
+        let options = StressArgs {
+            stress: true,
+            quick: true,
+            only: Some("stones/0".into()),
+            frames_scale: 1.0,
+            save_frames: None,
+            corners_off: Some(0.4),
+            max_side: Some(640),
+        };
+        let buckets = run_suite(&options).unwrap_or_else(|e| panic!("suite failed: {e:#}"));
+        assert_eq!(buckets.len(), 1);
+        let b = &buckets[0];
+        assert_eq!((b.frames, b.found, b.points_right), (1, 1, 361));
+        // Corners 0.4 cell off span a grid about 0.4 cell off; refined, they sit on the lines.
+        let worst = b.worst_corner_p95_cells.unwrap_or(f64::INFINITY);
+        assert!(worst < 0.15, "worst corner {worst:.3} cell after refinement");
     }
 }

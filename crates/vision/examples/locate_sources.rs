@@ -27,7 +27,7 @@ use std::time::Instant;
 use image::{Rgb, RgbImage};
 use tengen_rules::BOARD_LINES;
 use tengen_vision::decode_rgb;
-use tengen_vision::evaluate::{corner_errors_cells, worst_intersection_error_cells};
+use tengen_vision::evaluate::{corner_errors_cells, displaced_corners, worst_intersection_error_cells};
 use tengen_vision::locate::{refine_corners, Refinement};
 use tengen_vision::{locate, GridGeometry, LocateOptions};
 
@@ -177,9 +177,9 @@ fn main() -> Result<(), Box<dyn Error>> {
             (Truth::Points(_, clicked), true, _) => Some(*clicked),
             (Truth::Points(points, _), false, Some(f)) => {
                 let n = BOARD_LINES;
-                Some(moved_corners(&[points[0], points[n - 1], points[n * n - 1], points[n * (n - 1)]], f, &rel))
+                Some(displaced_corners(&[points[0], points[n - 1], points[n * n - 1], points[n * (n - 1)]], f, &rel))
             }
-            (Truth::Corners(c), false, Some(f)) => Some(moved_corners(c, f, &rel)),
+            (Truth::Corners(c), false, Some(f)) => Some(displaced_corners(c, f, &rel)),
             _ => None,
         };
         if (clicks || offset.is_some()) && given.is_none() {
@@ -313,21 +313,4 @@ fn main() -> Result<(), Box<dyn Error>> {
         }
     }
     Ok(())
-}
-
-/// The corners moved `cells` each, in a direction fixed by the photo's name and the corner (so
-/// runs repeat): a person's clicks, that far off.
-fn moved_corners(truth: &[[f64; 2]; 4], cells: f64, name: &str) -> [[f64; 2]; 4] {
-    let side =
-        (0..4).map(|k| (truth[k][0] - truth[(k + 1) % 4][0]).hypot(truth[k][1] - truth[(k + 1) % 4][1])).sum::<f64>()
-            / 4.0;
-    let cell = side / (BOARD_LINES - 1) as f64;
-    // FNV-1a of the name: a fixed, well-spread start angle per photo.
-    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    let start = (hash % 3600) as f64 / 3600.0 * std::f64::consts::TAU;
-    std::array::from_fn(|k| {
-        // Corners 137.5° apart: no two move the same way.
-        let a = start + k as f64 * 2.4;
-        [truth[k][0] + cells * cell * a.cos(), truth[k][1] + cells * cell * a.sin()]
-    })
 }

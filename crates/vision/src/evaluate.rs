@@ -7,7 +7,7 @@ use tengen_rules::{PointState, BOARD_LINES};
 use thiserror::Error;
 
 use crate::geometry::GridGeometry;
-use crate::locate::{locate, LocateError, LocateOptions, Located};
+use crate::locate::{locate, refine_corners, LocateError, LocateOptions, Located};
 use crate::reading::{read_board_detailed, BoardReading, ReaderConfig, ReadingDetails};
 
 /// What the stateless vision makes of one frame: the board located from scratch, then read.
@@ -30,6 +30,39 @@ pub fn analyse_frame(
     let located = locate(image, locate_options)?;
     let details = read_board_detailed(image, &located.geometry, reader);
     Ok(FrameAnalysis { located, details })
+}
+
+/// The same with corners given by a person instead of the search (issue 9 item 4): the grid
+/// they span refined to the lines as `calibrate --corners` refines it (lens estimated), then read.
+pub fn analyse_frame_from_corners(
+    image: &image::RgbImage,
+    corners: [[f64; 2]; 4],
+    reader: &ReaderConfig,
+) -> Result<FrameAnalysis, LocateError> {
+    let located = refine_corners(&crate::grey(image), corners, None)?.located;
+    let details = read_board_detailed(image, &located.geometry, reader);
+    Ok(FrameAnalysis { located, details })
+}
+
+/// Corners as a careful person clicks them: each of the four moved `cells` grid cells (the
+/// mean cell of the quadrilateral) in a direction fixed by `name` and the corner, so that a
+/// run is repeatable and no two corners move the same way.
+pub fn displaced_corners(corners: &[[f64; 2]; 4], cells: f64, name: &str) -> [[f64; 2]; 4] {
+    let side = (0..4)
+        .map(|k| (corners[k][0] - corners[(k + 1) % 4][0]).hypot(corners[k][1] - corners[(k + 1) % 4][1]))
+        .sum::<f64>()
+        / 4.0;
+    let cell = side / (BOARD_LINES - 1) as f64;
+    // FNV-1a of the name: a fixed, well-spread start angle per frame.
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    #[allow(clippy::cast_precision_loss)]
+    let start = (hash % 3600) as f64 / 3600.0 * std::f64::consts::TAU;
+    std::array::from_fn(|k| {
+        // Corners 137.5° apart: no two move the same way.
+        #[allow(clippy::cast_precision_loss)]
+        let a = start + k as f64 * 2.4;
+        [corners[k][0] + cells * cell * a.cos(), corners[k][1] + cells * cell * a.sin()]
+    })
 }
 
 /// A 19×19 grid of states, `[row][col]`.
@@ -416,5 +449,23 @@ mod tests {
         assert!(corner_error_cells(&rotated, &truth) < 1e-9);
         let shifted = truth.map(|p| [p[0] + 10.0, p[1]]);
         assert!((corner_error_cells(&shifted, &truth) - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn displaced_corners_move_each_corner_the_given_cells_a_different_way_every_time_alike() {
+        // A square board of 180 px: 10 px a cell.
+        let truth = [[0.0, 0.0], [180.0, 0.0], [180.0, 180.0], [0.0, 180.0]];
+        let moved = displaced_corners(&truth, 0.4, "gw/1_jwerth_blue_1.jpg");
+        assert_eq!(moved, displaced_corners(&truth, 0.4, "gw/1_jwerth_blue_1.jpg"));
+        let steps: Vec<[f64; 2]> = (0..4).map(|k| [moved[k][0] - truth[k][0], moved[k][1] - truth[k][1]]).collect();
+        for step in &steps {
+            assert!((step[0].hypot(step[1]) - 4.0).abs() < 1e-9, "{step:?}");
+        }
+        for a in 0..4 {
+            for b in a + 1..4 {
+                assert!((steps[a][0] - steps[b][0]).hypot(steps[a][1] - steps[b][1]) > 1.0, "{steps:?}");
+            }
+        }
+        assert_ne!(moved, displaced_corners(&truth, 0.4, "gw/1_jwerth_blue_2.jpg"));
     }
 }
