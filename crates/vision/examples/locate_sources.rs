@@ -10,6 +10,8 @@
 //!   0.2 cell off): worst intersection error ≤ 0.5 cell;
 //! - roboflow-corners `.corners.json` (4 outer intersections, boxes about 0.1 cell inside the
 //!   crossings): worst corner error ≤ 0.5 cell;
+//! - frames saved by `tengen eval rendered --stress --save-frames DIR` (give DIR instead), each
+//!   with its exact `.truth.json`: worst intersection error ≤ 0.5 cell, one source per bucket;
 //! - imago and gomrade carry no geometry: found only (the reading, `tengen eval photos`, shows
 //!   whether the grid is right there).
 //!
@@ -62,6 +64,8 @@ fn source_of(rel: &str) -> Option<String> {
         "gomrade-singles" => Some("gomrade".into()),
         "goban-watcher-dev" => Some(format!("gw-dev {}", parts.get(1)?)),
         "roboflow-corners" => Some("roboflow".into()),
+        // Frames saved by `tengen eval rendered --stress --save-frames`: `<bucket>-<n>.jpg`.
+        name if parts.len() == 1 && name.ends_with(".jpg") => Some(format!("rendered {}", name.rsplit_once('-')?.0)),
         _ => None,
     }
 }
@@ -115,6 +119,12 @@ fn truth_of(path: &Path) -> Option<Truth> {
     if let Ok(text) = std::fs::read_to_string(sidecar(path, ".corners.json")) {
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
         return Some(Truth::Corners(corners_px(&v)?));
+    }
+    if let Ok(text) = std::fs::read_to_string(path.with_extension("truth.json")) {
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let points: Vec<[f64; 2]> = v.get("intersections")?.as_array()?.iter().filter_map(pair).collect();
+        let corners: Vec<[f64; 2]> = v.get("corners")?.as_array()?.iter().filter_map(pair).collect();
+        return Some(Truth::Points(points, corners.try_into().ok()?));
     }
     sidecar(path, ".grid.txt").exists().then_some(Truth::None)
 }

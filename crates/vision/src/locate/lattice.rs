@@ -43,12 +43,12 @@ const COMB_WORK: u64 = (2 * HIST_BINS / (BOARD_LINES - 1)) as u64 * HIST_BINS as
 /// Fraction of the image's bright end a line's surroundings must reach in [`lit_pixels`]
 /// (a priori: the refinement's `BOARD_BRIGHTNESS_FRACTION`, 0.45, with the image's bright end
 /// standing in for the board's brightness, which is not known before a lattice is).
-const LIT_FRACTION: f32 = 0.45;
+pub(crate) const LIT_FRACTION: f32 = 0.45;
 /// Distance, in working pixels, at which a line's two sides are read.
 const LIT_SIDE_PX: f32 = 3.0;
 
 /// The image's bright end: its 90th brightness percentile (wood, white stones, paper).
-fn bright_end(plane: &Plane) -> f32 {
+pub(crate) fn bright_end(plane: &Plane) -> f32 {
     let mut hist = [0usize; 256];
     for &v in &plane.data {
         hist[(v.max(0.0) as usize).min(255)] += 1;

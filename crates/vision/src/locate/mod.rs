@@ -6,11 +6,14 @@
 //! rectification and a 19-line comb search for a first lattice ([`lattice`]); then refinement
 //! against the intersections — 1-D line searches at each predicted intersection, RANSAC + least
 //! squares over all of them, extent correction, radial distortion, upright indexing ([`refine`]).
+//! When no look at the lines finds a board, the board's outline against a darker surround places
+//! a first lattice instead ([`outline`]).
 
 pub mod crossings;
 mod extent;
 mod given;
 mod lattice;
+mod outline;
 pub(crate) mod refine;
 pub(crate) mod response;
 
@@ -214,13 +217,7 @@ fn search(
             // The lit look is for a board against a dark surround: there the board's own margin
             // must show beyond each outer line, or an outer line is the board's edge.
             if level == 2 {
-                if let Some(side) =
-                    outcome.as_ref().ok().and_then(|f| refine::dark_beyond_outer_line(&fine, &f.geometry))
-                {
-                    outcome = Err(LocateError::NoBoard(format!(
-                        "no board margin beyond the {side} line: an outer line would be the board's edge"
-                    )));
-                }
+                outcome = with_margin(&fine, outcome);
             }
             match outcome {
                 Ok(located) => {
@@ -241,7 +238,33 @@ fn search(
             break;
         }
     }
+    // A fourth look, when no look at the lines found a board: the board's outline (the lit
+    // surface against a darker surround) gives its perspective and extent without any line; the
+    // lattice centred in it is refined like the others and must show the board's margin too.
+    if best.is_none() && meter.check().is_ok() {
+        let lens = options.lens.unwrap_or(LensDistortion { k1: 0.0, ..base_lens });
+        let initial =
+            outline::board_outline(&fine, meter).and_then(|q| outline::lattice_in_outline(&fine, &q, lens, meter));
+        if let Some(initial) = initial {
+            match with_margin(&fine, refine_from(&fine, &initial, options.lens.is_none(), true, meter)) {
+                Ok(located) => best = Some(located),
+                Err(e) => last_error = e,
+            }
+        }
+    }
     best.ok_or(last_error)
+}
+
+/// A board found against a dark surround must show its own margin beyond each outer line, or
+/// an outer line is the board's edge.
+fn with_margin(fine: &Working, outcome: Result<Located, LocateError>) -> Result<Located, LocateError> {
+    let located = outcome?;
+    match refine::dark_beyond_outer_line(fine, &located.geometry) {
+        Some(side) => Err(LocateError::NoBoard(format!(
+            "no board margin beyond the {side} line: an outer line would be the board's edge"
+        ))),
+        None => Ok(located),
+    }
 }
 
 /// Refines a geometry known to be roughly right (within about 0.4 cell), e.g. the previous

@@ -469,6 +469,16 @@ pub(crate) fn alternation_balance(work: &Working, geom: &GridGeometry) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// Oriented line evidence along the 19 lines of one family (`columns`), summed over the lines
+/// (each line's mean over its samples).
+pub(crate) fn family_oriented_evidence(work: &Working, geom: &GridGeometry, columns: bool) -> f64 {
+    (0..BOARD_LINES)
+        .map(|k| {
+            mean(samples_along(columns, k as f64).filter_map(|(c, r)| oriented_evidence(work, geom, columns, c, r)))
+        })
+        .sum()
+}
+
 /// How much of the line response on each family's 19 lines runs along them: the mean oriented
 /// evidence over the mean of all evidence there, for the family where that is smallest. A
 /// lattice whose "lines" are diagonals of the board's (they pass through crossings too) scores

@@ -1,0 +1,300 @@
+//! The board's outline: the lit surface (light wood, pale stones) against a darker surround,
+//! as a quadrilateral, and a first lattice placed inside it. On a crowded board few of the
+//! board's lines show between the stones, and a comb over line pixels locks onto the gaps
+//! between stones or the table's grain; the outline gives the board's perspective and extent
+//! without any line, and the 19 lines are centred in it (a board's grid is centred on the
+//! board), leaving only the width of the margin and the phase to the line evidence.
+
+use super::lattice::{bright_end, LIT_FRACTION};
+use super::refine::{self, Working};
+use crate::homography::{self, PointPair};
+use crate::work::WorkMeter;
+use crate::GridGeometry;
+use tengen_rules::BOARD_LINES;
+
+/// Widest and narrowest margin searched beyond the outer lines, in cells (a priori: boards
+/// are made with margins from a fifth of a cell, thin vinyl boards, to over two cells, wide
+/// table boards; the stress suite's narrow and wide margins are 0.2–0.3 and 1.6–2.3 cells).
+const MARGIN_RANGE_CELLS: (f64, f64) = (0.1, 2.6);
+/// Step of the margin search, in cells.
+const MARGIN_STEP_CELLS: f64 = 0.1;
+/// Phase offsets searched per cell (eighths of a cell over [−½, ½)): the lit outline may take in
+/// the board's side face on the near side, which moves the grid's centre in it (a priori: the
+/// refinement's first search radius, 0.42 cell, forgives the remaining sixteenth).
+const PHASE_STEPS: i32 = 8;
+
+/// The outline of the largest lit region of the working image as a quadrilateral, corners
+/// clockwise as seen starting nearest the top-left, in working pixels; `None` when the region
+/// is too small to hold a readable board.
+pub(crate) fn board_outline(work: &Working, meter: &WorkMeter) -> Option<[[f64; 2]; 4]> {
+    let plane = &work.plane;
+    let (w, h) = (plane.width, plane.height);
+    meter.charge(4 * (w * h) as u64);
+    let floor = LIT_FRACTION * bright_end(plane);
+    let lit: Vec<bool> = plane.data.iter().map(|&v| v >= floor).collect();
+    // Largest 4-connected lit region.
+    let mut label = vec![0u32; w * h];
+    let (mut best, mut best_size, mut next) = (0u32, 0usize, 0u32);
+    let mut stack = Vec::new();
+    for start in 0..w * h {
+        if !lit[start] || label[start] != 0 {
+            continue;
+        }
+        next += 1;
+        let mut size = 0;
+        label[start] = next;
+        stack.push(start);
+        while let Some(i) = stack.pop() {
+            size += 1;
+            let (x, y) = (i % w, i / w);
+            let mut visit = |j: usize| {
+                if lit[j] && label[j] == 0 {
+                    label[j] = next;
+                    stack.push(j);
+                }
+            };
+            if x > 0 {
+                visit(i - 1);
+            }
+            if x + 1 < w {
+                visit(i + 1);
+            }
+            if y > 0 {
+                visit(i - w);
+            }
+            if y + 1 < h {
+                visit(i + w);
+            }
+        }
+        if size > best_size {
+            (best, best_size) = (next, size);
+        }
+    }
+    // A readable board has cells of at least 4 px: 18² cells of 16 px².
+    if best_size < 18 * 18 * 16 {
+        return None;
+    }
+    // The region's outer boundary: its extreme pixels per row and per column, except where the
+    // image's border cuts it off.
+    let mut points: Vec<[f64; 2]> = Vec::new();
+    let inside = |x: usize, y: usize| x >= 2 && y >= 2 && x + 2 < w && y + 2 < h;
+    for y in 0..h {
+        let row = &label[y * w..(y + 1) * w];
+        if let (Some(a), Some(b)) = (row.iter().position(|&l| l == best), row.iter().rposition(|&l| l == best)) {
+            points.extend([a, b].into_iter().filter(|&x| inside(x, y)).map(|x| [x as f64, y as f64]));
+        }
+    }
+    for x in 0..w {
+        let ys = (0..h).filter(|&y| label[y * w + x] == best);
+        let (first, last) = ys.fold((None, None), |(f, _), y| (f.or(Some(y)), Some(y)));
+        if let (Some(a), Some(b)) = (first, last) {
+            points.extend([a, b].into_iter().filter(|&y| inside(x, y)).map(|y| [x as f64, y as f64]));
+        }
+    }
+    meter.charge(points.len() as u64 * HOUGH_ANGLES as u64);
+    let quad = four_sides(&points, w.min(h) as f64)?;
+    Some(clockwise_from_top_left(quad))
+}
+
+/// Hough angle bins over 180° for the outline's sides.
+const HOUGH_ANGLES: usize = 180;
+/// Opposite sides are at least this fraction of the image's shorter side apart (a priori: it
+/// keeps a second peak of the same side, its other edge or the board's side face, from being
+/// taken for the opposite side; a board this look is for fills much of the frame).
+const MIN_SIDE_SEPARATION: f64 = 0.2;
+/// Fewest boundary points on a side (a priori: a board with cells of the smallest readable
+/// size, 4 px, has sides of 72 px; 20 leaves room for a side mostly hidden by stones or cut off).
+const MIN_SIDE_POINTS: u32 = 20;
+
+/// The quadrilateral of the four strongest straight sides of the boundary: two pairs of nearly
+/// parallel lines (within 30°, seen in perspective), the pairs at least 45° apart. `None` when
+/// a side is missing (a board cut off by the frame on a whole side).
+fn four_sides(points: &[[f64; 2]], short_side: f64) -> Option<[[f64; 2]; 4]> {
+    let rho_step = 2.0;
+    let max_rho = points.iter().map(|p| p[0].hypot(p[1])).fold(0.0, f64::max) + 2.0;
+    let rho_bins = (2.0 * max_rho / rho_step).ceil() as usize + 1;
+    let mut acc = vec![0u32; HOUGH_ANGLES * rho_bins];
+    let table: Vec<(f64, f64)> =
+        (0..HOUGH_ANGLES).map(|t| (t as f64 * std::f64::consts::PI / HOUGH_ANGLES as f64).sin_cos()).collect();
+    for p in points {
+        for (t, &(s, c)) in table.iter().enumerate() {
+            let r = ((p[0] * c + p[1] * s + max_rho) / rho_step) as usize;
+            if r < rho_bins {
+                acc[t * rho_bins + r] += 1;
+            }
+        }
+    }
+    // Peaks: local maxima over ±5° and ±5 bins (θ wraps with ρ mirrored; the seam is ignored).
+    let mut peaks: Vec<(u32, usize, f64)> = Vec::new();
+    for t in 0..HOUGH_ANGLES {
+        for r in 0..rho_bins {
+            let v = acc[t * rho_bins + r];
+            if v < MIN_SIDE_POINTS {
+                continue;
+            }
+            let mut is_max = true;
+            'scan: for dt in -5i32..=5 {
+                let tt = t as i32 + dt;
+                if tt < 0 || tt >= HOUGH_ANGLES as i32 {
+                    continue;
+                }
+                for dr in -5i32..=5 {
+                    let rr = r as i32 + dr;
+                    if rr < 0 || rr >= rho_bins as i32 {
+                        continue;
+                    }
+                    let o = acc[tt as usize * rho_bins + rr as usize];
+                    if o > v || (o == v && (dt, dr) < (0, 0)) {
+                        is_max = false;
+                        break 'scan;
+                    }
+                }
+            }
+            if is_max {
+                peaks.push((v, t, r as f64 * rho_step - max_rho));
+            }
+        }
+    }
+    peaks.sort_by_key(|p| std::cmp::Reverse(p.0));
+    let angle_gap = |a: usize, b: usize| {
+        let d = (a as i32 - b as i32).rem_euclid(HOUGH_ANGLES as i32);
+        d.min(HOUGH_ANGLES as i32 - d)
+    };
+    // Signed distance between two nearly parallel lines, measured along the first's normal.
+    let apart = |a: &(u32, usize, f64), b: &(u32, usize, f64)| {
+        let rb = if (a.1 as i32 - b.1 as i32).abs() > HOUGH_ANGLES as i32 / 2 { -b.2 } else { b.2 };
+        (a.2 - rb).abs()
+    };
+    let first = *peaks.first()?;
+    let opposite = |of: &(u32, usize, f64)| {
+        peaks.iter().find(|p| angle_gap(p.1, of.1) <= 30 && apart(of, p) >= MIN_SIDE_SEPARATION * short_side).copied()
+    };
+    let second = opposite(&first)?;
+    let third = *peaks.iter().find(|p| angle_gap(p.1, first.1) >= 45 && angle_gap(p.1, second.1) >= 45)?;
+    let fourth = opposite(&third)?;
+    let line = |p: &(u32, usize, f64)| {
+        let (s, c) = table[p.1];
+        [c, s, -p.2]
+    };
+    let meet = |a: [f64; 3], b: [f64; 3]| {
+        let z = a[0] * b[1] - a[1] * b[0];
+        (z.abs() > 1e-9).then(|| [(a[1] * b[2] - a[2] * b[1]) / z, (a[2] * b[0] - a[0] * b[2]) / z])
+    };
+    let (a, b, c, d) = (line(&first), line(&third), line(&second), line(&fourth));
+    Some([meet(a, b)?, meet(b, c)?, meet(c, d)?, meet(d, a)?])
+}
+
+/// The corners turning clockwise as seen (image y down), starting with the one nearest the
+/// image's top-left.
+fn clockwise_from_top_left(q: [[f64; 2]; 4]) -> [[f64; 2]; 4] {
+    let turn = (q[1][0] - q[0][0]) * (q[2][1] - q[1][1]) - (q[1][1] - q[0][1]) * (q[2][0] - q[1][0]);
+    let q = if turn < 0.0 { [q[0], q[3], q[2], q[1]] } else { q };
+    let start = (0..4).min_by(|&a, &b| (q[a][0] + q[a][1]).total_cmp(&(q[b][0] + q[b][1]))).unwrap_or(0);
+    std::array::from_fn(|k| q[(start + k) % 4])
+}
+
+/// A first lattice inside the outline, in full-resolution pixels: 19 lines of each family
+/// centred in it, the margin and phase of each family chosen by the oriented line evidence
+/// along the 19 lines. `None` when the outline spans no homography.
+pub(crate) fn lattice_in_outline(
+    work: &Working,
+    outline: &[[f64; 2]; 4],
+    lens: crate::LensDistortion,
+    meter: &WorkMeter,
+) -> Option<GridGeometry> {
+    let square = [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]];
+    let full: Vec<PointPair> =
+        square.iter().zip(outline).map(|(&from, &to)| PointPair { from, to: work.to_full(to) }).collect();
+    let to_image = homography::fit(&full)?;
+    let last = (BOARD_LINES - 1) as f64;
+    // Board (c, r) → outline (u, v) for a margin and phase per family.
+    let geometry = |(mu, pu): (f64, f64), (mv, pv): (f64, f64)| {
+        let (su, sv) = (1.0 / (last + 2.0 * mu), 1.0 / (last + 2.0 * mv));
+        let a = nalgebra::Matrix3::new(su, 0.0, (mu + pu) * su, 0.0, sv, (mv + pv) * sv, 0.0, 0.0, 1.0);
+        let m = to_image * a;
+        GridGeometry { homography: refine::to_rows(&(m / m[(2, 2)])), lens }
+    };
+    let steps = ((MARGIN_RANGE_CELLS.1 - MARGIN_RANGE_CELLS.0) / MARGIN_STEP_CELLS).round() as i32;
+    let candidates: Vec<(f64, f64)> = (0..=steps)
+        .flat_map(|i| {
+            let m = MARGIN_RANGE_CELLS.0 + f64::from(i) * MARGIN_STEP_CELLS;
+            (-PHASE_STEPS / 2..PHASE_STEPS / 2).map(move |p| (m, f64::from(p) / f64::from(PHASE_STEPS)))
+        })
+        .collect();
+    meter.charge(2 * candidates.len() as u64 * (BOARD_LINES * 36 * 3) as u64);
+    let neutral = (0.6, 0.0);
+    let best = |columns: bool| {
+        candidates
+            .iter()
+            .map(|&c| {
+                let g = if columns { geometry(c, neutral) } else { geometry(neutral, c) };
+                (refine::family_oriented_evidence(work, &g, columns), c)
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, c)| c)
+    };
+    Some(geometry(best(true)?, best(false)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LensDistortion;
+    use image::{GrayImage, Luma};
+
+    /// A light board (wood reaching `margin` cells beyond its outer lines) with dark lines on
+    /// a dark table, seen straight on, and its grid.
+    fn board_on_a_dark_table(margin: f64) -> (GrayImage, GridGeometry) {
+        let (cell, origin) = (24.0, 70.0);
+        let img = GrayImage::from_fn(600, 580, |x, y| {
+            let (u, v) = ((f64::from(x) - origin) / cell, (f64::from(y) - origin) / cell);
+            let on_board = |t: f64| (-margin..=18.0 + margin).contains(&t);
+            let on_lines = |t: f64| (-0.05..=18.05).contains(&t);
+            let near = |t: f64| (t - t.round()).abs() * cell < 1.0 && on_lines(t);
+            if !(on_board(u) && on_board(v)) {
+                Luma([35])
+            } else if (near(u) && on_lines(v)) || (near(v) && on_lines(u)) {
+                Luma([50])
+            } else {
+                Luma([200])
+            }
+        });
+        let h = [[cell, 0.0, origin], [0.0, cell, origin], [0.0, 0.0, 1.0]];
+        (img, GridGeometry { homography: h, lens: LensDistortion::none(600, 580) })
+    }
+
+    #[test]
+    fn the_outline_is_the_boards_wood_and_the_lattice_sits_centred_in_it() {
+        for margin in [0.4, 0.9, 1.6] {
+            let (img, truth) = board_on_a_dark_table(margin);
+            let meter = WorkMeter::unlimited();
+            let work = super::super::working(&img, &meter);
+            let quad = board_outline(&work, &meter).expect("an outline");
+            let wood = [
+                [-margin, -margin],
+                [18.0 + margin, -margin],
+                [18.0 + margin, 18.0 + margin],
+                [-margin, 18.0 + margin],
+            ];
+            for (q, w) in quad.iter().zip(wood) {
+                let p = truth.project(w[0], w[1]);
+                assert!((q[0] - p[0]).hypot(q[1] - p[1]) < 4.0, "margin {margin}: corner {q:?} vs {p:?}");
+            }
+            let lattice = lattice_in_outline(&work, &quad, truth.lens, &meter).expect("a lattice");
+            for (c, r) in [(0.0, 0.0), (18.0, 0.0), (18.0, 18.0), (0.0, 18.0), (9.0, 9.0)] {
+                let (a, b) = (lattice.project(c, r), truth.project(c, r));
+                assert!((a[0] - b[0]).hypot(a[1] - b[1]) < 0.3 * 24.0, "margin {margin}: ({c}, {r}) {a:?} vs {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_region_cut_off_by_the_frame_on_every_side_has_no_outline() {
+        let img = GrayImage::from_fn(300, 300, |x, y| Luma([if (x / 7 + y / 5) % 2 == 0 { 30 } else { 60 }]));
+        let meter = WorkMeter::unlimited();
+        let work = super::super::working(&img, &meter);
+        // Every pixel is lit (the floor is 0.45 of the lighter grey): the region reaches the
+        // frame's border on every side, so no side of it is seen.
+        assert!(board_outline(&work, &meter).is_none());
+    }
+}
