@@ -40,6 +40,9 @@ pub const NODE_BUCKET: &str = "tengen_nodes";
 /// The object store holding the hall's evidence images.
 pub const EVIDENCE_BUCKET: &str = "tengen_evidence";
 
+/// Lease renewals in flight at once (a node holds at most a few hundred tables).
+const RENEWALS_AT_ONCE: usize = 256;
+
 /// The core NATS subject a table's frames travel on to its owner (lossy: newest frame wins).
 pub fn frame_subject(table: &str) -> String {
     format!("tengen.frames.{table}")
@@ -160,6 +163,8 @@ pub struct Cluster {
     log: stream::Stream,
     leases: kv::Store,
     nodes: kv::Store,
+    /// The stream under `nodes` (its subject count is the live nodes).
+    nodes_stream: stream::Stream,
     /// The hall's evidence images.
     evidence: object_store::ObjectStore,
     ttl: Duration,
@@ -220,6 +225,10 @@ impl Cluster {
         let ttl = Duration::from_secs_f64(config.lease_ttl_secs);
         let leases = expiring_bucket(&jetstream, LEASE_BUCKET, ttl, config.replicas).await?;
         let nodes = expiring_bucket(&jetstream, NODE_BUCKET, ttl, config.replicas).await?;
+        let nodes_stream = jetstream
+            .get_stream(format!("KV_{NODE_BUCKET}"))
+            .await
+            .map_err(|e| ClusterError::JetStream(e.to_string()))?;
         let evidence = evidence::bucket(&jetstream, config).await?;
         Ok(Arc::new(Self {
             node: config.node.clone(),
@@ -229,6 +238,7 @@ impl Cluster {
             log,
             leases,
             nodes,
+            nodes_stream,
             evidence,
             ttl,
             cursors: Mutex::new(HashMap::new()),
@@ -330,9 +340,15 @@ impl Cluster {
         if let Err(err) = self.nodes.put(&self.node, self.node.clone().into()).await {
             tracing::warn!(%err, "cannot say the node is alive");
         }
-        let nodes = match self.nodes.keys().await {
-            Ok(keys) => keys.filter(|k| std::future::ready(k.is_ok())).count().await.max(1),
-            Err(_) => 1,
+        // The bucket's keys are the live nodes (one message each, gone a lease's lifetime after
+        // the node's last word): its stream's subject count, one request, where listing the
+        // keys made a consumer every round (measured: most of an idle hall's NATS work).
+        let nodes = match self.nodes_stream.get_info().await {
+            Ok(info) => usize::try_from(info.state.subjects_count).unwrap_or(usize::MAX).max(1),
+            Err(err) => {
+                tracing::warn!(%err, "cannot count the live nodes");
+                usize::try_from(self.metrics.nodes.load(Ordering::Relaxed)).unwrap_or(1).max(1)
+            }
         };
         self.metrics.nodes.store(u64::try_from(nodes).unwrap_or(u64::MAX), Ordering::Relaxed);
         nodes
@@ -359,7 +375,8 @@ impl Cluster {
         Ok(tokio::spawn(async move {
             while let Some(message) = told.next().await {
                 let Some(table) = message.subject.as_str().strip_prefix(table_subject("").as_str()) else { continue };
-                let Some(handle) = tables.get(table) else { continue };
+                // A table running here: its own word, not read (the handle ignores it anyway).
+                let Some(handle) = tables.get(table).filter(|h| !h.is_running()) else { continue };
                 match serde_json::from_slice::<crate::json::TableDetail>(&message.payload) {
                     Ok(detail) => {
                         handle.told_by_its_node(detail);
@@ -395,13 +412,27 @@ impl Cluster {
     pub async fn renew_leases(&self) -> Vec<String> {
         let held: Vec<(String, u64)> =
             self.held.lock().map(|h| h.iter().map(|(t, r)| (t.clone(), *r)).collect()).unwrap_or_default();
+        // All at once, not one after another: the updates and their answers travel together
+        // (a few socket writes and reads a round, not two per table) and the round takes one
+        // round trip however many tables the node holds.
+        let renewed: Vec<(String, Result<u64, kv::UpdateError>)> = futures_util::stream::iter(held)
+            .map(|(table, revision)| async move {
+                let renewed = self.leases.update(&table, self.node.clone().into(), revision).await;
+                (table, renewed)
+            })
+            .buffer_unordered(RENEWALS_AT_ONCE)
+            .collect()
+            .await;
         let mut lost = Vec::new();
-        for (table, revision) in held {
-            match self.leases.update(&table, self.node.clone().into(), revision).await {
+        for (table, renewed) in renewed {
+            match renewed {
                 Ok(revision) => {
                     self.metrics.renewals.fetch_add(1, Ordering::Relaxed);
+                    // Unless the table was given up meanwhile.
                     if let Ok(mut held) = self.held.lock() {
-                        held.insert(table, revision);
+                        if let Some(held) = held.get_mut(&table) {
+                            *held = revision;
+                        }
                     }
                 }
                 Err(err) if err.kind() == kv::UpdateErrorKind::WrongLastRevision => {
