@@ -28,15 +28,7 @@ fn service() -> &'static Service {
             data_dir: dir,
             arbiter_token: Some(ARBITER.into()),
             camera_token: Some("fuzz-camera-token".into()),
-            tables: vec![tengen_server::TableConfig {
-                id: "1".into(),
-                name: None,
-                komi: 7.5,
-                start: tengen_server::model::StartPosition::Even,
-                camera_token: None,
-                camera: tengen_server::CameraConfig::Post,
-                calibration: None,
-            }],
+            tables: vec![tengen_server::TableConfig::posting("1")],
             ..tengen_server::Config::default()
         };
         let server = runtime

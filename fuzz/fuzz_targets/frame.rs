@@ -5,11 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tengen_vision::{check_frame, FrameLimits};
-use tengen_vision::decode_rgb_with;
 use tengen_vision::locate::{locate, LocateError, LocateOptions};
-use tengen_vision::{WorkLimit, WorkStopped};
-use tengen_vision::{read_board, ReaderConfig};
+use tengen_vision::{check_frame, decode_rgb_with, read_board, FrameLimits, ReaderConfig, WorkLimit, WorkStopped};
 
 /// Small frames only: the fuzzer's seeds are small, and large ones would make runs slow.
 const LIMITS: FrameLimits = FrameLimits { max_side: 1024, max_pixels: 640 * 480, min_side: 64 };

@@ -191,12 +191,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             }
             config.tables.push(TableConfig {
                 name: Some(id.trim_start_matches("demo-").replace(['-', '_'], " ")),
-                id,
-                komi: 7.5,
-                start: tengen_server::model::StartPosition::Even,
-                camera_token: None,
                 camera: CameraConfig::Folder { path, fps: args.demo_fps, repeat: true, hold_secs: args.demo_hold },
-                calibration: None,
+                ..TableConfig::posting(id)
             });
         }
     }

@@ -150,13 +150,8 @@ fn serve(frames: &Path, extra: &[&str]) -> Outcome {
             camera_token: Some(CAMERA.into()),
             max_camera_fps: 1000.0,
             tables: vec![tengen_server::TableConfig {
-                id: "1".into(),
                 name: Some("Table 1".into()),
-                komi: 7.5,
-                camera_token: None,
-                camera: tengen_server::CameraConfig::Post,
-                calibration: None,
-                start: tengen_referee::StartPosition::Even,
+                ..tengen_server::TableConfig::posting("1")
             }],
             ..tengen_server::Config::default()
         };

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tengen_server::{CameraConfig, Config, TableConfig};
+use tengen_server::{Config, TableConfig};
 
 mod common;
 use common::{encode_jpeg, post_frame, status_mib, CAMERA_TOKEN};
@@ -156,13 +156,12 @@ fn main() {
         let (corrupt, what) = corrupt_frames();
         let dir = std::env::temp_dir().join(format!("tengen-bench-hostile-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let table = |id: &str| TableConfig { id: id.into(), name: None, komi: 7.5, camera_token: None, camera: CameraConfig::Post, calibration: None, start: tengen_server::model::StartPosition::Even };
         let config = Config {
             listen: "127.0.0.1:0".into(),
             data_dir: dir.clone(),
             arbiter_token: Some("bench-arbiter-token".into()),
             camera_token: Some(CAMERA_TOKEN.into()),
-            tables: ["play", "bad1", "bad2", "b1", "b2", "b3", "b4"].iter().map(|id| table(id)).collect(),
+            tables: ["play", "bad1", "bad2", "b1", "b2", "b3", "b4"].iter().map(|id| TableConfig::posting(*id)).collect(),
             ..Config::default()
         };
         let server = tengen_server::start(config, tengen_server::adapters::standard_engines()).await.unwrap();

@@ -174,6 +174,22 @@ pub struct TableConfig {
     pub calibration: Option<CalibrationConfig>,
 }
 
+impl TableConfig {
+    /// A table whose camera posts its frames, with what a config file leaves out: no name,
+    /// komi 7.5, even games, the global camera token, no fixed calibration.
+    pub fn posting(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            name: None,
+            komi: default_komi(),
+            start: default_start(),
+            camera_token: None,
+            camera: CameraConfig::Post,
+            calibration: None,
+        }
+    }
+}
+
 /// Where a table's frames come from.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -283,15 +299,7 @@ impl Default for Config {
     /// The embedded default: four tables whose cameras post frames.
     fn default() -> Self {
         let tables = (1..=4)
-            .map(|i| TableConfig {
-                id: i.to_string(),
-                name: Some(format!("Table {i}")),
-                komi: default_komi(),
-                start: default_start(),
-                camera_token: None,
-                camera: CameraConfig::Post,
-                calibration: None,
-            })
+            .map(|i| TableConfig { name: Some(format!("Table {i}")), ..TableConfig::posting(i.to_string()) })
             .collect();
         Self {
             listen: default_listen(),

@@ -88,15 +88,5 @@ pub fn cpu_seconds(pid: &str) -> f64 {
 /// `n` tables `t0`, `t1`, … whose cameras post their frames (even games, komi 7.5).
 #[allow(dead_code)] // not every benchmark that includes this module starts a service with tables
 pub fn posting_tables(n: usize) -> Vec<tengen_server::TableConfig> {
-    (0..n)
-        .map(|i| tengen_server::TableConfig {
-            id: format!("t{i}"),
-            name: None,
-            komi: 7.5,
-            start: tengen_server::model::StartPosition::Even,
-            camera_token: None,
-            camera: tengen_server::CameraConfig::Post,
-            calibration: None,
-        })
-        .collect()
+    (0..n).map(|i| tengen_server::TableConfig::posting(format!("t{i}"))).collect()
 }

@@ -312,13 +312,8 @@ pub fn test_config(data_dir: PathBuf, tables: &[&str]) -> tengen_server::Config 
         tables: tables
             .iter()
             .map(|id| tengen_server::TableConfig {
-                id: (*id).into(),
                 name: Some(format!("Table {id}")),
-                komi: 7.5,
-                start: tengen_server::model::StartPosition::Even,
-                camera_token: None,
-                camera: tengen_server::CameraConfig::Post,
-                calibration: None,
+                ..tengen_server::TableConfig::posting(*id)
             })
             .collect(),
         ..tengen_server::Config::default()
