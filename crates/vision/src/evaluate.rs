@@ -44,15 +44,33 @@ pub fn analyse_frame_from_corners(
     Ok(FrameAnalysis { located, details })
 }
 
-/// Corners as a careful person clicks them: each of the four moved `cells` grid cells (the
-/// mean cell of the quadrilateral) in a direction fixed by `name` and the corner, so that a
-/// run is repeatable and no two corners move the same way.
+/// Corners as a careful person clicks them: each of the four moved `cells` of its own cell
+/// (the shorter of the two grid spacings at that corner, as the image shows them: a person
+/// aims at what they see, and on a steep view the far corners' cells are a fraction of the
+/// near ones'), in a direction fixed by `name` and the corner, so that a run is repeatable and
+/// no two corners move the same way.
 pub fn displaced_corners(corners: &[[f64; 2]; 4], cells: f64, name: &str) -> [[f64; 2]; 4] {
-    let side = (0..4)
+    let mean_side = (0..4)
         .map(|k| (corners[k][0] - corners[(k + 1) % 4][0]).hypot(corners[k][1] - corners[(k + 1) % 4][1]))
         .sum::<f64>()
         / 4.0;
-    let cell = side / (BOARD_LINES - 1) as f64;
+    let mean_cell = mean_side / (BOARD_LINES - 1) as f64;
+    let grid = GridGeometry::from_corners(*corners, crate::LensDistortion::none(1, 1));
+    let last = (BOARD_LINES - 1) as f64;
+    // Each corner's grid position and the steps to its two neighbours along the edges.
+    let at = [[0.0, 0.0, 1.0, 1.0], [last, 0.0, -1.0, 1.0], [last, last, -1.0, -1.0], [0.0, last, 1.0, -1.0]];
+    let local_cell = |k: usize| -> f64 {
+        let Some(g) = &grid else { return mean_cell };
+        let [c, r, dc, dr] = at[k];
+        let p = g.project(c, r);
+        let along = |q: [f64; 2]| (q[0] - p[0]).hypot(q[1] - p[1]);
+        let cell = along(g.project(c + dc, r)).min(along(g.project(c, r + dr)));
+        if cell.is_finite() && cell > 0.0 {
+            cell
+        } else {
+            mean_cell
+        }
+    };
     // FNV-1a of the name: a fixed, well-spread start angle per frame.
     let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
     #[allow(clippy::cast_precision_loss)]
@@ -61,7 +79,8 @@ pub fn displaced_corners(corners: &[[f64; 2]; 4], cells: f64, name: &str) -> [[f
         // Corners 137.5° apart: no two move the same way.
         #[allow(clippy::cast_precision_loss)]
         let a = start + k as f64 * 2.4;
-        [corners[k][0] + cells * cell * a.cos(), corners[k][1] + cells * cell * a.sin()]
+        let step = cells * local_cell(k);
+        [corners[k][0] + step * a.cos(), corners[k][1] + step * a.sin()]
     })
 }
 
@@ -467,5 +486,12 @@ mod tests {
             }
         }
         assert_ne!(moved, displaced_corners(&truth, 0.4, "gw/1_jwerth_blue_2.jpg"));
+        // Seen at a slant (the far side half as wide and the board half as deep), the far
+        // corners move by their own, smaller cells.
+        let slanted = [[45.0, 0.0], [135.0, 0.0], [180.0, 90.0], [0.0, 90.0]];
+        let moved = displaced_corners(&slanted, 0.5, "slant");
+        let step = |k: usize| (moved[k][0] - slanted[k][0]).hypot(moved[k][1] - slanted[k][1]);
+        assert!(step(0) < step(3) && step(1) < step(2), "{moved:?}");
+        assert!(step(0) < 0.5 * 5.0 + 1e-9, "{}", step(0));
     }
 }
