@@ -233,14 +233,7 @@ impl tengen_server::FrameAnalyzer for PixelBoard {
                 }
             })
             .collect();
-        Ok(tengen_server::model::Observation {
-            points,
-            corners: None,
-            confidence: 1.0,
-            occluded: false,
-            moved_cells: None,
-            point_confidence: Vec::new(),
-        })
+        Ok(tengen_server::model::Observation::certain(points))
     }
     fn set_calibration(&mut self, _corners: Option<tengen_server::engine::Corners>) {}
 }

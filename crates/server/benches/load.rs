@@ -66,14 +66,10 @@ impl tengen_server::FrameAnalyzer for DecodeOnly {
         let img =
             image::load_from_memory(encoded).map_err(|e| tengen_server::engine::AnalyzeError::Decode(e.to_string()))?;
         std::hint::black_box(img);
-        Ok(tengen_server::model::Observation {
-            points: vec![tengen_rules::PointState::Empty; tengen_rules::BOARD_POINTS],
-            corners: None,
-            confidence: 1.0,
-            occluded: false,
-            moved_cells: None,
-            point_confidence: Vec::new(),
-        })
+        Ok(tengen_server::model::Observation::certain(vec![
+            tengen_rules::PointState::Empty;
+            tengen_rules::BOARD_POINTS
+        ]))
     }
     fn set_calibration(&mut self, _corners: Option<tengen_server::engine::Corners>) {}
 }

@@ -47,6 +47,19 @@ pub struct Observation {
 }
 
 impl Observation {
+    /// Every point read with full confidence, nothing over the board, the board not placed (no
+    /// corners for evidence crops): what a stand-in analyser reports (benchmarks, tests).
+    pub fn certain(points: Vec<PointState>) -> Self {
+        Self {
+            points,
+            corners: None,
+            confidence: 1.0,
+            occluded: false,
+            moved_cells: None,
+            point_confidence: Vec::new(),
+        }
+    }
+
     /// Rounds each point's confidence down to whole tenths (a point under the referee's 0.5
     /// floor stays under it). A list that is not one value per point is dropped (the overall
     /// confidence then stands for every point): the log could not replay it.
