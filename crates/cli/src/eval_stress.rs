@@ -1100,17 +1100,22 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_tiny_run_produces_a_sane_report() {
-        let options = StressArgs {
+    /// The quick suite on `stones/0` alone, small frames.
+    fn one_empty_board_frame(corners_off: Option<f64>) -> StressArgs {
+        StressArgs {
             stress: true,
             quick: true,
             only: Some("stones/0".into()),
             frames_scale: 1.0,
             save_frames: None,
-            corners_off: None,
+            corners_off,
             max_side: Some(640),
-        };
+        }
+    }
+
+    #[test]
+    fn a_tiny_run_produces_a_sane_report() {
+        let options = one_empty_board_frame(None);
         let dir = std::env::temp_dir().join(format!("tengen-eval-stress-{}", std::process::id()));
         if let Err(e) = run(&options, Some(&dir)) {
             panic!("suite failed: {e:#}");
@@ -1138,15 +1143,7 @@ mod tests {
 
     #[test]
     fn corners_given_off_are_refined_to_the_board() {
-        let options = StressArgs {
-            stress: true,
-            quick: true,
-            only: Some("stones/0".into()),
-            frames_scale: 1.0,
-            save_frames: None,
-            corners_off: Some(0.4),
-            max_side: Some(640),
-        };
+        let options = one_empty_board_frame(Some(0.4));
         let buckets = run_suite(&options).unwrap_or_else(|e| panic!("suite failed: {e:#}"));
         assert_eq!(buckets.len(), 1);
         let b = &buckets[0];

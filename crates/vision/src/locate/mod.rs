@@ -467,3 +467,25 @@ pub fn debug_hypotheses(gray: &GrayImage) -> (Vec<GridGeometry>, GrayImage) {
     });
     (geoms, img)
 }
+
+/// A light board (wood reaching `margin` cells beyond its outer lines) with dark lines on
+/// a dark table, seen straight on, and its grid: the looks' tests share it.
+#[cfg(test)]
+pub(crate) fn board_on_a_dark_table(margin: f64) -> (GrayImage, GridGeometry) {
+    let (cell, origin) = (24.0, 70.0);
+    let img = GrayImage::from_fn(600, 580, |x, y| {
+        let (u, v) = ((f64::from(x) - origin) / cell, (f64::from(y) - origin) / cell);
+        let on_board = |t: f64| (-margin..=18.0 + margin).contains(&t);
+        let on_lines = |t: f64| (-0.05..=18.05).contains(&t);
+        let near = |t: f64| (t - t.round()).abs() * cell < 1.0 && on_lines(t);
+        if !(on_board(u) && on_board(v)) {
+            image::Luma([35])
+        } else if (near(u) && on_lines(v)) || (near(v) && on_lines(u)) {
+            image::Luma([50])
+        } else {
+            image::Luma([200])
+        }
+    });
+    let h = [[cell, 0.0, origin], [0.0, cell, origin], [0.0, 0.0, 1.0]];
+    (img, GridGeometry { homography: h, lens: LensDistortion::none(600, 580) })
+}

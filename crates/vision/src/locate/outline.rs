@@ -239,34 +239,12 @@ pub(crate) fn lattice_in_outline(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::LensDistortion;
     use image::{GrayImage, Luma};
-
-    /// A light board (wood reaching `margin` cells beyond its outer lines) with dark lines on
-    /// a dark table, seen straight on, and its grid.
-    fn board_on_a_dark_table(margin: f64) -> (GrayImage, GridGeometry) {
-        let (cell, origin) = (24.0, 70.0);
-        let img = GrayImage::from_fn(600, 580, |x, y| {
-            let (u, v) = ((f64::from(x) - origin) / cell, (f64::from(y) - origin) / cell);
-            let on_board = |t: f64| (-margin..=18.0 + margin).contains(&t);
-            let on_lines = |t: f64| (-0.05..=18.05).contains(&t);
-            let near = |t: f64| (t - t.round()).abs() * cell < 1.0 && on_lines(t);
-            if !(on_board(u) && on_board(v)) {
-                Luma([35])
-            } else if (near(u) && on_lines(v)) || (near(v) && on_lines(u)) {
-                Luma([50])
-            } else {
-                Luma([200])
-            }
-        });
-        let h = [[cell, 0.0, origin], [0.0, cell, origin], [0.0, 0.0, 1.0]];
-        (img, GridGeometry { homography: h, lens: LensDistortion::none(600, 580) })
-    }
 
     #[test]
     fn the_outline_is_the_boards_wood_and_the_lattice_sits_centred_in_it() {
         for margin in [0.4, 0.9, 1.6] {
-            let (img, truth) = board_on_a_dark_table(margin);
+            let (img, truth) = super::super::board_on_a_dark_table(margin);
             let meter = WorkMeter::unlimited();
             let work = super::super::working(&img, &meter);
             let quad = board_outline(&work, &meter).expect("an outline");

@@ -606,29 +606,9 @@ mod tests {
         (img, GridGeometry { homography: h, lens: LensDistortion::none(640, 640) })
     }
 
-    /// A light board whose wood reaches 0.8 cell beyond its outer lines, on a dark table.
-    fn board_on_a_dark_table() -> (GrayImage, GridGeometry) {
-        let (cell, origin) = (24.0, 60.0);
-        let img = GrayImage::from_fn(560, 560, |x, y| {
-            let (u, v) = ((f64::from(x) - origin) / cell, (f64::from(y) - origin) / cell);
-            let on_board = |t: f64| (-0.8..=18.8).contains(&t);
-            let on_lines = |t: f64| (-0.05..=18.05).contains(&t);
-            let near = |t: f64| (t - t.round()).abs() * cell < 1.0 && on_lines(t);
-            if !(on_board(u) && on_board(v)) {
-                Luma([35])
-            } else if (near(u) && on_lines(v)) || (near(v) && on_lines(u)) {
-                Luma([50])
-            } else {
-                Luma([200])
-            }
-        });
-        let h = [[cell, 0.0, origin], [0.0, cell, origin], [0.0, 0.0, 1.0]];
-        (img, GridGeometry { homography: h, lens: LensDistortion::none(560, 560) })
-    }
-
     #[test]
     fn an_outer_line_on_the_boards_edge_has_no_margin_beyond_it() {
-        let (img, truth) = board_on_a_dark_table();
+        let (img, truth) = super::super::board_on_a_dark_table(0.8);
         let work = super::super::working(&img, &WorkMeter::unlimited());
         assert_eq!(dark_beyond_outer_line(&work, &truth), None);
         // A column to the left: the new first column lies beyond the board's wood.
