@@ -70,6 +70,12 @@ impl Drop for NodeProcess {
     }
 }
 
+/// Ends a test's nodes (each is killed and waited for as it drops) and then removes its folder.
+fn stop(children: Vec<NodeProcess>, dir: &Path) {
+    drop(children);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 fn spawn_node(dir: &Path, nats: &str, node: &str) -> (NodeProcess, std::net::SocketAddr) {
     spawn_hall_node(dir, nats, node, 3.0, &TABLES)
 }
@@ -395,13 +401,8 @@ async fn three_nodes_share_thirty_tables_and_take_over_a_killed_nodes_tables() {
         );
     }
     single.shutdown_now();
-    for (i, mut child) in children.into_iter().enumerate() {
-        if i != 1 {
-            child.kill().unwrap();
-            child.wait().unwrap();
-        }
-    }
-    let _ = std::fs::remove_dir_all(dir);
+    // Node 1 was killed above; dropping a dead node's process is harmless.
+    stop(children, &dir);
 }
 
 /// Starts a hall of `names` nodes over `tables` and waits until the tables are spread evenly.
@@ -448,7 +449,7 @@ async fn an_sse_client_cut_from_one_node_resumes_on_another_with_no_gap_and_no_d
     let dir = temp_dir("cluster-sse");
     let table_ids = ["a", "b"];
     let tables: Vec<String> = table_ids.iter().map(|t| (*t).to_owned()).collect();
-    let (mut children, nodes) = hall(&nats.url, &dir, &["n1", "n2"], &table_ids).await;
+    let (children, nodes) = hall(&nats.url, &dir, &["n1", "n2"], &table_ids).await;
     let (node_a, node_b) = (nodes[0].1, nodes[1].1);
     let addrs = [node_a, node_b];
 
@@ -476,11 +477,7 @@ async fn an_sse_client_cut_from_one_node_resumes_on_another_with_no_gap_and_no_d
     let received: Vec<Value> = seen.iter().chain(&rest).map(|(_, _, event)| event.clone()).collect();
     assert_eq!(received, expected, "every event once, in order, across the two nodes");
     assert!(seen.iter().chain(&rest).all(|(id, _, event)| *id == event["id"].as_i64()), "the SSE id is the event's");
-    for child in &mut children {
-        child.kill().unwrap();
-        child.wait().unwrap();
-    }
-    let _ = std::fs::remove_dir_all(dir);
+    stop(children, &dir);
 }
 
 /// An arbiter's request with a JSON body: its status and body.
@@ -501,7 +498,7 @@ async fn arbiter_request(addr: std::net::SocketAddr, method: &str, path: &str, b
 async fn an_arbiter_action_posted_to_any_node_is_carried_out_by_the_tables_node_with_its_answer() {
     let Some(nats) = NatsServer::start("cluster arbiter") else { return };
     let dir = temp_dir("cluster-arbiter");
-    let (mut children, nodes) = hall(&nats.url, &dir, &["n1", "n2"], &["a", "b"]).await;
+    let (children, nodes) = hall(&nats.url, &dir, &["n1", "n2"], &["a", "b"]).await;
     let owner_name = owners(&nodes).await["a"].clone();
     let owner = nodes.iter().find(|(n, _)| *n == owner_name).unwrap().1;
     let other = nodes.iter().find(|(n, _)| *n != owner_name).unwrap().1;
@@ -546,11 +543,7 @@ async fn an_arbiter_action_posted_to_any_node_is_carried_out_by_the_tables_node_
     let sgf = get_text(owner, "/api/tables/a/sgf").await;
     assert!(sgf.contains(";B["), "{sgf}");
     assert_eq!(get_text(other, "/api/tables/a/sgf").await, sgf);
-    for child in &mut children {
-        child.kill().unwrap();
-        child.wait().unwrap();
-    }
-    let _ = std::fs::remove_dir_all(dir);
+    stop(children, &dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -559,7 +552,7 @@ async fn every_node_shows_every_table_with_its_node_and_says_its_part_in_healthz
     let dir = temp_dir("cluster-view");
     let table_ids = ["a", "b", "c", "d"];
     let tables: Vec<String> = table_ids.iter().map(|t| (*t).to_owned()).collect();
-    let (mut children, nodes) = hall(&nats.url, &dir, &["n1", "n2"], &table_ids).await;
+    let (children, nodes) = hall(&nats.url, &dir, &["n1", "n2"], &table_ids).await;
     let addrs: Vec<_> = nodes.iter().map(|(_, a)| *a).collect();
     play(&addrs, &tables, 1..=2).await;
     let owners = owners(&nodes).await;
@@ -606,11 +599,7 @@ async fn every_node_shows_every_table_with_its_node_and_says_its_part_in_healthz
         let took: usize = metrics.lines().find_map(|l| l.strip_prefix(&takeovers)).unwrap().parse().unwrap();
         assert!(took >= owned.len(), "{took} take-overs, {} tables owned", owned.len());
     }
-    for child in &mut children {
-        child.kill().unwrap();
-        child.wait().unwrap();
-    }
-    let _ = std::fs::remove_dir_all(dir);
+    stop(children, &dir);
 }
 
 /// Shows position `n` at `table` on the node at `addr` until that node has read move `n`.
@@ -640,7 +629,7 @@ async fn nats_restarted_mid_game_loses_and_repeats_no_accepted_event_and_the_nod
     let table_ids = ["a", "b"];
     let tables: Vec<String> = table_ids.iter().map(|t| (*t).to_owned()).collect();
     // Leases live 8 s: longer than the outage, so no table changes hands meanwhile.
-    let (mut children, nodes) = hall_with_ttl(&nats.url, &dir, &["n1", "n2"], &table_ids, 8.0).await;
+    let (children, nodes) = hall_with_ttl(&nats.url, &dir, &["n1", "n2"], &table_ids, 8.0).await;
     let addrs: Vec<_> = nodes.iter().map(|(_, a)| *a).collect();
     play(&addrs, &tables, 1..=2).await;
     let owners = owners(&nodes).await;
@@ -686,11 +675,7 @@ async fn nats_restarted_mid_game_loses_and_repeats_no_accepted_event_and_the_nod
     }
     let on_a = get_json(addrs[0], "/api/events?limit=1000").await;
     assert_eq!(on_a, get_json(addrs[1], "/api/events?limit=1000").await, "the same on every node");
-    for child in &mut children {
-        child.kill().unwrap();
-        child.wait().unwrap();
-    }
-    let _ = std::fs::remove_dir_all(dir);
+    stop(children, &dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -865,13 +850,8 @@ async fn a_pulled_camera_is_pulled_by_the_tables_node_only_and_moves_with_the_ta
     let table = get_json(other.1, "/api/tables/a").await;
     assert_eq!((table["move_number"].as_u64(), table["node"].as_str()), (Some(1), Some(other.0.as_str())), "{table}");
     assert_eq!(logged_moves(&nats.url, "a").await, [1], "the move logged once");
-    for (i, child) in children.iter_mut().enumerate() {
-        if i != owner_index {
-            child.kill().unwrap();
-            child.wait().unwrap();
-        }
-    }
-    let _ = std::fs::remove_dir_all(dir);
+    // The owner was killed above; dropping a dead node's process is harmless.
+    stop(children, &dir);
 }
 
 /// The bytes of `path` on the node at `addr`, with the status.
@@ -891,7 +871,7 @@ async fn evidence_images_are_in_the_hall_for_every_node_and_an_image_not_stored_
     let Some(mut nats) = NatsServer::start("cluster evidence") else { return };
     let dir = temp_dir("cluster-evidence");
     // Leases live 8 s: longer than the outage below, so no table changes hands meanwhile.
-    let (mut children, nodes) = hall_with_ttl(&nats.url, &dir, &["n1", "n2"], &["a", "b"], 8.0).await;
+    let (children, nodes) = hall_with_ttl(&nats.url, &dir, &["n1", "n2"], &["a", "b"], 8.0).await;
     let owner_name = owners(&nodes).await["a"].clone();
     let owner = nodes.iter().find(|(n, _)| *n == owner_name).unwrap().1;
     let other = nodes.iter().find(|(n, _)| *n != owner_name).unwrap().1;
@@ -953,18 +933,14 @@ async fn evidence_images_are_in_the_hall_for_every_node_and_an_image_not_stored_
     assert!(metrics.lines().any(|l| l == line), "{line} in\n{metrics}");
     // The first alert's images are still served by every node.
     assert_eq!(get_bytes(other, &format!("/api/events/{id}/after.jpg")).await.0, 200);
-    for child in &mut children {
-        child.kill().unwrap();
-        child.wait().unwrap();
-    }
-    let _ = std::fs::remove_dir_all(dir);
+    stop(children, &dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_games_of_a_table_analysed_elsewhere_are_served_by_every_node() {
     let Some(nats) = NatsServer::start("cluster games by id") else { return };
     let dir = temp_dir("cluster-games");
-    let (mut children, nodes) = hall(&nats.url, &dir, &["n1", "n2"], &["a", "b"]).await;
+    let (children, nodes) = hall(&nats.url, &dir, &["n1", "n2"], &["a", "b"]).await;
     let owner_name = owners(&nodes).await["a"].clone();
     let owner = nodes.iter().find(|(n, _)| *n == owner_name).unwrap().1;
     let other = nodes.iter().find(|(n, _)| *n != owner_name).unwrap().1;
@@ -1004,9 +980,5 @@ async fn the_games_of_a_table_analysed_elsewhere_are_served_by_every_node() {
     let not_a_game = games[0]["id"].as_i64().unwrap() + 1;
     let (status, _, _) = http(other, "GET", &format!("/api/games/{not_a_game}/sgf"), &[], b"").await;
     assert_eq!(status, 404);
-    for child in &mut children {
-        child.kill().unwrap();
-        child.wait().unwrap();
-    }
-    let _ = std::fs::remove_dir_all(dir);
+    stop(children, &dir);
 }
