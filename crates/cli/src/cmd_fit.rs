@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use tengen_vision::fit::ReaderModelFile;
-use tengen_vision::fit::{OcclusionModelFile, FEATURE_NAMES};
+use tengen_vision::fit::{OcclusionModelFile, COVERED_FEATURE_NAMES, FEATURE_NAMES};
 use tengen_vision::ReaderConfig;
 
 /// Arguments of `tengen fit`.
@@ -93,6 +93,7 @@ fn fit_occlusion(
         ),
         frames_per_source,
         features: FEATURE_NAMES.iter().map(|s| (*s).to_string()).collect(),
+        covered_features: COVERED_FEATURE_NAMES.iter().map(|s| (*s).to_string()).collect(),
         model,
     };
     let text = toml::to_string(&file).context("writing the model as TOML")?;
@@ -102,22 +103,30 @@ fn fit_occlusion(
     for (source, n, hands) in &file.frames_per_source {
         println!("  {source}: {n} ({hands} with a hand)");
     }
-    println!("  weights {:?}, bias {:.4}", model.weights, model.bias);
+    println!("  cell patch: weights {:?}, bias {:.4}", model.weights, model.bias);
+    println!("  covered group: weights {:?}, bias {:.4}", model.covered.weights, model.covered.bias);
     if let Some(path) = dump {
-        let mut tsv = format!("source\tname\thand\tp\trules\tcells\tcovered\tcrossed\t{}\n", FEATURE_NAMES.join("\t"));
+        let mut tsv = format!(
+            "source\tname\thand\tp\tp_covered\trules\tcells\tcovered\tcrossed\t{}\t{}\n",
+            FEATURE_NAMES.join("\t"),
+            COVERED_FEATURE_NAMES.join("\t")
+        );
         for s in &samples {
             let x = s.evidence.features();
+            let xc = s.evidence.covered_features();
             tsv.push_str(&format!(
-                "{}\t{}\t{}\t{:.4}\t{}\t{}\t{}\t{}\t{}\n",
+                "{}\t{}\t{}\t{:.4}\t{:.4}\t{}\t{}\t{}\t{}\t{}\t{}\n",
                 s.source,
                 s.name,
                 u8::from(s.hand),
                 model.probability(&s.evidence),
+                model.covered_probability(&s.evidence),
                 u8::from(s.evidence.rules_fired),
                 s.evidence.foreign_cells,
                 s.evidence.covered_points,
                 s.evidence.crossed_points,
-                x.iter().map(|v| format!("{v:.3}")).collect::<Vec<_>>().join("\t")
+                x.iter().map(|v| format!("{v:.3}")).collect::<Vec<_>>().join("\t"),
+                xc.iter().map(|v| format!("{v:.3}")).collect::<Vec<_>>().join("\t")
             ));
         }
         std::fs::write(path, tsv).with_context(|| format!("writing {}", path.display()))?;

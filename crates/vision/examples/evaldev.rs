@@ -68,7 +68,17 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut files = Vec::new();
     walk(&dir, &mut files);
     files.sort();
-    let config = ReaderConfig::default();
+    let mut config = ReaderConfig::default();
+    // READER_MODEL / OCCLUSION_MODEL: read with a model file written by `tengen fit reader` /
+    // `tengen fit occlusion` (e.g. one fitted `--without` this source: its left-out figures).
+    if let Ok(file) = std::env::var("READER_MODEL") {
+        let m: tengen_vision::fit::ReaderModelFile = toml::from_str(&std::fs::read_to_string(file)?)?;
+        config.model = m.model;
+    }
+    if let Ok(file) = std::env::var("OCCLUSION_MODEL") {
+        let m: tengen_vision::fit::OcclusionModelFile = toml::from_str(&std::fs::read_to_string(file)?)?;
+        config.occlusion_model = Some(m.model);
+    }
     for path in files {
         let truth_path = PathBuf::from(format!("{}.grid.txt", path.display()));
         // NOTRUTH=1 also reads unlabelled photos (scored against an empty board) to inspect flags.
@@ -132,6 +142,36 @@ fn main() -> Result<(), Box<dyn Error>> {
             t1,
             t2
         );
+        if std::env::var("BREAKDOWN").is_ok() {
+            // Where the points are lost: `?` under the occlusion mask or from the reader itself,
+            // and the wrong reads by confusion (truth → read).
+            let masked: std::collections::HashSet<(u8, u8)> = details.reading.occluded_points.iter().copied().collect();
+            let (mut unk_mask, mut unk_reader) = (0, 0);
+            let mut conf = std::collections::BTreeMap::new();
+            for r in 0..19 {
+                for c in 0..19 {
+                    let (t, g) = (truth_in_read[r][c], read[r][c]);
+                    if g == tengen_rules::PointState::Unknown {
+                        if masked.contains(&(c as u8, r as u8)) {
+                            unk_mask += 1;
+                        } else {
+                            unk_reader += 1;
+                        }
+                    } else if t != g {
+                        *conf.entry(format!("{}>{}", t.to_char(), g.to_char())).or_insert(0) += 1;
+                    }
+                }
+            }
+            println!("B {name} unk_mask {unk_mask} unk_reader {unk_reader} wrong {conf:?}");
+        }
+        if std::env::var("COVSTATS").is_ok() {
+            let e = &details.occlusion;
+            println!(
+                "V {name} occl {} cells {} largest_patch {} covered {} largest_covered {} edge {} crossed {} lineless {:.3} hidden {:.2}",
+                details.reading.occluded, e.foreign_cells, e.largest_patch, e.covered_points, e.largest_covered,
+                e.covered_at_edge, e.crossed_points, e.lineless_share, e.hidden_lines
+            );
+        }
         if std::env::var("CELLSTATS").is_ok() {
             // Inner cells' colour distance from the board colour, and how many hide their lines.
             let mut d: Vec<f32> = Vec::new();

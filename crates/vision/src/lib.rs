@@ -31,7 +31,8 @@ mod work;
 /// `tengen eval photos --loso`).
 pub mod fit {
     pub use crate::occlusion_model::{
-        fit as fit_occlusion, OcclusionEvidence, OcclusionFitError, OcclusionModelFile, OcclusionSample, FEATURE_NAMES,
+        fit as fit_occlusion, OcclusionEvidence, OcclusionFitError, OcclusionModelFile, OcclusionSample,
+        COVERED_FEATURE_NAMES, FEATURE_NAMES,
     };
     pub use crate::reader_model::{fit as fit_reader, ClassPrior, FitError, LabelledFrame, ReaderModelFile};
 }

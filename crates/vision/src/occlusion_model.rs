@@ -4,7 +4,9 @@
 //! a logistic model whose weights are `models/occlusion.toml`, written by `tengen fit occlusion`
 //! (see `models/point-reader.md`, "Occlusion model"). Nothing in the weights is set by hand.
 //! A crowded board under a coloured lamp has big patches that stray from the board colour only
-//! as far as its typical cell does; a hand strays far beyond it.
+//! as far as its typical cell does; a hand strays far beyond it. A second logistic model decides
+//! the same for the covered-point test's group (board-coloured points without lines), against
+//! how often the frame's bare board shows no lines anyway.
 
 use std::sync::LazyLock;
 
@@ -25,8 +27,27 @@ pub const FEATURE_NAMES: [&str; FEATURES] = [
     "ln(frame's typical cell colour distance)",
 ];
 
+/// Number of features the covered-group model weighs.
+pub const COVERED_FEATURES: usize = 4;
+
+/// What each feature of the covered-group model is, in order.
+pub const COVERED_FEATURE_NAMES: [&str; COVERED_FEATURES] = [
+    "ln(1 + points in the largest covered group)",
+    "ln(share of the frame's other bare-board points without lines + 1/200)",
+    "the largest covered group reaches the outer lines",
+    "ln(median line contrast of the frame's other bare-board points + 1/100)",
+];
+
 /// Offset that keeps the colour-distance logarithms finite on a frame of perfectly even wood.
 const DISTANCE_FLOOR: f32 = 0.05;
+
+/// Offset of the lineless share's logarithm: about one point of a board's bare points (a
+/// priori: a share below one point in 200 is as good as none).
+const LINELESS_FLOOR: f64 = 0.005;
+
+/// Offset of the bare-board line contrast's logarithm (a priori: a contrast of 1 % is as good
+/// as no line; the covered test itself counts lines from 3 %).
+const BARE_LINES_FLOOR: f64 = 0.01;
 
 /// What the occlusion tests found in one frame (the model's input, and the report's evidence).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -52,6 +73,13 @@ pub struct OcclusionEvidence {
     pub covered_at_edge: bool,
     /// Share of the inner cells whose grid-line edges are hidden (a crowded board hides most).
     pub hidden_lines: f32,
+    /// Share of the frame's board-coloured points read empty that show no lines, outside the
+    /// covered groups big enough to count: how often bare board hides its lines in this frame
+    /// anyway (faint lines under a coloured lamp, a steep view) — the covered groups' base rate.
+    pub lineless_share: f32,
+    /// Median line contrast of those points (the frame's bare board, leaving out the covered
+    /// groups): how visible this frame's lines are where nothing lies on them.
+    pub bare_lines: f32,
     /// What the hand-set tests alone decided (any of the three firing).
     pub rules_fired: bool,
     /// Whether the board-coloured-without-lines test or the edge-crossing test (whose hand-set
@@ -64,6 +92,22 @@ impl OcclusionEvidence {
     /// on; a frame without one says nothing to a fit).
     pub fn cells_found(&self) -> bool {
         self.foreign_cells > 0
+    }
+
+    /// Whether the covered-point test found a group big enough to judge.
+    pub fn covered_found(&self) -> bool {
+        self.covered_points > 0
+    }
+
+    /// The covered-group model's feature vector.
+    pub fn covered_features(&self) -> [f64; COVERED_FEATURES] {
+        let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
+        [
+            (1.0 + self.largest_covered as f64).ln(),
+            finite((f64::from(self.lineless_share.max(0.0)) + LINELESS_FLOOR).ln()),
+            f64::from(u8::from(self.covered_at_edge)),
+            finite((f64::from(self.bare_lines.max(0.0)) + BARE_LINES_FLOOR).ln()),
+        ]
     }
 
     /// The model's feature vector.
@@ -87,11 +131,24 @@ impl OcclusionEvidence {
     }
 }
 
-/// The fitted occlusion model: P(hand) = 1 / (1 + exp(−(bias + weights · features))).
+/// The fitted occlusion model: P(hand) = 1 / (1 + exp(−(bias + weights · features))) for the
+/// cell-centre test's patch, and a model of the same form for the covered-point test's group.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct OcclusionModel {
     /// One weight per feature (see [`FEATURE_NAMES`]).
     pub weights: [f64; FEATURES],
+    /// The intercept.
+    pub bias: f64,
+    /// Whether the covered-point test's group is a hand.
+    pub covered: CoveredGroupModel,
+}
+
+/// The covered-point test's decision: P(hand) = 1 / (1 + exp(−(bias + weights · features))),
+/// features [`COVERED_FEATURE_NAMES`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CoveredGroupModel {
+    /// One weight per feature (see [`COVERED_FEATURE_NAMES`]).
+    pub weights: [f64; COVERED_FEATURES],
     /// The intercept.
     pub bias: f64,
 }
@@ -105,6 +162,8 @@ pub struct OcclusionModelFile {
     pub frames_per_source: Vec<(String, usize, usize)>,
     /// The features, in the order of the weights.
     pub features: Vec<String>,
+    /// The covered-group model's features, in the order of its weights.
+    pub covered_features: Vec<String>,
     /// The model.
     pub model: OcclusionModel,
 }
@@ -127,9 +186,7 @@ impl OcclusionModel {
 
     /// Probability that a hand covers the board, given a frame's evidence.
     pub fn probability(&self, evidence: &OcclusionEvidence) -> f64 {
-        let x = evidence.features();
-        let z = self.bias + self.weights.iter().zip(&x).map(|(w, v)| w * v).sum::<f64>();
-        1.0 / (1.0 + (-z).exp())
+        logistic(self.bias, &self.weights, &evidence.features())
     }
 
     /// Whether the cell-centre test's patch counts as a hand: there is one and a hand is more
@@ -138,10 +195,27 @@ impl OcclusionModel {
         evidence.cells_found() && self.probability(evidence) > 0.5
     }
 
+    /// Probability that the covered-point test's group is a hand.
+    pub fn covered_probability(&self, evidence: &OcclusionEvidence) -> f64 {
+        logistic(self.covered.bias, &self.covered.weights, &evidence.covered_features())
+    }
+
+    /// Whether the covered-point test's group counts as a hand: there is one and a hand is more
+    /// likely than not.
+    pub fn covered_is_hand(&self, evidence: &OcclusionEvidence) -> bool {
+        evidence.covered_found() && self.covered_probability(evidence) > 0.5
+    }
+
     /// Whether the frame counts as occluded: the patch is a hand, or another test fired.
     pub fn occluded(&self, evidence: &OcclusionEvidence) -> bool {
         self.patch_is_hand(evidence) || evidence.other_tests_fired
     }
+}
+
+/// 1 / (1 + exp(−(bias + weights · x))).
+fn logistic(bias: f64, weights: &[f64], x: &[f64]) -> f64 {
+    let z = bias + weights.iter().zip(x).map(|(w, v)| w * v).sum::<f64>();
+    1.0 / (1.0 + (-z).exp())
 }
 
 impl Default for OcclusionModel {
@@ -180,14 +254,26 @@ pub enum OcclusionFitError {
 /// separable set's weights finite and the model smooth between the few real hands.
 const RIDGE: f64 = 0.01;
 
-/// Fits the model by weighted maximum likelihood (Newton's method with a weak ridge). Hands and
-/// clean frames weigh the same in total (a missed hand costs what a false alarm does), and within
-/// each, every source weighs the same (a source with many frames of one board and lamp must not
-/// become "the" look of a hand or of a clean board).
-/// Only frames where the cell-centre test found a patch count (see
-/// [`OcclusionEvidence::cells_found`]).
+/// Fits both models by weighted maximum likelihood (Newton's method with a weak ridge). Hands
+/// and clean frames weigh the same in total (a missed hand costs what a false alarm does), and
+/// within each, every source weighs the same (a source with many frames of one board and lamp
+/// must not become "the" look of a hand or of a clean board). Each model sees only the frames
+/// where its test found something to judge (see [`OcclusionEvidence::cells_found`] and
+/// [`OcclusionEvidence::covered_found`]).
 pub fn fit(samples: &[OcclusionSample]) -> Result<OcclusionModel, OcclusionFitError> {
-    let samples: Vec<&OcclusionSample> = samples.iter().filter(|s| s.evidence.cells_found()).collect();
+    let (weights, bias) = fit_logistic(samples, OcclusionEvidence::cells_found, OcclusionEvidence::features)?;
+    let (covered_weights, covered_bias) =
+        fit_logistic(samples, OcclusionEvidence::covered_found, OcclusionEvidence::covered_features)?;
+    Ok(OcclusionModel { weights, bias, covered: CoveredGroupModel { weights: covered_weights, bias: covered_bias } })
+}
+
+/// One logistic model over the samples `found` keeps, with features `features`.
+fn fit_logistic<const N: usize>(
+    samples: &[OcclusionSample],
+    found: fn(&OcclusionEvidence) -> bool,
+    features: fn(&OcclusionEvidence) -> [f64; N],
+) -> Result<([f64; N], f64), OcclusionFitError> {
+    let samples: Vec<&OcclusionSample> = samples.iter().filter(|s| found(&s.evidence)).collect();
     let hands = samples.iter().filter(|s| s.hand).count();
     let clean = samples.len() - hands;
     if hands == 0 || clean == 0 {
@@ -205,9 +291,9 @@ pub fn fit(samples: &[OcclusionSample]) -> Result<OcclusionModel, OcclusionFitEr
         let sources = if s.hand { hand_sources.len() } else { clean_sources.len() } as f64;
         1.0 / (in_source * sources)
     };
-    let rows: Vec<([f64; FEATURES], f64, f64)> =
-        samples.iter().map(|s| (s.evidence.features(), if s.hand { 1.0 } else { 0.0 }, weight(s))).collect();
-    let n = FEATURES + 1;
+    let rows: Vec<([f64; N], f64, f64)> =
+        samples.iter().map(|s| (features(&s.evidence), if s.hand { 1.0 } else { 0.0 }, weight(s))).collect();
+    let n = N + 1;
     let mut beta = DVector::<f64>::zeros(n);
     for _ in 0..100 {
         let mut gradient = DVector::<f64>::zeros(n);
@@ -232,11 +318,11 @@ pub fn fit(samples: &[OcclusionSample]) -> Result<OcclusionModel, OcclusionFitEr
             break;
         }
     }
-    let mut weights = [0.0; FEATURES];
+    let mut weights = [0.0; N];
     for (d, w) in weights.iter_mut().enumerate() {
         *w = beta[d + 1];
     }
-    Ok(OcclusionModel { weights, bias: beta[0] })
+    Ok((weights, beta[0]))
 }
 
 #[cfg(test)]
@@ -264,6 +350,18 @@ mod tests {
         }
     }
 
+    /// A frame whose covered-point test found a group of `points`, with `lineless` of the
+    /// frame's other bare points showing no lines (and lines as faint as that share says).
+    fn covered(frame: OcclusionEvidence, points: usize, lineless: f32) -> OcclusionEvidence {
+        OcclusionEvidence {
+            covered_points: points,
+            largest_covered: points,
+            lineless_share: lineless,
+            bare_lines: 0.25 - lineless.min(0.2),
+            ..frame
+        }
+    }
+
     /// Hands are patches far outside the frame's own colour spread; a crowded board under a
     /// coloured lamp has big patches only as far from the board as its typical cell. The fit
     /// learns the difference, whatever the sizes.
@@ -275,13 +373,13 @@ mod tests {
             samples.push(OcclusionSample {
                 source: "hands".into(),
                 name: String::new(),
-                evidence: frame(size, 4.0, 0.25),
+                evidence: covered(frame(size, 4.0, 0.25), 3 + k, 0.001 * (k % 4) as f32),
                 hand: true,
             });
             samples.push(OcclusionSample {
                 source: "cast".into(),
                 name: String::new(),
-                evidence: frame(size * 3, 3.0, 2.0),
+                evidence: covered(frame(size * 3, 3.0, 2.0), 3 + k % 5, 0.05 + 0.02 * k as f32),
                 hand: false,
             });
             samples.push(OcclusionSample {
@@ -295,6 +393,11 @@ mod tests {
         assert!(model.occluded(&frame(12, 5.0, 0.3)));
         assert!(!model.occluded(&frame(150, 3.5, 2.2)));
         assert!(!model.occluded(&frame(0, 0.0, 0.2)));
+        // A covered group where the frame's bare board shows its lines is a hand; where much of
+        // it shows none (faint lines under a lamp), a group of the same size is not.
+        assert!(model.covered_is_hand(&covered(frame(0, 0.0, 0.2), 6, 0.002)));
+        assert!(!model.covered_is_hand(&covered(frame(0, 0.0, 0.2), 6, 0.3)));
+        assert!(!model.covered_is_hand(&frame(0, 0.0, 0.2)));
         // Frames without a patch to judge are left out of the fit.
         let only_plain: Vec<_> = samples.iter().filter(|s| s.source == "plain").cloned().collect();
         assert!(fit(&only_plain).is_err());

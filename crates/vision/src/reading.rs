@@ -11,7 +11,7 @@ use tengen_rules::{PointState, BOARD_LINES};
 use crate::classify::{classify, StoneClass};
 use crate::features::{measure_points, median, BoardColour, PointFeatures, CELLS};
 use crate::geometry::GridGeometry;
-use crate::occlusion::{detect, edges_crossed_by_skin, is_glare_luma, OcclusionConfig, OcclusionMask, CLIPPED_LUMA};
+use crate::occlusion::{detect, edges_crossed_by_skin, is_glare_luma, OcclusionConfig, CLIPPED_LUMA};
 use crate::occlusion_model::{OcclusionEvidence, OcclusionModel};
 use crate::reader_model::ReaderModel;
 use crate::rectify::{CameraFoot, RectifiedBoard};
@@ -169,14 +169,28 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
         mask.occluded = false;
         mask.points = [[false; BOARD_LINES]; BOARD_LINES];
     }
-    let (covered_points, largest_covered, covered_at_edge) =
-        seed_from_covered_points(&mut mask, &covered, &config.occlusion);
+    let groups = covered_groups(&covered, &config.occlusion);
     let crossing_fired = crossed.len() >= config.occlusion.min_crossed_points;
-    evidence.covered_points = covered_points;
-    evidence.largest_covered = largest_covered;
-    evidence.covered_at_edge = covered_at_edge;
-    evidence.other_tests_fired = covered_points > 0 || crossing_fired;
-    evidence.rules_fired = cells_fired || evidence.other_tests_fired;
+    evidence.covered_points = groups.joined;
+    evidence.largest_covered = groups.largest;
+    evidence.covered_at_edge = groups.largest_at_edge;
+    (evidence.lineless_share, evidence.bare_lines) =
+        lineless_share(&features, &posteriors, &covered, &groups.members, &config.occlusion);
+    // Likewise the covered-point test's group: a hand only if the model says so; where the
+    // frame's bare board often shows no lines anyway (faint lines under a coloured lamp, a steep
+    // view), a lineless group is no evidence (its points stay `?` one by one).
+    let covered_hand =
+        groups.joined > 0 && config.occlusion_model.as_ref().is_none_or(|model| model.covered_is_hand(&evidence));
+    if covered_hand {
+        mask.occluded = true;
+        for (mask_row, group_row) in mask.points.iter_mut().zip(&groups.members) {
+            for (m, &g) in mask_row.iter_mut().zip(group_row) {
+                *m |= g;
+            }
+        }
+    }
+    evidence.other_tests_fired = covered_hand || crossing_fired;
+    evidence.rules_fired = cells_fired || groups.joined > 0 || crossing_fired;
     if mask.occluded {
         // A hand the cell-centre test found may spread over the board (its shadow, the sleeve's
         // edge); a group of covered points alone is fingers, which reach as far as a crossing's.
@@ -289,14 +303,54 @@ fn board_coloured_without_lines(
         .collect()
 }
 
-/// A connected group of covered points (see [`board_coloured_without_lines`]) large enough to
-/// be a hand rather than a stray smudge joins the occluded set; returns how many points joined
-/// and the size of the largest group, whatever its size, and whether it reaches the outer lines.
-fn seed_from_covered_points(
-    mask: &mut OcclusionMask,
+/// Share of the board-coloured points read empty that show no lines (the covered test's
+/// "without lines"), leaving out the covered groups big enough to count: the base rate of
+/// lineless bare board in this frame, against which such a group is judged.
+fn lineless_share(
+    features: &[[PointFeatures; BOARD_LINES]],
+    posteriors: &[[[f64; 3]; BOARD_LINES]],
     covered: &[[bool; BOARD_LINES]],
+    in_groups: &[[bool; BOARD_LINES]; BOARD_LINES],
     config: &OcclusionConfig,
-) -> (usize, usize, bool) {
+) -> (f32, f32) {
+    let (mut lineless, mut total) = (0usize, 0usize);
+    let mut lines = Vec::new();
+    for row in 0..BOARD_LINES {
+        for col in 0..BOARD_LINES {
+            let (f, p) = (&features[row][col], posteriors[row][col]);
+            let read_empty = p[0] >= p[1] && p[0] >= p[2];
+            if !f.valid || in_groups[row][col] || !read_empty || f.colour_distance >= config.covered_colour_distance {
+                continue;
+            }
+            total += 1;
+            lineless += usize::from(covered[row][col]);
+            lines.push(f.lines);
+        }
+    }
+    let typical = median(&mut lines);
+    if total > 0 {
+        (lineless as f32 / total as f32, typical)
+    } else {
+        (0.0, 0.0)
+    }
+}
+
+/// The connected groups of covered points (see [`board_coloured_without_lines`]) large enough
+/// to be a hand rather than a stray smudge.
+struct CoveredGroups {
+    /// The points of those groups, `[row][col]`.
+    members: [[bool; BOARD_LINES]; BOARD_LINES],
+    /// How many points they hold.
+    joined: usize,
+    /// Points in the largest group, whatever its size.
+    largest: usize,
+    /// Whether that group reaches the outer lines.
+    largest_at_edge: bool,
+}
+
+/// Finds the covered groups big enough to count (see [`CoveredGroups`]).
+fn covered_groups(covered: &[[bool; BOARD_LINES]], config: &OcclusionConfig) -> CoveredGroups {
+    let mut members = [[false; BOARD_LINES]; BOARD_LINES];
     let (mut joined, mut largest, mut largest_at_edge) = (0, 0, false);
     let mut seen = [[false; BOARD_LINES]; BOARD_LINES];
     for r0 in 0..BOARD_LINES {
@@ -328,15 +382,14 @@ fn seed_from_covered_points(
             let needed =
                 if at_edge { config.min_covered_points.min(config.min_edge_cells) } else { config.min_covered_points };
             if group.len() >= needed {
-                mask.occluded = true;
                 joined += group.len();
                 for (r, c) in group {
-                    mask.points[r][c] = true;
+                    members[r][c] = true;
                 }
             }
         }
     }
-    (joined, largest, largest_at_edge)
+    CoveredGroups { members, joined, largest, largest_at_edge }
 }
 
 /// Median colour distance of the inner cells from the frame's board colour: how far bare wood,
