@@ -261,6 +261,17 @@ async fn an_unreachable_nats_is_said_at_start() {
 }
 
 /// Which live node runs each table, from their `/healthz`.
+/// In a hall of two nodes: the name and address of the node that owns `table`, and the other's.
+async fn owner_and_other(
+    nodes: &[(String, std::net::SocketAddr)],
+    table: &str,
+) -> (String, std::net::SocketAddr, std::net::SocketAddr) {
+    let owner_name = owners(nodes).await[table].clone();
+    let owner = nodes.iter().find(|(n, _)| *n == owner_name).unwrap().1;
+    let other = nodes.iter().find(|(n, _)| *n != owner_name).unwrap().1;
+    (owner_name, owner, other)
+}
+
 async fn owners(nodes: &[(String, std::net::SocketAddr)]) -> std::collections::BTreeMap<String, String> {
     let mut owners = std::collections::BTreeMap::new();
     for (name, addr) in nodes {
@@ -499,9 +510,7 @@ async fn an_arbiter_action_posted_to_any_node_is_carried_out_by_the_tables_node_
     let Some(nats) = NatsServer::start("cluster arbiter") else { return };
     let dir = temp_dir("cluster-arbiter");
     let (children, nodes) = hall(&nats.url, &dir, &["n1", "n2"], &["a", "b"]).await;
-    let owner_name = owners(&nodes).await["a"].clone();
-    let owner = nodes.iter().find(|(n, _)| *n == owner_name).unwrap().1;
-    let other = nodes.iter().find(|(n, _)| *n != owner_name).unwrap().1;
+    let (_, owner, other) = owner_and_other(&nodes, "a").await;
 
     // A stone taken off table a's board: an alert, on the table's node.
     assert_eq!(post_png(other, "a", &[(3, 3, 'B')]).await, 202);
@@ -872,9 +881,7 @@ async fn evidence_images_are_in_the_hall_for_every_node_and_an_image_not_stored_
     let dir = temp_dir("cluster-evidence");
     // Leases live 8 s: longer than the outage below, so no table changes hands meanwhile.
     let (children, nodes) = hall_with_ttl(&nats.url, &dir, &["n1", "n2"], &["a", "b"], 8.0).await;
-    let owner_name = owners(&nodes).await["a"].clone();
-    let owner = nodes.iter().find(|(n, _)| *n == owner_name).unwrap().1;
-    let other = nodes.iter().find(|(n, _)| *n != owner_name).unwrap().1;
+    let (owner_name, owner, other) = owner_and_other(&nodes, "a").await;
 
     // A stone taken off table a's board: an alert with before/after images.
     assert!(play_on(owner, "a", 1).await);
@@ -941,9 +948,7 @@ async fn the_games_of_a_table_analysed_elsewhere_are_served_by_every_node() {
     let Some(nats) = NatsServer::start("cluster games by id") else { return };
     let dir = temp_dir("cluster-games");
     let (children, nodes) = hall(&nats.url, &dir, &["n1", "n2"], &["a", "b"]).await;
-    let owner_name = owners(&nodes).await["a"].clone();
-    let owner = nodes.iter().find(|(n, _)| *n == owner_name).unwrap().1;
-    let other = nodes.iter().find(|(n, _)| *n != owner_name).unwrap().1;
+    let (_, owner, other) = owner_and_other(&nodes, "a").await;
     let addrs = [owner, other];
     let table = ["a".to_owned()];
 
