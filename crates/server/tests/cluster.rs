@@ -348,23 +348,8 @@ async fn three_nodes_share_thirty_tables_and_take_over_a_killed_nodes_tables() {
     let dir = temp_dir("cluster-hall");
     let tables: Vec<String> = (1..=30).map(|i| format!("t{i:02}")).collect();
     let table_ids: Vec<&str> = tables.iter().map(String::as_str).collect();
-    let mut children = Vec::new();
-    let mut nodes = Vec::new();
-    for name in ["n1", "n2", "n3"] {
-        let (child, addr) = spawn_hall_node(&dir.join(name), &nats.url, name, 2.0, &table_ids);
-        children.push(child);
-        nodes.push((name.to_owned(), addr));
-    }
-    // The tables spread evenly.
-    let spread = wait_until(20, || {
-        let nodes = nodes.clone();
-        async move {
-            let owners = owners(&nodes).await;
-            owners.len() == 30 && ["n1", "n2", "n3"].iter().all(|n| owners.values().filter(|o| o == n).count() == 10)
-        }
-    })
-    .await;
-    assert!(spread, "ten tables a node: {:?}", owners(&nodes).await);
+    // The tables spread evenly: ten a node (`hall` waits for it).
+    let (mut children, mut nodes) = hall(&nats.url, &dir, &["n1", "n2", "n3"], &table_ids).await;
     let addrs: Vec<_> = nodes.iter().map(|(_, a)| *a).collect();
     play(&addrs, &tables, 1..=3).await;
     let mut before = std::collections::BTreeMap::new();
