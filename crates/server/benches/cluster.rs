@@ -63,20 +63,43 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
-/// A `nats-server -js` in a temporary folder on a free port.
+/// A `nats-server -js` in a temporary folder on a free port, with its monitoring endpoint.
 struct Nats {
     child: Child,
     url: String,
     dir: PathBuf,
+    monitor: std::net::SocketAddr,
+}
+
+/// The NATS server's message and byte counters (`/varz`): repeatable where CPU times are noisy.
+#[derive(Clone, Copy, Default)]
+struct Traffic {
+    in_msgs: f64,
+    out_msgs: f64,
+    in_bytes: f64,
+    out_bytes: f64,
+}
+
+impl std::ops::Sub for Traffic {
+    type Output = Self;
+    fn sub(self, earlier: Self) -> Self {
+        Self {
+            in_msgs: self.in_msgs - earlier.in_msgs,
+            out_msgs: self.out_msgs - earlier.out_msgs,
+            in_bytes: self.in_bytes - earlier.in_bytes,
+            out_bytes: self.out_bytes - earlier.out_bytes,
+        }
+    }
 }
 
 impl Nats {
     fn start() -> Option<Self> {
         let program = std::env::var("NATS_SERVER").unwrap_or_else(|_| "nats-server".into());
         let port = std::net::TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
+        let monitor_port = std::net::TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
         let dir = std::env::temp_dir().join(format!("tengen-bench-nats-{}-{port}", std::process::id()));
         let child = Command::new(program)
-            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-m", &monitor_port.to_string(), "-sd"])
             .arg(dir.join("js"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -89,11 +112,34 @@ impl Nats {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        Some(Self { child, url: format!("nats://127.0.0.1:{port}"), dir })
+        let monitor = std::net::SocketAddr::from(([127, 0, 0, 1], monitor_port));
+        Some(Self { child, url: format!("nats://127.0.0.1:{port}"), dir, monitor })
     }
 
     fn cpu(&self) -> f64 {
         cpu_seconds(&self.child.id().to_string())
+    }
+
+    /// The server's counters now (zero when its monitoring endpoint does not answer).
+    async fn traffic(&self) -> Traffic {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        // HTTP/1.0: the monitoring endpoint answers HTTP/1.1 in chunks.
+        let read = async {
+            let mut stream = tokio::net::TcpStream::connect(self.monitor).await.ok()?;
+            stream.write_all(b"GET /varz HTTP/1.0\r\n\r\n").await.ok()?;
+            let mut response = Vec::new();
+            stream.read_to_end(&mut response).await.ok()?;
+            let split = response.windows(4).position(|w| w == b"\r\n\r\n")?;
+            serde_json::from_slice::<serde_json::Value>(&response[split + 4..]).ok()
+        };
+        let Some(varz) = read.await else { return Traffic::default() };
+        let count = |field: &str| varz[field].as_f64().unwrap_or(0.0);
+        Traffic {
+            in_msgs: count("in_msgs"),
+            out_msgs: count("out_msgs"),
+            in_bytes: count("in_bytes"),
+            out_bytes: count("out_bytes"),
+        }
     }
 }
 
@@ -120,8 +166,16 @@ fn config(dir: &Path, tables_n: usize, cluster: Option<ClusterConfig>) -> Config
 
 // ---------------------------------------------------------------- part 1: CPU per frame
 
+async fn traffic_of(nats: Option<&Nats>) -> Traffic {
+    match nats {
+        Some(nats) => nats.traffic().await,
+        None => Traffic::default(),
+    }
+}
+
 /// Runs `n` cameras at 2 fps against `addr` for `warmup + seconds`; returns CPU seconds of this
-/// process and of `nats` (when given) and frames analysed, over the measured window.
+/// process and of `nats` (when given), frames analysed and the NATS server's traffic, over the
+/// measured window.
 async fn measure_cpu(
     server: &tengen_server::RunningServer,
     n: usize,
@@ -129,7 +183,7 @@ async fn measure_cpu(
     seconds: f64,
     frames: &[[Arc<Vec<u8>>; 2]],
     nats: Option<&Nats>,
-) -> (f64, f64, u64) {
+) -> (f64, f64, u64, Traffic) {
     let addr = server.addr;
     let stop = Arc::new(AtomicBool::new(false));
     let mut cameras = Vec::new();
@@ -151,8 +205,14 @@ async fn measure_cpu(
     tokio::time::sleep(Duration::from_secs_f64(warmup)).await;
     let (cpu0, nats0, frames0): (f64, f64, u64) =
         (cpu_seconds("self"), nats.map_or(0.0, Nats::cpu), analysed(&server.hub));
+    let traffic0 = traffic_of(nats).await;
     tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
-    let result = (cpu_seconds("self") - cpu0, nats.map_or(0.0, Nats::cpu) - nats0, analysed(&server.hub) - frames0);
+    let result = (
+        cpu_seconds("self") - cpu0,
+        nats.map_or(0.0, Nats::cpu) - nats0,
+        analysed(&server.hub) - frames0,
+        traffic_of(nats).await - traffic0,
+    );
     stop.store(true, Ordering::Relaxed);
     for camera in cameras {
         let _ = camera.await;
@@ -177,7 +237,7 @@ async fn part_cpu() {
         tengen_server::start(config(&base.join("single"), n, None), tengen_server::adapters::standard_engines())
             .await
             .unwrap();
-    let (cpu_single, _, frames_single) = measure_cpu(&single, n, warmup, seconds, &frames, None).await;
+    let (cpu_single, _, frames_single, _) = measure_cpu(&single, n, warmup, seconds, &frames, None).await;
     single.shutdown_now();
 
     let Some(nats) = Nats::start() else {
@@ -194,8 +254,17 @@ async fn part_cpu() {
     while hall.owned_tables().len() < n && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let (cpu_node, cpu_nats, frames_node) = measure_cpu(&node, n, warmup, seconds, &frames, Some(&nats)).await;
+    // Opt-in: the census's own subscriber doubles the server's deliveries, so its CPU figures
+    // are not the hall's.
+    let census = match std::env::var("TENGEN_BENCH_CENSUS").is_ok_and(|v| v == "1") {
+        true => Some(Census::start(&nats.url).await),
+        false => None,
+    };
+    let (cpu_node, cpu_nats, frames_node, traffic) = measure_cpu(&node, n, warmup, seconds, &frames, Some(&nats)).await;
     node.shutdown_now();
+    if let Some(census) = census {
+        census.report(frames_node as f64 / seconds);
+    }
     let _ = std::fs::remove_dir_all(&base);
 
     let per = |cpu: f64, frames: u64| 1000.0 * cpu / frames.max(1) as f64;
@@ -211,7 +280,75 @@ async fn part_cpu() {
         node_ms / single_ms,
         hall_ms / single_ms
     );
+    let per_frame = |count: f64| count / frames_node.max(1) as f64;
+    println!(
+        "nats-server traffic a frame: {:.2} messages in ({:.0} bytes), {:.2} out ({:.0} bytes)",
+        per_frame(traffic.in_msgs),
+        per_frame(traffic.in_bytes),
+        per_frame(traffic.out_msgs),
+        per_frame(traffic.out_bytes)
+    );
     println!("peak resident memory of this process (both runs): {:.0} MiB", status_mib("VmHWM:"));
+}
+
+/// Every message the NATS server routes, counted by its kind (the subject's first tokens):
+/// which messages a frame costs (TENGEN_BENCH_CENSUS=1; a JetStream acknowledgement or a
+/// consumer's delivery goes to an `_INBOX`, a request to `$JS.API`).
+struct Census {
+    counts: Arc<Mutex<HashMap<String, (u64, u64)>>>,
+    task: tokio::task::JoinHandle<()>,
+    started: Instant,
+}
+
+impl Census {
+    async fn start(url: &str) -> Self {
+        use futures_util::StreamExt as _;
+        let client = async_nats::connect(url).await.unwrap();
+        let mut all = client.subscribe(">").await.unwrap();
+        let counts: Arc<Mutex<HashMap<String, (u64, u64)>>> = Arc::default();
+        let task = tokio::spawn({
+            let counts = Arc::clone(&counts);
+            async move {
+                let _client = client;
+                while let Some(message) = all.next().await {
+                    let subject = message.subject.as_str();
+                    let tokens: Vec<&str> = subject.split('.').collect();
+                    let kind = match tokens.as_slice() {
+                        ["_INBOX", ..] => "_INBOX (acks, deliveries, answers)".to_owned(),
+                        ["$JS", "API", rest @ ..] => format!("$JS.API.{}", rest.first().copied().unwrap_or("")),
+                        ["$JS", "ACK", ..] => "$JS.ACK".to_owned(),
+                        ["$JS", "FC", ..] => "$JS.FC".to_owned(),
+                        [first, second, ..] => format!("{first}.{second}"),
+                        _ => subject.to_owned(),
+                    };
+                    let size =
+                        (message.payload.len() + message.headers.as_ref().map_or(0, |h| format!("{h:?}").len())) as u64;
+                    let mut counts = counts.lock().unwrap();
+                    let entry = counts.entry(kind).or_default();
+                    entry.0 += 1;
+                    entry.1 += size;
+                }
+            }
+        });
+        Self { counts, task, started: Instant::now() }
+    }
+
+    /// Prints each kind's messages a frame, `frames_per_second` analysed.
+    fn report(self, frames_per_second: f64) {
+        self.task.abort();
+        let seconds = self.started.elapsed().as_secs_f64();
+        let counts = self.counts.lock().unwrap();
+        let mut kinds: Vec<_> = counts.iter().collect();
+        kinds.sort_by_key(|(_, (count, _))| std::cmp::Reverse(*count));
+        println!("census over {seconds:.0} s (its own deliveries add to the server's traffic and CPU above):");
+        for (kind, (count, bytes)) in kinds {
+            println!(
+                "  {kind:<40} {:>6.2} a frame, {:>6.0} bytes each",
+                *count as f64 / seconds / frames_per_second,
+                *bytes as f64 / (*count).max(1) as f64
+            );
+        }
+    }
 }
 
 // ---------------------------------------------------------------- part 1b: the hall's fixed work
