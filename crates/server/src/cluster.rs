@@ -1,6 +1,7 @@
 //! Cluster mode's link to NATS (docs/cluster.md): the node's connection, the hall's log (the
-//! JetStream stream `TENGEN_LOG`, one subject `tengen.log.<table>` per table, one message per
-//! appended record, observations and actions in the texts of `log.rs`), and the tables' leases
+//! JetStream stream `TENGEN_LOG`, one message per appended record on `tengen.log.<table>.events`
+//! when it carries events and `tengen.log.<table>.quiet` when not, observations and actions in
+//! the texts of `log.rs`), and the tables' leases
 //! (the key-value bucket `tengen_leases`: key = table, value = the owning node; created only
 //! when absent, renewed by revision, gone when the owner stops renewing for the bucket's age).
 //!
@@ -58,10 +59,47 @@ pub fn table_subject(table: &str) -> String {
     format!("tengen.tables.{table}")
 }
 
-/// The subject of a table's log.
+/// What every log subject starts with.
+const LOG_PREFIX: &str = "tengen.log.";
+
+/// The last token of the subject of a record that carries events (a node's follower and the
+/// event readers read these alone).
+const EVENTS_TOKEN: &str = "events";
+/// The last token of the subject of a record that carries none (a reading without an event, a
+/// game, its players, a calibration: most records, read only by a node taking the table).
+const QUIET_TOKEN: &str = "quiet";
+
+/// Every record of a table's log (a subject filter; `*`: every table's). The stream's records are
+/// on `tengen.log.<table>.events` (those that carry events) and `tengen.log.<table>.quiet`.
 pub fn log_subject(table: &str) -> String {
-    format!("tengen.log.{table}")
+    format!("{LOG_PREFIX}{table}.*")
 }
+
+/// The subject a record of `table`'s log is stored on.
+fn record_subject(table: &str, record: &LogRecord) -> String {
+    let carries_events = matches!(record, LogRecord::Batch { events, .. } if !events.is_empty());
+    format!("{LOG_PREFIX}{table}.{}", if carries_events { EVENTS_TOKEN } else { QUIET_TOKEN })
+}
+
+/// The records that carry events, of one table or (`*`) every table.
+fn events_subject(table: &str) -> String {
+    format!("{LOG_PREFIX}{table}.{EVENTS_TOKEN}")
+}
+
+/// The table whose log a record's subject is in (`None`: not a log subject).
+fn table_of(subject: &str) -> Option<&str> {
+    let (table, kind) = subject.strip_prefix(LOG_PREFIX)?.split_once('.')?;
+    [EVENTS_TOKEN, QUIET_TOKEN].contains(&kind).then_some(table)
+}
+
+/// The header that makes a record's expected sequence (`Nats-Expected-Last-Subject-Sequence`)
+/// the last of the table's whole log, both subjects, rather than of its own subject alone
+/// (NATS 2.11).
+const EXPECTED_LAST_SEQUENCE_OF: &str = "Nats-Expected-Last-Subject-Sequence-Subject";
+
+/// The oldest NATS server that checks [`EXPECTED_LAST_SEQUENCE_OF`] (an older one ignores it,
+/// and a node that lost a table could write into its log).
+const OLDEST_NATS: (u64, u64) = (2, 11);
 
 /// Why cluster mode could not start or hold a table.
 #[derive(Debug, thiserror::Error)]
@@ -207,6 +245,7 @@ impl Cluster {
             .connect(config.nats.as_str())
             .await
             .map_err(|e| connect_error(e.to_string()))?;
+        check_server_version(&client.server_info().version).map_err(connect_error)?;
         // An append not acknowledged in 2 s is kept for later: the pipeline does not wait longer.
         let jetstream = jetstream::context::ContextBuilder::new().timeout(Duration::from_secs(2)).build(client.clone());
         let js_error = |e: &dyn std::fmt::Display| ClusterError::JetStream(e.to_string());
@@ -222,6 +261,14 @@ impl Cluster {
             })
             .await
             .map_err(|e| js_error(&e))?;
+        let subjects = &log.cached_info().config.subjects;
+        if subjects != &[log_subject("*")] {
+            return Err(ClusterError::JetStream(format!(
+                "the stream {LOG_STREAM} holds the subjects {subjects:?}, not {:?}: it was made by an older tengen, \
+                 whose logs this one cannot replay",
+                log_subject("*")
+            )));
+        }
         let ttl = Duration::from_secs_f64(config.lease_ttl_secs);
         let leases = expiring_bucket(&jetstream, LEASE_BUCKET, ttl, config.replicas).await?;
         let nodes = expiring_bucket(&jetstream, NODE_BUCKET, ttl, config.replicas).await?;
@@ -559,7 +606,7 @@ impl Cluster {
             Err(err) if err.kind() == stream::RawMessageErrorKind::NoMessageFound => return Ok(None),
             Err(err) => return Err(StoreError::Cluster(err.to_string())),
         };
-        let Some(table) = message.subject.as_str().strip_prefix(log_subject("").as_str()) else { return Ok(None) };
+        let Some(table) = table_of(message.subject.as_str()) else { return Ok(None) };
         match serde_json::from_slice::<LogRecord>(&message.payload) {
             Ok(LogRecord::Game { .. }) => Ok(Some(table.to_owned())),
             Ok(_) => Ok(None),
@@ -647,6 +694,19 @@ pub fn frame_of(message: &async_nats::Message) -> Option<crate::table::Frame> {
     Some(crate::table::Frame { bytes: Arc::new(message.payload.to_vec()), format, received: Instant::now(), at_ms })
 }
 
+/// Refuses a NATS server older than [`OLDEST_NATS`] (`version` as its INFO says it).
+fn check_server_version(version: &str) -> Result<(), String> {
+    let mut numbers = version.trim_start_matches('v').split(['.', '-']).map(|n| n.parse::<u64>().ok());
+    let (major, minor) = (numbers.next().flatten(), numbers.next().flatten());
+    match major.zip(minor) {
+        Some(found) if found >= OLDEST_NATS => Ok(()),
+        _ => Err(format!(
+            "the NATS server is version {version}; a hall needs {}.{} or later (the log's sequence check)",
+            OLDEST_NATS.0, OLDEST_NATS.1
+        )),
+    }
+}
+
 /// Opens a key-value bucket whose keys live `ttl` after their last write, creating it when absent.
 async fn expiring_bucket(
     jetstream: &jetstream::Context,
@@ -732,4 +792,49 @@ fn first_row(seq: u64) -> Result<i64, StoreError> {
 /// A game's id: the sequence of its record in the stream.
 fn game_id(seq: u64) -> Result<i64, StoreError> {
     i64::try_from(seq).map_err(|_| StoreError::Cluster(format!("stream sequence {seq} out of range")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_carrying_events_is_on_the_events_subject_and_every_other_on_the_quiet_one() {
+        let batch = |events: Vec<RefereeEvent>| LogRecord::Batch {
+            game: 1,
+            at_ms: 0,
+            observation: Some("=".into()),
+            arbiter: None,
+            events,
+            evidence: Vec::new(),
+            evidence_key: None,
+            evidence_lost: Vec::new(),
+            evidence_error: None,
+        };
+        let event = RefereeEvent::service(
+            crate::json::ServiceKind::CameraLost,
+            crate::json::Severity::Notice,
+            "lost".into(),
+            None,
+        );
+        assert_eq!(record_subject("t1", &batch(vec![event])), "tengen.log.t1.events");
+        assert_eq!(record_subject("t1", &batch(Vec::new())), "tengen.log.t1.quiet");
+        let calibration = LogRecord::Calibration { corners: None, at_ms: 0 };
+        assert_eq!(record_subject("t1", &calibration), "tengen.log.t1.quiet");
+        // One filter holds both: a table's whole log, as a take-over reads it and as the
+        // sequence check of an append counts it.
+        assert_eq!(log_subject("t1"), "tengen.log.t1.*");
+        assert_eq!(events_subject("*"), "tengen.log.*.events");
+    }
+
+    #[test]
+    fn a_nats_server_older_than_2_11_is_refused_by_name() {
+        assert!(check_server_version("2.11.0").is_ok());
+        assert!(check_server_version("2.15.1").is_ok());
+        assert!(check_server_version("3.0.0-beta.1").is_ok());
+        let old = check_server_version("2.9.25").unwrap_err();
+        assert!(old.contains("2.9.25") && old.contains("2.11"), "{old}");
+        assert!(check_server_version("2.10.22").is_err());
+        assert!(check_server_version("unknown").is_err());
+    }
 }

@@ -9,7 +9,7 @@ use async_nats::jetstream::consumer;
 use futures_util::StreamExt as _;
 use tokio::sync::broadcast;
 
-use super::{first_row, game_id, log_subject, Cluster, LogRecord, ROWS_PER_RECORD};
+use super::{events_subject, first_row, game_id, table_of, Cluster, LogRecord, ROWS_PER_RECORD};
 use crate::json::StoredEvent;
 use crate::store::StoreError;
 use crate::table::BusMessage;
@@ -19,11 +19,6 @@ const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 fn failed(err: impl std::fmt::Display) -> StoreError {
     StoreError::Cluster(err.to_string())
-}
-
-/// The table whose log `subject` is.
-fn table_of(subject: &str) -> &str {
-    subject.strip_prefix(log_subject("").as_str()).unwrap_or(subject)
 }
 
 /// The events a record of `table`'s log holds, with their hall-wide ids (the record's sequence
@@ -62,7 +57,9 @@ fn message_events(message: &async_nats::jetstream::Message) -> Result<(u64, Vec<
     let seq = message.info().map_err(failed)?.stream_sequence;
     let record: LogRecord = serde_json::from_slice(&message.payload)
         .map_err(|e| StoreError::Corrupt { seq: game_id(seq).unwrap_or(i64::MAX), message: e.to_string() })?;
-    Ok((seq, record_events(table_of(message.subject.as_str()), seq, record)?))
+    let subject = message.subject.as_str();
+    let table = table_of(subject).unwrap_or(subject);
+    Ok((seq, record_events(table, seq, record)?))
 }
 
 impl Cluster {
@@ -93,16 +90,14 @@ impl Cluster {
             .unwrap_or(0)
             .max(game.and_then(|g| u64::try_from(g).ok()).unwrap_or(0))
             .max(1);
-        let subject = log_subject(table.unwrap_or("*"));
-        let end = match table {
-            Some(_) => match self.log.get_last_raw_message_by_subject(&subject).await {
-                Ok(message) => message.sequence,
-                Err(err) if err.kind() == async_nats::jetstream::stream::LastRawMessageErrorKind::NoMessageFound => {
-                    return Ok(Vec::new())
-                }
-                Err(err) => return Err(failed(err)),
-            },
-            None => self.log.get_info().await.map_err(failed)?.state.last_sequence,
+        // Only the records that carry events (most records carry none).
+        let subject = events_subject(table.unwrap_or("*"));
+        let end = match self.log.get_last_raw_message_by_subject(&subject).await {
+            Ok(message) => message.sequence,
+            Err(err) if err.kind() == async_nats::jetstream::stream::LastRawMessageErrorKind::NoMessageFound => {
+                return Ok(Vec::new())
+            }
+            Err(err) => return Err(failed(err)),
         };
         let mut events = Vec::new();
         if start > end || limit == 0 {
@@ -148,7 +143,9 @@ impl Cluster {
                 let reader = cluster
                     .log
                     .create_consumer(consumer::pull::OrderedConfig {
-                        filter_subject: log_subject("*"),
+                        // The records that carry events: a node is not sent the readings of
+                        // every table (most records), which it would only read and drop.
+                        filter_subject: events_subject("*"),
                         deliver_policy: consumer::DeliverPolicy::ByStartSequence { start_sequence: next },
                         ..Default::default()
                     })
@@ -232,6 +229,9 @@ mod tests {
         assert!(events.iter().all(|e| e.table == "t1" && e.game == 3 && e.at_ms == 99));
         let calibration = LogRecord::Calibration { corners: None, at_ms: 1 };
         assert!(record_events("t1", 8, calibration).unwrap().is_empty());
-        assert_eq!(table_of("tengen.log.t1"), "t1");
+        assert_eq!(table_of("tengen.log.t1.events"), Some("t1"));
+        assert_eq!(table_of("tengen.log.t1.quiet"), Some("t1"));
+        assert_eq!(table_of("tengen.log.t1"), None);
+        assert_eq!(table_of("tengen.frames.t1.events"), None);
     }
 }

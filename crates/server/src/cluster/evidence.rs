@@ -13,7 +13,7 @@ use async_nats::jetstream::{self, object_store};
 use tokio::io::AsyncReadExt as _;
 
 use super::events::event_place;
-use super::{log_subject, Cluster, ClusterError, LogRecord, EVIDENCE_BUCKET, ROWS_PER_RECORD};
+use super::{table_of, Cluster, ClusterError, LogRecord, EVIDENCE_BUCKET, ROWS_PER_RECORD};
 use crate::config::ClusterConfig;
 use crate::json::RefereeEvent;
 use crate::store::Evidence;
@@ -140,7 +140,7 @@ impl Cluster {
                 return Err(failed(&format!("the hall's log did not answer within {} s", READ_TIMEOUT.as_secs())))
             }
         };
-        if !message.subject.as_str().starts_with(log_subject("").as_str()) {
+        if table_of(message.subject.as_str()).is_none() {
             return Ok(None);
         }
         let Ok(record) = serde_json::from_slice::<LogRecord>(&message.payload) else { return Ok(None) };

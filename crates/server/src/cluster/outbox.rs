@@ -16,13 +16,17 @@ use std::time::Duration;
 use async_nats::jetstream::{self, context::PublishErrorKind};
 use tokio::sync::Notify;
 
-use super::{first_row, log_subject, Cluster, Cursor, LogRecord, ROWS_PER_RECORD};
+use super::{
+    first_row, log_subject, record_subject, Cluster, Cursor, LogRecord, EXPECTED_LAST_SEQUENCE_OF, ROWS_PER_RECORD,
+};
 use crate::json::StoredEvent;
 use crate::log::{encode_action, encode_observation, InputKind};
 use crate::store::{LogBatch, Store, StoreError};
 
 /// A batch waiting for the hall's log.
 pub(super) struct Pending {
+    /// The record's subject (whether it carries events).
+    subject: String,
     payload: Vec<u8>,
     message_id: String,
     /// What the mirror gets once the stream has stored it.
@@ -94,12 +98,15 @@ impl Cluster {
         self.client.connection_state() == async_nats::connection::State::Connected
     }
 
-    async fn send(&self, table: &str, after: u64, message_id: &str, payload: Vec<u8>) -> Sent {
+    /// Sends one record of `table`'s log on `subject`, following the record at `after` (the
+    /// last of the table's whole log, both its subjects).
+    async fn send(&self, table: &str, subject: &str, after: u64, message_id: &str, payload: Vec<u8>) -> Sent {
         let message = jetstream::message::PublishMessage::build()
             .payload(payload.into())
             .expected_last_subject_sequence(after)
+            .header(EXPECTED_LAST_SEQUENCE_OF, log_subject(table).as_str())
             .message_id(message_id);
-        let acked = match self.jetstream.send_publish(log_subject(table), message).await {
+        let acked = match self.jetstream.send_publish(subject.to_owned(), message).await {
             Ok(ack) => ack.await,
             Err(err) => return Sent::Unreachable(err.to_string()),
         };
@@ -136,7 +143,8 @@ impl Cluster {
             return Err(self.unreachable(table, &format!("{} records wait to be logged first", cursor.outbox.len())));
         }
         let payload = serde_json::to_vec(record).map_err(|e| StoreError::Cluster(e.to_string()))?;
-        match self.send(table, cursor.last_seq, &self.buffer.message_id(), payload).await {
+        let subject = record_subject(table, record);
+        match self.send(table, &subject, cursor.last_seq, &self.buffer.message_id(), payload).await {
             Sent::Stored(seq) => {
                 cursor.last_seq = seq;
                 self.metrics.appends.fetch_add(1, Ordering::Relaxed);
@@ -181,13 +189,14 @@ impl Cluster {
             evidence_error: images.error,
         };
         let payload = serde_json::to_vec(&record).map_err(|e| StoreError::Cluster(e.to_string()))?;
+        let subject = record_subject(&table, &record);
         if let Some(text) = &observation {
             // Keeps the decoder where a later import (after losing and regaining the table)
             // continues: a repeat there repeats this observation.
             let _ = cursor.decoder.decode(InputKind::Observation, text);
         }
         if cursor.outbox.is_empty() && self.connected() {
-            match self.send(&table, cursor.last_seq, &message_id, payload.clone()).await {
+            match self.send(&table, &subject, cursor.last_seq, &message_id, payload.clone()).await {
                 Sent::Stored(seq) => {
                     cursor.last_seq = seq;
                     self.metrics.appends.fetch_add(1, Ordering::Relaxed);
@@ -203,7 +212,7 @@ impl Cluster {
                 Sent::Unreachable(why) => tracing::warn!(%table, %why, "append not acknowledged: kept for later"),
             }
         }
-        self.keep(&table, &mut cursor, Pending { payload, message_id, batch });
+        self.keep(&table, &mut cursor, Pending { subject, payload, message_id, batch });
         Ok(Vec::new())
     }
 
@@ -268,8 +277,9 @@ impl Cluster {
         let mut cursor = cursor.lock().await;
         let mut sent = 0;
         while let Some(front) = cursor.outbox.front() {
-            let (message_id, payload) = (front.message_id.clone(), front.payload.clone());
-            match self.send(table, cursor.last_seq, &message_id, payload).await {
+            let (subject, message_id, payload) =
+                (front.subject.clone(), front.message_id.clone(), front.payload.clone());
+            match self.send(table, &subject, cursor.last_seq, &message_id, payload).await {
                 Sent::Stored(seq) => {
                     let Some(pending) = cursor.outbox.pop_front() else { break };
                     self.kept_no_more(table, &pending);
