@@ -224,6 +224,9 @@ impl Cluster {
         let client = async_nats::ConnectOptions::new()
             .name(format!("tengen-{}", config.node))
             .connection_timeout(Duration::from_secs(5))
+            // A node never needs its own messages back (the hall view it tells every second,
+            // of tables it runs, is ignored here): the server does not send them.
+            .no_echo()
             // Back soon after a NATS server restarts: the appends kept meanwhile wait for it.
             .reconnect_delay_callback(|attempts| Duration::from_millis(250).saturating_mul(u32::try_from(attempts.min(8)).unwrap_or(8)))
             .event_callback(move |event| {
