@@ -33,6 +33,21 @@ pub(super) struct Pending {
     batch: LogBatch,
 }
 
+impl Pending {
+    /// The memory it holds: the record and the evidence images its mirror row keeps (the node
+    /// serves them from its SQLite once the record is logged).
+    fn bytes(&self) -> u64 {
+        let images: usize = self
+            .batch
+            .events
+            .iter()
+            .filter_map(|(_, evidence)| evidence.as_ref())
+            .map(|e| e.before.as_ref().map_or(0, Vec::len) + e.after.as_ref().map_or(0, Vec::len))
+            .sum();
+        (self.payload.len() + images) as u64
+    }
+}
+
 /// The node's appends waiting for NATS.
 pub(super) struct Buffer {
     /// The most bytes kept before frames are refused.
@@ -218,7 +233,7 @@ impl Cluster {
 
     fn keep(&self, table: &str, cursor: &mut Cursor, pending: Pending) {
         self.metrics.buffered_records.fetch_add(1, Ordering::Relaxed);
-        self.metrics.buffered_bytes.fetch_add(pending.payload.len() as u64, Ordering::Relaxed);
+        self.metrics.buffered_bytes.fetch_add(pending.bytes(), Ordering::Relaxed);
         self.buffer.count(table, true);
         cursor.outbox.push_back(pending);
         self.buffer.wanted.notify_one();
@@ -226,7 +241,7 @@ impl Cluster {
 
     fn kept_no_more(&self, table: &str, pending: &Pending) {
         self.metrics.buffered_records.fetch_sub(1, Ordering::Relaxed);
-        self.metrics.buffered_bytes.fetch_sub(pending.payload.len() as u64, Ordering::Relaxed);
+        self.metrics.buffered_bytes.fetch_sub(pending.bytes(), Ordering::Relaxed);
         self.buffer.count(table, false);
     }
 
@@ -340,5 +355,33 @@ impl Cluster {
         if let Ok(mut held) = self.held.lock() {
             held.remove(table);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{RefereeEvent, ServiceKind, Severity};
+    use crate::store::Evidence;
+
+    #[test]
+    fn a_kept_batch_counts_its_evidence_images_against_the_memory_bound() {
+        let event = RefereeEvent::service(ServiceKind::CameraLost, Severity::Notice, "lost".into(), None);
+        let images = Evidence { before: Some(vec![0; 3000]), after: Some(vec![0; 2000]) };
+        let pending = Pending {
+            subject: "tengen.log.t1.events".into(),
+            payload: vec![b'x'; 100],
+            message_id: "n1-1".into(),
+            batch: LogBatch {
+                table: "t1".into(),
+                game: 1,
+                at_ms: 0,
+                observation: None,
+                observation_repeats: false,
+                action: None,
+                events: vec![(event.clone(), Some(images)), (event, None)],
+            },
+        };
+        assert_eq!(pending.bytes(), 5100);
     }
 }
