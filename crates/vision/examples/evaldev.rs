@@ -199,8 +199,9 @@ fn main() -> Result<(), Box<dyn Error>> {
             for r in 0..19 {
                 for c in 0..19 {
                     let f = details.features[r][c];
+                    let p = details.posteriors[r][c];
                     println!(
-                        "D {} {} {:.3} {:.3} {:.3} {:.3} {:.3} {:.3} {}",
+                        "D {} {} {:.3} {:.3} {:.3} {:.3} {:.3} {:.3} {} {r} {c} {:.3} {:.3} {:.1} {} {:.4} {:.4} {:.4} {:.2}",
                         t[r][c].to_char(),
                         read[r][c].to_char(),
                         f.brightness,
@@ -209,7 +210,15 @@ fn main() -> Result<(), Box<dyn Error>> {
                         f.green_red,
                         f.lines,
                         f.weakest_arm,
-                        name
+                        name,
+                        f.spread,
+                        f.colour_distance,
+                        f.luma,
+                        u8::from(f.valid),
+                        p[0],
+                        p[1],
+                        p[2],
+                        details.margins[r][c]
                     );
                 }
             }

@@ -94,6 +94,17 @@ pub struct Classified {
 /// Classifies every point of one frame with the given class priors (empty, black, white).
 /// `temperature` ≥ 1 softens the posteriors.
 pub fn classify(features: &[[PointFeatures; BOARD_LINES]], classes: &[ClassPrior; 3], temperature: f64) -> Classified {
+    classify_with(features, classes, temperature, true)
+}
+
+/// [`classify`], with the frame's colour noise measured (`measure_noise`) or taken to be the
+/// priors' (to show in the tests what the measurement changes).
+fn classify_with(
+    features: &[[PointFeatures; BOARD_LINES]],
+    classes: &[ClassPrior; 3],
+    temperature: f64,
+    measure_noise: bool,
+) -> Classified {
     let points: Vec<(usize, usize, [f64; DIMS])> = features
         .iter()
         .enumerate()
@@ -102,6 +113,19 @@ pub fn classify(features: &[[PointFeatures; BOARD_LINES]], classes: &[ClassPrior
         })
         .collect();
     let mut priors = *classes;
+    // Under a strong colour cast one channel of the wood drops to a few levels and the colour
+    // ratios of bare board scatter far beyond the priors' spreads (which were measured under
+    // white light): measure that scatter on this frame's board-bright points and widen every
+    // class's colour spread by it, so brightness and lines decide where colour says little.
+    let excess = if measure_noise { colour_noise_excess(&points, &classes[0]) } else { [0.0; DIMS] };
+    for prior in &mut priors {
+        for &d in &COLOUR {
+            prior.sd[d] = prior.sd[d].hypot(excess[d]);
+            prior.within_sd[d] = prior.within_sd[d].hypot(excess[d]);
+        }
+    }
+    let widened = priors;
+    let classes = &widened;
     // Start black where this frame's unmistakable black stones are (much darker than the board,
     // no lines): under a dim lamp they can be far darker than the prior, and stones' shadows
     // must not capture the class instead.
@@ -174,6 +198,44 @@ pub fn classify(features: &[[PointFeatures; BOARD_LINES]], classes: &[ClassPrior
     Classified { posteriors: out, outlier, misfit, margin, class_model }
 }
 
+/// Robust spread (1.4826 × median absolute deviation) of each colour feature over the points
+/// whose brightness is within one prior spread of bare board — mostly bare board, whatever the
+/// stones' colours — beyond the empty prior's own spread within a frame (0 where it is no wider:
+/// under white light the priors already hold it). Fewer than `MIN_NOISE_POINTS` such points say
+/// nothing.
+fn colour_noise_excess(points: &[(usize, usize, [f64; DIMS])], empty: &ClassPrior) -> [f64; DIMS] {
+    let mut excess = [0.0; DIMS];
+    let board_bright: Vec<&[f64; DIMS]> = points
+        .iter()
+        .map(|(_, _, x)| x)
+        .filter(|x| (x[BRIGHTNESS] - empty.mean[BRIGHTNESS]).abs() < empty.within_sd[BRIGHTNESS])
+        .collect();
+    if board_bright.len() < MIN_NOISE_POINTS {
+        return excess;
+    }
+    for &d in &COLOUR {
+        let mut v: Vec<f64> = board_bright.iter().map(|x| x[d]).collect();
+        let m = median_f64(&mut v);
+        let mut dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+        let spread = 1.4826 * median_f64(&mut dev);
+        excess[d] = (spread * spread - empty.within_sd[d] * empty.within_sd[d]).max(0.0).sqrt();
+    }
+    excess
+}
+
+/// Points a frame needs at the board's brightness to measure its colour noise (a priori: a
+/// median absolute deviation of fewer than a couple of dozen points is itself noise).
+const MIN_NOISE_POINTS: usize = 20;
+
+fn median_f64(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mid = v.len() / 2;
+    v.select_nth_unstable_by(mid, f64::total_cmp);
+    v[mid]
+}
+
 /// Keeps the re-estimated classes physically ordered: black darker than empty, white greyer
 /// than empty and without lines, so a frame with no stones of one colour cannot hand that
 /// class to another population.
@@ -237,4 +299,86 @@ fn posterior_and_margin(
     let mut sorted = logp;
     sorted.sort_by(|a, b| b.total_cmp(a));
     (p, sorted[0] - sorted[1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reader_model::ReaderModel;
+
+    /// A point with the given brightness and colour (neutral, green/red) and lines.
+    fn point(brightness: f32, neutral: f32, green_red: f32, lines: f32) -> PointFeatures {
+        PointFeatures {
+            brightness,
+            dark_tail: brightness - 0.15,
+            neutral,
+            green_red,
+            lines,
+            luma: 120.0,
+            valid: true,
+            ..Default::default()
+        }
+    }
+
+    /// A crowded frame: rows 0–5 black, rows 6–11 white, the rest bare board, as on a
+    /// goban-watcher end position under a blue lamp: bare board whose colour features stray
+    /// `scatter` either way (a deterministic saw-tooth; one channel of the wood is only a few
+    /// levels), faint lines, and white stones only a little brighter than the board.
+    fn crowded_frame(scatter: f32, white: f32, lines: f32) -> Vec<[PointFeatures; BOARD_LINES]> {
+        let mut features = vec![[PointFeatures::default(); BOARD_LINES]; BOARD_LINES];
+        for (r, row) in features.iter_mut().enumerate() {
+            for (c, f) in row.iter_mut().enumerate() {
+                let k = (r * BOARD_LINES + c) as f32;
+                let saw = |period: f32| 2.0 * ((k * 0.618 / period).fract() - 0.5);
+                *f = match r {
+                    0..=5 => point(-1.4 + 0.1 * saw(1.0), 0.6, 0.25, 0.02),
+                    6..=11 => point(white + 0.1 * saw(1.0), 0.5, 0.22, -0.05),
+                    _ => point(-0.02 + 0.08 * saw(1.0), scatter * saw(0.7), scatter * saw(0.9), lines),
+                };
+            }
+        }
+        features
+    }
+
+    /// Points read as another class than the frame's layout says.
+    fn wrong_reads(classified: &Classified) -> usize {
+        let mut wrong = 0;
+        for r in 0..BOARD_LINES {
+            for c in 0..BOARD_LINES {
+                let expected = match r {
+                    0..=5 => 1,
+                    6..=11 => 2,
+                    _ => 0,
+                };
+                let p = classified.posteriors[r][c];
+                let read = (0..3).fold(0, |b, k| if p[k] > p[b] { k } else { b });
+                wrong += usize::from(read != expected);
+            }
+        }
+        wrong
+    }
+
+    #[test]
+    fn white_light_leaves_the_colour_spreads_as_the_priors_have_them() {
+        let model = ReaderModel::embedded();
+        let features = crowded_frame(0.01, 0.4, 0.1);
+        let points: Vec<(usize, usize, [f64; DIMS])> = features
+            .iter()
+            .enumerate()
+            .flat_map(|(r, row)| row.iter().enumerate().map(move |(c, f)| (r, c, feature_vector(f))))
+            .collect();
+        assert_eq!(colour_noise_excess(&points, &model.classes[0]), [0.0; DIMS]);
+    }
+
+    /// Bare board whose colour strays ±0.5 (as under a blue lamp), with faint lines, beside
+    /// white stones only 1.2× its brightness: read empty by its brightness once the frame's own
+    /// colour scatter is measured; with the priors' white-light colour spreads a tenth of the
+    /// board reads as stones.
+    #[test]
+    fn bare_board_under_a_strong_cast_reads_empty_by_brightness() {
+        let model = ReaderModel::embedded();
+        let frame = crowded_frame(0.5, 0.2, 0.03);
+        assert_eq!(wrong_reads(&classify_with(&frame, &model.classes, 1.0, true)), 0);
+        assert!(wrong_reads(&classify_with(&frame, &model.classes, 1.0, false)) > 20);
+    }
 }
