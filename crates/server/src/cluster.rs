@@ -160,6 +160,10 @@ struct Cursor {
     decoder: InputDecoder,
     /// Records waiting for the hall's log (NATS unreachable), in order (`outbox.rs`).
     outbox: std::collections::VecDeque<outbox::Pending>,
+    /// Another writer wrote to the table's log: the pipeline running here fed its referee an
+    /// input the log refused, so nothing more of it is logged; the table starts again from the
+    /// log ([`Cluster::start_table`]).
+    fenced: bool,
 }
 
 /// Counters of the node's cluster work (`/metrics`, `/healthz`).
@@ -583,6 +587,15 @@ impl Cluster {
         let mut cursor = cursor.lock().await;
         self.append(store, table, &mut cursor, &LogRecord::Calibration { corners, at_ms }).await?;
         store.set_calibration(table, corners, at_ms).await
+    }
+
+    /// Before a table's pipeline starts here: [`Cluster::import_table`], and the table's log
+    /// open to this node's appends again (after a refusal, the new pipeline's referee is
+    /// rebuilt from the log alone).
+    pub async fn start_table(&self, store: &Store, table: &str) -> Result<usize, StoreError> {
+        let read = self.import_table(store, table).await?;
+        self.cursor(table).lock().await.fenced = false;
+        Ok(read)
     }
 
     /// Brings the node's mirror of a table up to the stream: every record after the last one

@@ -51,7 +51,7 @@ impl TableLog {
     /// Before a table starts here: brings its SQLite up to the hall's log (cluster mode).
     pub async fn catch_up(&self, table: &str) -> Result<usize, StoreError> {
         match &self.cluster {
-            Some(cluster) => cluster.import_table(&self.store, table).await,
+            Some(cluster) => cluster.start_table(&self.store, table).await,
             None => Ok(0),
         }
     }

@@ -972,3 +972,47 @@ async fn the_games_of_a_table_analysed_elsewhere_are_served_by_every_node() {
     assert_eq!(status, 404);
     stop(children, &dir);
 }
+
+/// A table's log is fenced as a whole: a record another writer put on the table's `quiet`
+/// subject refuses the node's next append, whichever subject that goes to (here `events`, a
+/// move), and the node re-reads the log, gives the table up and takes it again from the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_another_writer_put_on_either_subject_fences_the_nodes_next_append() {
+    let Some(nats) = NatsServer::start("cluster fence") else { return };
+    let dir = temp_dir("cluster-fence");
+    let (child, addr) = spawn_hall_node(&dir.join("n1"), &nats.url, "n1", 3.0, &["a"]);
+    assert!(play_on(addr, "a", 1).await, "move 1 played");
+    assert!(wait_until(10, || async { logged_moves(&nats.url, "a").await == [1] }).await, "move 1 logged");
+    assert_eq!(get_json(addr, "/healthz").await["cluster"]["takeovers"], 1);
+
+    // Another writer follows the table's last record, on the quiet subject.
+    let js = async_nats::jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+    let stream = js.get_stream(tengen_server::cluster::LOG_STREAM).await.unwrap();
+    let table_log = tengen_server::cluster::log_subject("a");
+    let last = stream.get_last_raw_message_by_subject(&table_log).await.unwrap().sequence;
+    let foreign = async_nats::jetstream::message::PublishMessage::build()
+        .payload(r#"{"record":"calibration","corners":null,"at_ms":1}"#.into())
+        .expected_last_subject_sequence(last)
+        .header("Nats-Expected-Last-Subject-Sequence-Subject", table_log.as_str());
+    let ack = js.send_publish("tengen.log.a.quiet", foreign).await.unwrap().await.unwrap();
+
+    // The node's move 2 is refused once, then logged after the table is taken again.
+    assert!(
+        wait_until(20, || async {
+            post_png(addr, "a", &position(2)).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            logged_moves(&nats.url, "a").await == [1, 2]
+        })
+        .await,
+        "move 2 logged once after the take-over: {:?}, {}, {}",
+        logged_moves(&nats.url, "a").await,
+        get_json(addr, "/healthz").await,
+        get_json(addr, "/api/tables/a").await
+    );
+    let health = get_json(addr, "/healthz").await;
+    assert_eq!(health["cluster"]["takeovers"], 2, "given up and taken again: {health}");
+    // Every record after the foreign one follows it (the node re-read the log before writing).
+    let after = stream.get_last_raw_message_by_subject(&table_log).await.unwrap().sequence;
+    assert!(after > ack.sequence, "the node writes after the foreign record");
+    stop(vec![child], &dir);
+}

@@ -139,6 +139,18 @@ impl Cluster {
         }
     }
 
+    /// Refuses an append of the pipeline that was running when another writer wrote to the
+    /// table's log (its referee took an input the log refused).
+    fn fenced(table: &str, cursor: &Cursor) -> Result<(), StoreError> {
+        match cursor.fenced {
+            false => Ok(()),
+            true => Err(StoreError::Cluster(format!(
+                "table {table}: another node wrote to the table's log; this pipeline's appends are refused \
+                 and the table starts again from the log"
+            ))),
+        }
+    }
+
     fn unreachable(&self, table: &str, why: &str) -> StoreError {
         StoreError::LogUnreachable(format!(
             "table {table}: the hall's log (NATS) cannot take this now ({why}); try again when it is back"
@@ -154,6 +166,7 @@ impl Cluster {
         cursor: &mut Cursor,
         record: &LogRecord,
     ) -> Result<u64, StoreError> {
+        Self::fenced(table, cursor)?;
         if !cursor.outbox.is_empty() {
             return Err(self.unreachable(table, &format!("{} records wait to be logged first", cursor.outbox.len())));
         }
@@ -191,6 +204,7 @@ impl Cluster {
         let images = self.store_evidence(&table, &message_id, &batch.events).await;
         let cursor = self.cursor(&table);
         let mut cursor = cursor.lock().await;
+        Self::fenced(&table, &cursor)?;
         let observation = batch.observation.as_ref().map(|o| encode_observation(o, batch.observation_repeats));
         let record = LogRecord::Batch {
             game: batch.game,
@@ -339,6 +353,7 @@ impl Cluster {
         if let Err(err) = self.import_locked(store, table, cursor).await {
             tracing::error!(%table, %err, "cannot re-read the table's log after a refused append");
         }
+        cursor.fenced = true;
         let dropped: Vec<Pending> = cursor.outbox.drain(..).collect();
         for pending in &dropped {
             self.kept_no_more(table, pending);
