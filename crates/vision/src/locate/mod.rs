@@ -7,7 +7,8 @@
 //! against the intersections — 1-D line searches at each predicted intersection, RANSAC + least
 //! squares over all of them, extent correction, radial distortion, upright indexing ([`refine`]).
 //! When no look at the lines finds a board, the board's outline against a darker surround places
-//! a first lattice instead ([`outline`]).
+//! a first lattice instead ([`outline`]), and on a crowded board the lattice of its stones
+//! grown from it, phased by the crossings between them ([`stones`]).
 
 pub mod crossings;
 mod extent;
@@ -16,6 +17,7 @@ mod lattice;
 mod outline;
 pub(crate) mod refine;
 pub(crate) mod response;
+mod stones;
 
 use image::{GrayImage, RgbImage};
 use nalgebra::Matrix3;
@@ -248,11 +250,46 @@ fn search(
         if let Some(initial) = initial {
             match with_margin(&fine, refine_from(&fine, &initial, options.lens.is_none(), true, meter)) {
                 Ok(located) => best = Some(located),
-                Err(e) => last_error = e,
+                // A fifth look, for a crowded board whose few crossings do not pin a grid: the
+                // lattice of its stones, grown from the outline's lattice.
+                Err(e) => match stones::stone_grid(&fine, &initial, meter).and_then(located_from_stones) {
+                    Ok(located) => best = Some(located),
+                    Err(reason) => {
+                        last_error = match e {
+                            LocateError::NoBoard(lines) => {
+                                LocateError::NoBoard(format!("{lines}; from the stones: {reason}"))
+                            }
+                            other => other,
+                        }
+                    }
+                },
             }
         }
     }
     best.ok_or(last_error)
+}
+
+/// The located board of a grid found from the stones, if it is a readable convex grid.
+fn located_from_stones(grid: stones::StoneGrid) -> Result<Located, String> {
+    let geometry = refine::orient_upright(&grid.geometry);
+    let cell_px = refine::median_cell(&geometry);
+    if cell_px < MIN_CELL_PX {
+        return Err(format!("grid cells of {cell_px:.1} px are too small"));
+    }
+    if !is_convex(&geometry.corners()) {
+        return Err("grid corners do not form a convex quadrilateral".into());
+    }
+    Ok(Located {
+        geometry,
+        quality: FitQuality {
+            source: GeometrySource::Searched,
+            inlier_intersections: grid.stones + grid.crossings,
+            rms_error_cells: grid.crossing_rms_cells,
+            extent_contrast: grid.extent_contrast,
+            cell_px,
+            work_steps: 0,
+        },
+    })
 }
 
 /// A board found against a dark surround must show its own margin beyond each outer line, or
