@@ -187,6 +187,23 @@ mod tests {
         assert!(matches!(Input::from_line("not json"), Err(InputLineError::NotJson(_))));
         assert_eq!(Input::from_line(r#"{"action": "pass", "side": "black"}"#), Err(InputLineError::ArbiterTime));
         assert!(matches!(Input::from_line(r#"{"t": 1, "action": "dance"}"#), Err(InputLineError::Arbiter(_))));
+        // Points are read once, here, in either notation; one off the board refuses the line.
+        let dead =
+            |points: &str| Input::from_line(&format!(r#"{{"t": 1, "action": "mark_dead", "points": {points}}}"#));
+        let q16 = tengen_rules::Point::new(15, 3);
+        let marked = Ok(Input::Arbiter { t: 1.0, action: crate::ArbiterAction::MarkDead { points: vec![q16, q16] } });
+        assert_eq!(dead(r#"["Q16", "pd"]"#), marked);
+        assert!(matches!(dead(r#"["Q16", "Z99"]"#), Err(InputLineError::Arbiter(e)) if e.contains("Z99")));
+        let correct = r#"{"t": 1, "action": "correct_move", "number": 3, "point": "q16"}"#;
+        let action = crate::ArbiterAction::CorrectMove { number: 3, point: Some(q16) };
+        assert_eq!(Input::from_line(correct), Ok(Input::Arbiter { t: 1.0, action: action.clone() }));
+        let pass = crate::ArbiterAction::CorrectMove { number: 3, point: None };
+        let to_pass = r#"{"t": 1, "action": "correct_move", "number": 3}"#;
+        assert_eq!(Input::from_line(to_pass), Ok(Input::Arbiter { t: 1.0, action: pass }));
+        // Written in one form, SGF, which reads back the same.
+        let json = serde_json::to_string(&action).unwrap_or_default();
+        assert_eq!(json, r#"{"action":"correct_move","number":3,"point":"pd"}"#);
+        assert_eq!(serde_json::from_str::<crate::ArbiterAction>(&json).ok(), Some(action));
         let odd = serde_json::json!({"t": 1.0, "grid": &rows[..3]}).to_string();
         assert!(matches!(Input::from_line(&odd), Err(InputLineError::Reading(ObservationError::Grid(_)))));
         assert!(matches!(Input::from_line("[1, 2]"), Err(InputLineError::Reading(ObservationError::Json(_)))));

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{infractions, kinds, moves, only_infraction, Table};
+use common::{infractions, kinds, moves, only_infraction, p, Table};
 use tengen_referee::{
     ArbiterAction, ArbiterError, DifferenceCause, EventKind, Input, Observation, RecordAction, Referee, RefereeConfig,
     Status,
@@ -423,7 +423,7 @@ fn end_of_game_passes_dead_stones_count_and_warnings() {
     t.arbiter(ArbiterAction::Pass { side: Color::Black });
     let ev = t.arbiter(ArbiterAction::Pass { side: Color::White });
     assert_eq!(kinds(&ev), vec![EventKind::Pass, EventKind::GameEnd]);
-    t.arbiter(ArbiterAction::MarkDead { points: vec!["Q16".into()] });
+    t.arbiter(ArbiterAction::MarkDead { points: vec![p("Q16")] });
     let ev = t.arbiter(ArbiterAction::Count);
     let r = ev[0].result.clone().expect("result forms");
     // Black: 361 points (the dead white stone removed) → wins by 361 - 180.5 - 3.75.
@@ -509,7 +509,7 @@ fn notices_board_moved_occluded_and_refused_arbiter_actions() {
     );
     assert!(matches!(t.referee.arbiter(t.t, &ArbiterAction::Count), Err(tengen_referee::ArbiterError::WrongPhase(_))));
     assert!(matches!(
-        t.referee.arbiter(t.t, &ArbiterAction::MarkDead { points: vec!["Z99".into()] }),
+        t.referee.arbiter(t.t, &ArbiterAction::MarkDead { points: vec![p("Q16")] }),
         Err(tengen_referee::ArbiterError::WrongPhase(_))
     ));
     let ev = t.play("Q16", 'O', &[]);
@@ -568,12 +568,11 @@ fn the_arbiter_corrects_a_misread_move_and_the_rules_guard_the_correction() {
     }
     let before = t.state();
     // Refused corrections change nothing: an occupied point, a later move made illegal, a
-    // move that does not exist, a point that is not one.
+    // move that does not exist (a point that is not one is refused where the action is read).
     let refused = [
-        (ArbiterAction::CorrectMove { number: 3, point: Some("Q16".into()) }, "not a legal move"),
-        (ArbiterAction::CorrectMove { number: 1, point: Some("Q4".into()) }, "move 4 would become illegal"),
-        (ArbiterAction::CorrectMove { number: 9, point: Some("C3".into()) }, "no move 9"),
-        (ArbiterAction::CorrectMove { number: 3, point: Some("Z99".into()) }, "bad point"),
+        (ArbiterAction::CorrectMove { number: 3, point: Some(p("Q16")) }, "not a legal move"),
+        (ArbiterAction::CorrectMove { number: 1, point: Some(p("Q4")) }, "move 4 would become illegal"),
+        (ArbiterAction::CorrectMove { number: 9, point: Some(p("C3")) }, "no move 9"),
     ];
     for (action, why) in refused {
         let err = t.referee.arbiter(t.t, &action).expect_err(why);
@@ -581,7 +580,7 @@ fn the_arbiter_corrects_a_misread_move_and_the_rules_guard_the_correction() {
         assert_eq!(t.state(), before, "{why}: nothing changed");
     }
     // The stone stands on C16 but was read at D16: the arbiter corrects move 3.
-    let ev = t.arbiter(ArbiterAction::CorrectMove { number: 3, point: Some("C16".into()) });
+    let ev = t.arbiter(ArbiterAction::CorrectMove { number: 3, point: Some(p("C16")) });
     assert_eq!(kinds(&ev), vec![EventKind::Correction]);
     assert_eq!(ev[0].move_number, Some(3));
     assert!(ev[0].message.en.contains("Black C16 (was D16)"), "{}", ev[0].message.en);
@@ -646,14 +645,14 @@ fn a_move_under_an_open_infraction_or_after_play_ended_is_not_corrected() {
     let before = t.state();
     let err = t
         .referee
-        .arbiter(t.t, &ArbiterAction::CorrectMove { number: 3, point: Some("C3".into()) })
+        .arbiter(t.t, &ArbiterAction::CorrectMove { number: 3, point: Some(p("C3")) })
         .expect_err("open takeback");
     assert!(matches!(err, ArbiterError::BadCorrection(ref m) if m.contains("confirm or dismiss")), "{err}");
     assert_eq!(t.state(), before);
     t.arbiter(ArbiterAction::Dismiss { infraction: e.infraction.expect("id") });
-    t.arbiter(ArbiterAction::CorrectMove { number: 3, point: Some("C3".into()) });
+    t.arbiter(ArbiterAction::CorrectMove { number: 3, point: Some(p("C3")) });
     t.arbiter(ArbiterAction::EndGame { resigned: None });
     let err =
-        t.referee.arbiter(t.t, &ArbiterAction::CorrectMove { number: 1, point: Some("C4".into()) }).expect_err("ended");
+        t.referee.arbiter(t.t, &ArbiterAction::CorrectMove { number: 1, point: Some(p("C4")) }).expect_err("ended");
     assert_eq!(err, ArbiterError::WrongPhase("ended"));
 }

@@ -3,9 +3,10 @@
 //! with komi and warnings, and a dead-stone suggestion.
 //!
 //! It also holds the Go vocabulary every other crate speaks, one type a file: [`Color`] and
-//! [`ByColor`], [`Point`] (SGF "pd" and the people's "Q16"), [`Stone`] and [`PointState`] (what
-//! is on a point, or unknown), [`Move`], the board sizes, the board text codec
-//! ([`board_text`]) and [`Grid`], a value for each point of the tournament board.
+//! [`ByColor`], [`Point`] (SGF "pd" and the people's "Q16"; `point_text` is its serde form as
+//! text), [`Stone`] and [`PointState`] (what is on a point, or unknown), [`Move`], the board
+//! sizes, the board text codec ([`board_text`]) and [`Grid`], a value for each point of the
+//! tournament board.
 //!
 //! Pure data in, data out: no I/O, no clocks, no async. Illegal moves are verdicts
 //! ([`Illegal`]), never panics, so a referee can record them as infractions and go on.
@@ -33,6 +34,8 @@ pub use game::{Game, Illegal, IllegalReason, MoveOutcome, Repetition, SetupError
 pub use grid::Grid;
 pub use handicap::{handicap_placements, handicap_points, HandicapError, MAX_HANDICAP, MIN_HANDICAP};
 pub use moves::Move;
+#[cfg(feature = "serde")]
+pub use point::text as point_text;
 pub use point::{CoordError, Point};
 pub use point_state::PointState;
 pub use score::{count_area, AreaCount, GameResult, Komi, Penalties, ResultError};

@@ -95,6 +95,77 @@ impl Point {
     }
 }
 
+/// A point of the tournament board written as text, for `#[serde(with = "tengen_rules::point_text")]`
+/// (and its `option` and `vec` forms): it reads either notation ("pd" or "Q16"), so text from
+/// people and old logs is read once, where it comes in, and it writes SGF ("pd"), the form the
+/// record and the logs use, which reads back the same point.
+#[cfg(feature = "serde")]
+pub mod text {
+    use serde::{de::Error as _, Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::Point;
+
+    /// A point as text: the item of the `option` and `vec` forms.
+    struct Text(Point);
+
+    impl Serialize for Text {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.serialize_str(&self.0.to_sgf())
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Text {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let text = String::deserialize(deserializer)?;
+            Point::parse_on_board(&text).map(Text).map_err(D::Error::custom)
+        }
+    }
+
+    /// Writes a point as SGF text.
+    pub fn serialize<S: Serializer>(point: &Point, serializer: S) -> Result<S::Ok, S::Error> {
+        Text(*point).serialize(serializer)
+    }
+
+    /// Reads a point in either notation.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Point, D::Error> {
+        Text::deserialize(deserializer).map(|t| t.0)
+    }
+
+    /// The same for an optional point (`null` or absent, with `#[serde(default)]`, is `None`).
+    pub mod option {
+        use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+        use super::{Point, Text};
+
+        /// Writes the point as SGF text, or `null`.
+        pub fn serialize<S: Serializer>(point: &Option<Point>, serializer: S) -> Result<S::Ok, S::Error> {
+            point.map(Text).serialize(serializer)
+        }
+
+        /// Reads a point in either notation, or `null`.
+        pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Point>, D::Error> {
+            Option::<Text>::deserialize(deserializer).map(|p| p.map(|t| t.0))
+        }
+    }
+
+    /// The same for a list of points.
+    pub mod vec {
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        use super::{Point, Text};
+
+        /// Writes the points as SGF texts.
+        pub fn serialize<S: Serializer>(points: &[Point], serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.collect_seq(points.iter().map(|&p| Text(p)))
+        }
+
+        /// Reads points in either notation; one that is not a point of the board refuses all.
+        pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Point>, D::Error> {
+            Vec::<Text>::deserialize(deserializer).map(|v| v.into_iter().map(|t| t.0).collect())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +183,31 @@ mod tests {
         assert!(Point::from_sgf("tt", 19, 19).is_err());
         assert!(Point::from_human("T20", 19, 19).is_err());
         assert!(Point::from_sgf("ha", 7, 7).is_err());
+    }
+
+    #[cfg(feature = "serde")]
+    #[test]
+    fn the_text_form_reads_either_notation_and_writes_sgf() {
+        #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+        struct Form {
+            #[serde(with = "super::text")]
+            one: Point,
+            #[serde(default, with = "super::text::option")]
+            maybe: Option<Point>,
+            #[serde(with = "super::text::vec")]
+            many: Vec<Point>,
+        }
+        let q16 = Point::new(15, 3);
+        let read: Form = serde_json::from_str(r#"{"one":"Q16","many":["pd","q16","A1"]}"#).expect("points");
+        assert_eq!(read, Form { one: q16, maybe: None, many: vec![q16, q16, Point::new(0, 18)] });
+        let written = serde_json::to_string(&read).expect("json");
+        assert_eq!(written, r#"{"one":"pd","maybe":null,"many":["pd","pd","as"]}"#);
+        assert_eq!(serde_json::from_str::<Form>(&written).ok(), Some(read));
+        assert!(
+            serde_json::from_str::<Form>(r#"{"one":"pd","maybe":"tt","many":[]}"#).is_err(),
+            "a pass is not a point"
+        );
+        let off = serde_json::from_str::<Form>(r#"{"one":"pd","many":["pd","Z99"]}"#).expect_err("off the board");
+        assert!(off.to_string().contains("Z99"), "{off}");
     }
 }

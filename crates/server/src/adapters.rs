@@ -16,7 +16,7 @@ use crate::engine::{
     AnalyzeError, AnalyzerFactory, Corners, Engines, FrameAnalyzer, RefereeFactory, SystemClock, TableReferee,
 };
 use crate::error::Error;
-use crate::json::{ArbiterAction, Detail, GameView, OpenAlert, RecordMove, RefereeEvent, Severity};
+use crate::json::{Detail, GameView, OpenAlert, RecordMove, RefereeEvent, RefereeRequest, Severity};
 use crate::model::Observation;
 use crate::store::GameRow;
 
@@ -153,18 +153,11 @@ impl TableReferee for RefereeAdapter {
         converted
     }
 
-    fn arbiter(&mut self, at_ms: i64, action: &ArbiterAction) -> Result<Vec<RefereeEvent>, Error> {
-        use referee::ArbiterAction as A;
-        let mapped = match action {
-            ArbiterAction::Confirm { alert_id } => A::Confirm { infraction: *alert_id },
-            ArbiterAction::Dismiss { alert_id } => A::Dismiss { infraction: *alert_id },
-            ArbiterAction::Pass { colour } => A::Pass { side: *colour },
-            ArbiterAction::EndGame { resigned } => A::EndGame { resigned: *resigned },
-            ArbiterAction::MarkDead { points } => A::MarkDead { points: points.clone() },
-            ArbiterAction::Count => A::Count,
-            ArbiterAction::AdoptPhysical => A::AdoptPhysical,
-            ArbiterAction::SetToMove { colour } => A::SetToMove { side: *colour },
-            ArbiterAction::SetResult { result } => {
+    fn arbiter(&mut self, at_ms: i64, request: &RefereeRequest) -> Result<Vec<RefereeEvent>, Error> {
+        let action = match request {
+            RefereeRequest::Act(action) => action,
+            RefereeRequest::Nothing => return Ok(vec![]),
+            RefereeRequest::SetResult(result) => {
                 self.result_override = Some(result.clone());
                 return Ok(vec![RefereeEvent {
                     kind: crate::json::Kind::Referee(referee::EventKind::Result),
@@ -177,14 +170,8 @@ impl TableReferee for RefereeAdapter {
                     detail: Some(Detail::ResultSet { result: result.clone(), by: "arbiter".into() }),
                 }]);
             }
-            ArbiterAction::SetColours { swapped: false, .. } => return Ok(vec![]),
-            ArbiterAction::SetColours { swapped: true, .. } => A::WrongColours,
-            ArbiterAction::CorrectRecord { move_number, point } => {
-                A::CorrectMove { number: *move_number, point: point.clone() }
-            }
-            ArbiterAction::NewGame { .. } => return Err(Error::invalid_action("new games are started by the service")),
         };
-        let events = self.referee.arbiter(seconds(at_ms), &mapped).map_err(refusal)?;
+        let events = self.referee.arbiter(seconds(at_ms), action).map_err(refusal)?;
         let converted = events.iter().map(RefereeEvent::of_referee).collect();
         self.events.extend(events);
         Ok(converted)
@@ -253,7 +240,7 @@ fn refusal(err: referee::ArbiterError) -> Error {
     match err {
         E::UnknownInfraction(_) | E::UnknownMove(_) => Error::not_found(err.to_string()),
         E::AlreadyDecided(_) | E::WrongPhase(_) | E::ColoursAlreadyRuled => Error::conflict(err.to_string()),
-        E::BadPoint(_) | E::BadCorrection(_) => Error::invalid_action(err.to_string()),
+        E::BadCorrection(_) => Error::invalid_action(err.to_string()),
     }
 }
 

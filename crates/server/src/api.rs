@@ -376,25 +376,13 @@ pub(crate) async fn apply_arbiter(table: &TableHandle, action: ArbiterAction) ->
 fn validate_action(action: &ArbiterAction) -> ApiResult<()> {
     let invalid = |m: String| Error::unprocessable("invalid_action", m);
     match action {
-        ArbiterAction::MarkDead { points } => {
-            if points.len() > tengen_rules::BOARD_POINTS {
-                return Err(invalid("too many points".into()));
-            }
-            for p in points {
-                if tengen_rules::Point::parse_on_board(p).is_err() {
-                    return Err(invalid(format!("{p:?} is not a point (use \"pd\" or \"Q16\")")));
-                }
-            }
+        // The points themselves are read once, where the table turns the action into the
+        // referee's (`json::RefereeRequest`).
+        ArbiterAction::MarkDead { points } if points.len() > tengen_rules::BOARD_POINTS => {
+            return Err(invalid("too many points".into()));
         }
-        ArbiterAction::CorrectRecord { move_number, point } => {
-            if *move_number == 0 {
-                return Err(invalid("move numbers start at 1".into()));
-            }
-            if let Some(p) = point {
-                if tengen_rules::Point::parse_on_board(p).is_err() {
-                    return Err(invalid(format!("{p:?} is not a point")));
-                }
-            }
+        ArbiterAction::CorrectRecord { move_number: 0, .. } => {
+            return Err(invalid("move numbers start at 1".into()));
         }
         ArbiterAction::SetResult { result } if result.trim().is_empty() || result.len() > 64 => {
             return Err(invalid("a result is 1-64 characters".into()));

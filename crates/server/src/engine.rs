@@ -9,7 +9,7 @@ use tengen_referee::RecordHeader;
 use tengen_sgf::GameRecord;
 
 use crate::error::Error;
-use crate::json::{ArbiterAction, GameView, RefereeEvent};
+use crate::json::{GameView, RefereeEvent, RefereeRequest};
 use crate::model::Observation;
 use crate::store::GameRow;
 pub use tengen_vision::CancelFlag;
@@ -64,9 +64,10 @@ pub trait AnalyzerFactory: Send + Sync {
 pub trait TableReferee: Send {
     /// Feeds one observation seen at `at_ms` (milliseconds since the Unix epoch).
     fn observe(&mut self, at_ms: i64, observation: &Observation) -> Vec<RefereeEvent>;
-    /// Applies an arbiter action; on error nothing changed (a referee refusing an action says
-    /// which kind of refusal it is: not found, conflict, invalid action).
-    fn arbiter(&mut self, at_ms: i64, action: &ArbiterAction) -> Result<Vec<RefereeEvent>, Error>;
+    /// Applies what an arbiter's action asks of the referee (read from the wire once, in
+    /// `json.rs`); on error nothing changed (a referee refusing an action says which kind of
+    /// refusal it is: not found, conflict, invalid action).
+    fn arbiter(&mut self, at_ms: i64, request: &RefereeRequest) -> Result<Vec<RefereeEvent>, Error>;
     /// The current view of the game.
     fn view(&self) -> GameView;
     /// The game record so far, with `header`'s players, date and name.

@@ -6,9 +6,10 @@
 use serde::{Deserialize, Serialize};
 use tengen_referee as referee;
 use tengen_referee::{EventKind, Phase, Status};
-use tengen_rules::{ByColor, Color};
+use tengen_rules::{ByColor, Color, Point};
 
 use crate::engine::Corners;
+use crate::error::Error;
 use crate::model::{BoardString, GamePairing, StartPosition};
 use crate::store::GameRow;
 
@@ -347,6 +348,53 @@ pub enum ArbiterAction {
         #[serde(default)]
         pairing: Option<GamePairing>,
     },
+}
+
+/// What an arbiter's action asks of the table's referee, read from the wire once: its points
+/// are parsed here, in either notation, and nowhere else; the referee gets its own action with
+/// typed points.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RefereeRequest {
+    /// One of the referee's actions.
+    Act(referee::ArbiterAction),
+    /// A result set by hand (it stands over the counted one).
+    SetResult(String),
+    /// Nothing for the referee: names alone (the service keeps them) or a new game (the
+    /// service starts it with a referee of its own).
+    Nothing,
+}
+
+impl TryFrom<&ArbiterAction> for RefereeRequest {
+    type Error = Error;
+
+    /// The referee's part of a wire action; `invalid_action` for a text that is not a point.
+    fn try_from(action: &ArbiterAction) -> Result<Self, Error> {
+        use referee::ArbiterAction as A;
+        let point = |text: &String| {
+            Point::parse_on_board(text)
+                .map_err(|_| Error::invalid_action(format!("{text:?} is not a point (use \"pd\" or \"Q16\")")))
+        };
+        Ok(Self::Act(match action {
+            ArbiterAction::Confirm { alert_id } => A::Confirm { infraction: *alert_id },
+            ArbiterAction::Dismiss { alert_id } => A::Dismiss { infraction: *alert_id },
+            ArbiterAction::Pass { colour } => A::Pass { side: *colour },
+            ArbiterAction::EndGame { resigned } => A::EndGame { resigned: *resigned },
+            ArbiterAction::MarkDead { points } => {
+                A::MarkDead { points: points.iter().map(point).collect::<Result<_, _>>()? }
+            }
+            ArbiterAction::Count => A::Count,
+            ArbiterAction::AdoptPhysical => A::AdoptPhysical,
+            ArbiterAction::SetToMove { colour } => A::SetToMove { side: *colour },
+            ArbiterAction::CorrectRecord { move_number, point: text } => {
+                A::CorrectMove { number: *move_number, point: text.as_ref().map(point).transpose()? }
+            }
+            ArbiterAction::SetColours { swapped: true, .. } => A::WrongColours,
+            ArbiterAction::SetColours { swapped: false, .. } | ArbiterAction::NewGame { .. } => {
+                return Ok(Self::Nothing)
+            }
+            ArbiterAction::SetResult { result } => return Ok(Self::SetResult(result.clone())),
+        }))
+    }
 }
 
 impl ArbiterAction {
@@ -731,6 +779,36 @@ mod tests {
         assert_eq!(a, ArbiterAction::Confirm { alert_id: 3 });
         assert!(serde_json::from_str::<ArbiterAction>(r#"{"action":"explode"}"#).is_err());
         assert!(serde_json::from_str::<ArbiterAction>(r#"{"action":"confirm"}"#).is_err());
+    }
+
+    #[test]
+    fn a_wire_action_asks_the_referee_with_its_points_read_once_in_either_notation() {
+        use referee::ArbiterAction as A;
+        let q16 = Point::new(15, 3);
+        let read = |json: &str| {
+            let action: ArbiterAction = serde_json::from_str(json).expect("wire json");
+            RefereeRequest::try_from(&action)
+        };
+        let dead = read(r#"{"action":"mark_dead","points":["Q16","pd"]}"#).expect("points");
+        assert_eq!(dead, RefereeRequest::Act(A::MarkDead { points: vec![q16, q16] }));
+        let corrected = read(r#"{"action":"correct_record","move_number":2,"point":"q16"}"#).expect("point");
+        assert_eq!(corrected, RefereeRequest::Act(A::CorrectMove { number: 2, point: Some(q16) }));
+        let to_pass = read(r#"{"action":"correct_record","move_number":2,"point":null}"#).expect("pass");
+        assert_eq!(to_pass, RefereeRequest::Act(A::CorrectMove { number: 2, point: None }));
+        let bad = read(r#"{"action":"mark_dead","points":["pd","Z99"]}"#).expect_err("off the board");
+        assert_eq!((bad.code(), bad.to_string().contains("Z99")), ("invalid_action", true), "{bad}");
+        assert!(read(r#"{"action":"correct_record","move_number":2,"point":"tt"}"#).is_err(), "a pass is no point");
+        assert_eq!(
+            read(r#"{"action":"confirm","alert_id":3}"#).ok(),
+            Some(RefereeRequest::Act(A::Confirm { infraction: 3 }))
+        );
+        assert_eq!(read(r#"{"action":"set_colours","swapped":false}"#).ok(), Some(RefereeRequest::Nothing));
+        assert_eq!(read(r#"{"action":"set_colours","swapped":true}"#).ok(), Some(RefereeRequest::Act(A::WrongColours)));
+        assert_eq!(
+            read(r#"{"action":"set_result","result":"W+R"}"#).ok(),
+            Some(RefereeRequest::SetResult("W+R".into()))
+        );
+        assert_eq!(read(r#"{"action":"new_game"}"#).ok(), Some(RefereeRequest::Nothing));
     }
 
     #[test]

@@ -15,8 +15,8 @@ use crate::engine::{Corners, Engines, FrameAnalyzer, RefereeFactory, TableRefere
 use crate::error::Error;
 use crate::imaging::FrameFormat;
 use crate::json::{
-    ArbiterAction, CameraStatus, Detail, GameView, RefereeEvent, ServiceKind, Severity, StoredEvent, TableDetail,
-    TableSummary,
+    ArbiterAction, CameraStatus, Detail, GameView, RefereeEvent, RefereeRequest, ServiceKind, Severity, StoredEvent,
+    TableDetail, TableSummary,
 };
 use crate::log::RepeatKey;
 use crate::metrics::{Stage, TableMetrics};
@@ -763,6 +763,8 @@ impl TableTask {
     }
 
     async fn apply_action(&mut self, action: ArbiterAction) -> Result<Vec<StoredEvent>, Error> {
+        // Read first: an action that is not one (a point off the board) is refused as such.
+        let request = RefereeRequest::try_from(&action)?;
         // Refused before the referee sees it when it cannot be logged now.
         self.shared.log.writable(&self.handle.id)?;
         let now = self.shared.engines.clock.now_ms();
@@ -791,7 +793,7 @@ impl TableTask {
             // The new game's log starts with this event; the action is not a referee input.
             return Ok(self.log_and_publish(None, None, vec![(event, None)]).await?);
         }
-        let mut events = self.referee.arbiter(now, &action)?;
+        let mut events = self.referee.arbiter(now, &request)?;
         if let ArbiterAction::SetColours { black, white, .. } = &action {
             // The names stay the organiser's; wrong colours after move 10 (Art. 17.1) swap them
             // only where the record is written, from the referee's logged ruling.

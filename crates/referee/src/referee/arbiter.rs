@@ -63,11 +63,7 @@ impl Referee {
                 if self.phase != Phase::Ended {
                     return Err(ArbiterError::WrongPhase(self.phase_name()));
                 }
-                let mut parsed = Vec::new();
-                for text in points {
-                    parsed.push(Point::parse_on_board(text).map_err(|_| ArbiterError::BadPoint(text.clone()))?);
-                }
-                for p in parsed {
+                for &p in points {
                     let chain = self.game.board().chain(p);
                     if chain.is_empty() {
                         continue;
@@ -121,7 +117,7 @@ impl Referee {
                 });
                 Ok(Vec::new())
             }
-            ArbiterAction::CorrectMove { number, point } => self.correct_move(t, *number, point.as_deref()),
+            ArbiterAction::CorrectMove { number, point } => self.correct_move(t, *number, *point),
             ArbiterAction::WrongColours => {
                 if self.colours_corrected || self.players_swapped {
                     return Err(ArbiterError::ColoursAlreadyRuled);

@@ -133,10 +133,11 @@ pub enum ArbiterAction {
         #[serde(default)]
         resigned: Option<Color>,
     },
-    /// Mark (or unmark) the chains through these points dead ("Q16" or "pd").
+    /// Mark (or unmark) the chains through these points dead.
     MarkDead {
-        /// Points, either notation.
-        points: Vec<String>,
+        /// The points: read in either notation ("Q16" or "pd"), written as SGF.
+        #[serde(with = "tengen_rules::point_text::vec")]
+        points: Vec<Point>,
     },
     /// Count the game by area with the marked dead stones and publish the result.
     Count,
@@ -154,9 +155,9 @@ pub enum ArbiterAction {
     CorrectMove {
         /// The move number, as in the record.
         number: u32,
-        /// The right point ("Q16" or "pd"); absent for a pass.
-        #[serde(default)]
-        point: Option<String>,
+        /// The right point (read as "Q16" or "pd", written as SGF); absent for a pass.
+        #[serde(default, with = "tengen_rules::point_text::option")]
+        point: Option<Point>,
     },
     /// The players were found holding the wrong colours (Art. 17.1): corrected up to and
     /// including move 10, after which the game stands as played.
@@ -175,9 +176,6 @@ pub enum ArbiterError {
     /// The action needs the game in another phase.
     #[error("not allowed while the game is {0}")]
     WrongPhase(&'static str),
-    /// A point could not be read.
-    #[error("bad point `{0}`")]
-    BadPoint(String),
     /// No move in the record has this number.
     #[error("no move {0} in the record")]
     UnknownMove(u32),

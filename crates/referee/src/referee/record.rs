@@ -321,15 +321,12 @@ impl Referee {
         &mut self,
         t: f64,
         number: u32,
-        point: Option<&str>,
+        point: Option<Point>,
     ) -> Result<Vec<Event>, ArbiterError> {
         // Once play has ended, dead stones and the final passes rest on the record as it is.
         if self.phase != Phase::Playing {
             return Err(ArbiterError::WrongPhase(self.phase_name()));
         }
-        let point = point
-            .map(|text| Point::parse_on_board(text).map_err(|_| ArbiterError::BadPoint(text.to_owned())))
-            .transpose()?;
         let idx = self
             .record
             .iter()

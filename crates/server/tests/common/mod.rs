@@ -21,7 +21,7 @@ use tengen_server::engine::{
     AnalyzeError, AnalyzerFactory, Clock, Corners, Engines, FrameAnalyzer, RefereeFactory, SystemClock, TableReferee,
 };
 use tengen_server::error::Error;
-use tengen_server::json::{ArbiterAction, GameView, Kind, OpenAlert, RecordMove, RefereeEvent, Severity};
+use tengen_server::json::{GameView, Kind, OpenAlert, RecordMove, RefereeEvent, RefereeRequest, Severity};
 use tengen_server::model::Observation;
 use tengen_sgf::{GameRecord, RecordedMove};
 
@@ -163,16 +163,17 @@ impl TableReferee for SimpleReferee {
         events
     }
 
-    fn arbiter(&mut self, _at_ms: i64, action: &ArbiterAction) -> Result<Vec<RefereeEvent>, Error> {
-        match action {
-            ArbiterAction::Confirm { alert_id } | ArbiterAction::Dismiss { alert_id } => {
+    fn arbiter(&mut self, _at_ms: i64, request: &RefereeRequest) -> Result<Vec<RefereeEvent>, Error> {
+        use tengen_referee::ArbiterAction as A;
+        match request {
+            RefereeRequest::Act(A::Confirm { infraction: alert_id } | A::Dismiss { infraction: alert_id }) => {
                 let pos = self
                     .alerts
                     .iter()
                     .position(|a| a.alert_id == *alert_id)
                     .ok_or_else(|| Error::not_found(format!("no open alert {alert_id}")))?;
                 let alert = self.alerts.remove(pos);
-                let confirmed = matches!(action, ArbiterAction::Confirm { .. });
+                let confirmed = matches!(request, RefereeRequest::Act(A::Confirm { .. }));
                 if confirmed {
                     let side = self.to_move();
                     self.warnings[side] += 1;
@@ -182,7 +183,7 @@ impl TableReferee for SimpleReferee {
                 e.alert_id = Some(alert.alert_id);
                 Ok(vec![e])
             }
-            ArbiterAction::Pass { colour } => {
+            RefereeRequest::Act(A::Pass { side: colour }) => {
                 if *colour != self.to_move() {
                     return Err(Error::conflict("not that side's turn"));
                 }
@@ -190,11 +191,11 @@ impl TableReferee for SimpleReferee {
                 self.moves.push(RecordMove { number, colour: *colour, point: None });
                 Ok(vec![Self::event(EventKind::Pass, Status::Info, Severity::Info, format!("{colour:?} passes"))])
             }
-            ArbiterAction::EndGame { .. } => {
+            RefereeRequest::Act(A::EndGame { .. }) => {
                 self.phase = Phase::Ended;
                 Ok(vec![Self::event(EventKind::GameEnd, Status::Info, Severity::Info, "game ended".into())])
             }
-            ArbiterAction::SetResult { result } => {
+            RefereeRequest::SetResult(result) => {
                 self.result = Some(result.clone());
                 Ok(vec![Self::event(EventKind::Result, Status::Info, Severity::Info, result.clone())])
             }
