@@ -25,7 +25,7 @@ use crate::json::{
     ArbiterAction, ArbiterReply, Calibration, CalibrationBody, EventsPage, EventsQuery, FrameAccepted, GameDetail,
     Health, Role, StoredEvent, StreamQuery, TableDetail, TableSummary,
 };
-use crate::store::{GameRow, Store};
+use crate::store::{EventFilter, GameRow, Store};
 use crate::table::{BusMessage, Frame, TableHandle};
 
 /// Largest JSON body accepted.
@@ -63,18 +63,12 @@ pub struct Hub {
 }
 
 impl Hub {
-    /// Up to `limit` events after `after`, in order: from the SQLite log of one process, or in
+    /// The events `filter` asks for, in order: from the SQLite log of one process, or in
     /// cluster mode from the hall's stream (every table's, with the same ids on every node).
-    pub async fn events_after(
-        &self,
-        after: i64,
-        table: Option<String>,
-        game: Option<i64>,
-        limit: usize,
-    ) -> Result<Vec<StoredEvent>, crate::store::StoreError> {
+    pub async fn events_after(&self, filter: EventFilter) -> Result<Vec<StoredEvent>, crate::store::StoreError> {
         match &self.cluster {
-            Some(cluster) => cluster.events_after(after, table.as_deref(), game, limit).await,
-            None => self.store.events_after(after, table, game, limit).await,
+            Some(cluster) => cluster.events_after(&filter).await,
+            None => self.store.events_after(filter).await,
         }
     }
 
@@ -552,7 +546,7 @@ async fn list_events(
     }
     let limit = q.limit.unwrap_or(200).clamp(1, MAX_EVENTS_PAGE);
     let after = q.after.unwrap_or(0);
-    let events = hub.events_after(after, q.table, q.game, limit).await?;
+    let events = hub.events_after(EventFilter { after, table: q.table, game: q.game, limit }).await?;
     let next = events.last().map_or(after, |e| e.id);
     let more = events.len() == limit;
     Ok(Json(EventsPage { events, next, more }))
@@ -604,7 +598,8 @@ impl StreamState {
     /// Reads the next page of missed events from the store, which has them all. Live events
     /// wait on the bus meanwhile (a client that falls behind it is backfilled again).
     async fn backfill_page(&mut self) {
-        match self.hub.events_after(self.last_id, self.table.clone(), None, SSE_BACKFILL_PAGE).await {
+        let page = EventFilter { after: self.last_id, table: self.table.clone(), game: None, limit: SSE_BACKFILL_PAGE };
+        match self.hub.events_after(page).await {
             Ok(events) => {
                 self.backfilling = events.len() == SSE_BACKFILL_PAGE;
                 for event in &events {

@@ -24,7 +24,7 @@ use crate::engine::Corners;
 use crate::json::RefereeEvent;
 use crate::log::{is_repeat_text, InputDecoder, InputKind, LoggedInput};
 use crate::model::GameSetup;
-use crate::store::{GameRow, LogBatch, Store, StoreError};
+use crate::store::{GameRow, GameStart, LogBatch, Store, StoreError};
 
 mod events;
 mod evidence;
@@ -540,21 +540,14 @@ impl Cluster {
     }
 
     /// Starts a game: its record goes to the stream, and its id is the record's sequence.
-    pub(crate) async fn create_game(
-        &self,
-        store: &Store,
-        table: &str,
-        komi: f64,
-        setup: GameSetup,
-        started_ms: i64,
-    ) -> Result<GameRow, StoreError> {
-        let cursor = self.cursor(table);
+    pub(crate) async fn create_game(&self, store: &Store, start: GameStart) -> Result<GameRow, StoreError> {
+        let GameStart { table, komi, setup, started_ms } = start;
+        let cursor = self.cursor(&table);
         let mut cursor = cursor.lock().await;
         let record = LogRecord::Game { komi, started_ms, setup: setup.clone() };
-        let seq = self.append(store, table, &mut cursor, &record).await?;
+        let seq = self.append(store, &table, &mut cursor, &record).await?;
         cursor.decoder = InputDecoder::default();
-        let game =
-            GameRow { id: game_id(seq)?, table: table.to_owned(), komi, started_ms, black: None, white: None, setup };
+        let game = GameRow { id: game_id(seq)?, table, komi, started_ms, black: None, white: None, setup };
         store.import_game(game.clone()).await?;
         Ok(game)
     }

@@ -92,6 +92,40 @@ pub struct LogBatch {
     pub events: Vec<(RefereeEvent, Option<Evidence>)>,
 }
 
+/// A game to start: at which table, with what komi and setup, and when.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GameStart {
+    /// Table id.
+    pub table: String,
+    /// Komi in points.
+    pub komi: f64,
+    /// What the game starts from, and what its record says beyond the names.
+    pub setup: GameSetup,
+    /// Start (ms since the epoch).
+    pub started_ms: i64,
+}
+
+/// Which events to read: those with an id greater than `after`, of one table or all, of one
+/// game or all, oldest first, at most `limit`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventFilter {
+    /// Events with a greater id.
+    pub after: i64,
+    /// Of this table only.
+    pub table: Option<String>,
+    /// Of this game only.
+    pub game: Option<i64>,
+    /// At most this many.
+    pub limit: usize,
+}
+
+impl EventFilter {
+    /// The first `limit` events of all tables and games.
+    pub fn first(limit: usize) -> Self {
+        Self { after: 0, table: None, game: None, limit }
+    }
+}
+
 /// A game row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GameRow {
@@ -262,14 +296,8 @@ impl Store {
     }
 
     /// Starts a new game at a table.
-    pub async fn create_game(
-        &self,
-        table: &str,
-        komi: f64,
-        setup: GameSetup,
-        started_ms: i64,
-    ) -> Result<GameRow, StoreError> {
-        let table = table.to_owned();
+    pub async fn create_game(&self, start: GameStart) -> Result<GameRow, StoreError> {
+        let GameStart { table, komi, setup, started_ms } = start;
         self.write(move |conn| {
             let text =
                 serde_json::to_string(&setup).map_err(|e| StoreError::Corrupt { seq: 0, message: e.to_string() })?;
@@ -395,14 +423,9 @@ impl Store {
         .await
     }
 
-    /// Events with id greater than `after`, oldest first, optionally of one table or one game.
-    pub async fn events_after(
-        &self,
-        after: i64,
-        table: Option<String>,
-        game: Option<i64>,
-        limit: usize,
-    ) -> Result<Vec<StoredEvent>, StoreError> {
+    /// The events `filter` asks for, oldest first.
+    pub async fn events_after(&self, filter: EventFilter) -> Result<Vec<StoredEvent>, StoreError> {
+        let EventFilter { after, table, game, limit } = filter;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.read(move |conn| {
             let mut stmt = conn.prepare_cached(
@@ -589,11 +612,16 @@ mod tests {
         }
     }
 
+    /// An even game at table `t1`, komi 7.5, started at `started_ms`.
+    fn even_game(started_ms: i64) -> GameStart {
+        GameStart { table: "t1".into(), komi: 7.5, setup: GameSetup::default(), started_ms }
+    }
+
     #[tokio::test]
     async fn appended_inputs_and_events_read_back_in_order_and_survive_reopening() {
         let dir = temp_dir("roundtrip");
         let store = Store::open(&dir).expect("open");
-        let game = store.create_game("t1", 7.5, GameSetup::default(), 1000).await.expect("game");
+        let game = store.create_game(even_game(1000)).await.expect("game");
         let mut points = vec![PointState::Empty; BOARD_POINTS];
         points[60] = PointState::Black;
         let obs = Observation {
@@ -639,7 +667,10 @@ mod tests {
         drop(store);
 
         let store = Store::open(&dir).expect("reopen");
-        let events = store.events_after(0, Some("t1".into()), None, 100).await.expect("events");
+        let events = store
+            .events_after(EventFilter { table: Some("t1".into()), ..EventFilter::first(100) })
+            .await
+            .expect("events");
         assert_eq!(events.len(), 2);
         assert_eq!(
             (events[1].event.kind, events[1].event.status),
@@ -652,7 +683,8 @@ mod tests {
         assert_eq!(inputs[0], (2000, LoggedInput::Observation(obs.clone())));
         assert_eq!(inputs[1], (3000, LoggedInput::Observation(obs)), "a repeat row replays");
         assert_eq!(inputs[2].1, LoggedInput::Action(ArbiterAction::Confirm { alert_id: 1 }));
-        let after_first = store.events_after(events[0].id, None, None, 100).await.expect("cursor");
+        let after_first =
+            store.events_after(EventFilter { after: events[0].id, ..EventFilter::first(100) }).await.expect("cursor");
         assert_eq!(after_first.len(), 1);
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -698,10 +730,13 @@ mod tests {
             inputs,
             vec![(2000, LoggedInput::Action(ArbiterAction::Pass { colour: tengen_rules::Color::Black }))]
         );
-        assert_eq!(store.events_after(0, None, None, 10).await.expect("events").len(), 1);
+        assert_eq!(store.events_after(EventFilter::first(10)).await.expect("events").len(), 1);
         // The upgraded file takes new games with their setup, and opens again as it is.
         let handicap = GameSetup { start: tengen_referee::StartPosition::Handicap(3), pairing: None };
-        let second = store.create_game("t1", 0.5, handicap.clone(), 3000).await.expect("new game");
+        let second = store
+            .create_game(GameStart { table: "t1".into(), komi: 0.5, setup: handicap.clone(), started_ms: 3000 })
+            .await
+            .expect("new game");
         drop(store);
         let store = Store::open(&dir).expect("reopened");
         assert_eq!(store.game(second.id).await.expect("read").map(|g| g.setup), Some(handicap));
@@ -734,7 +769,7 @@ mod tests {
     async fn the_log_refuses_updates_and_deletes() {
         let dir = temp_dir("append-only");
         let store = Store::open(&dir).expect("open");
-        let game = store.create_game("t1", 7.5, GameSetup::default(), 0).await.expect("game");
+        let game = store.create_game(even_game(0)).await.expect("game");
         store
             .append(LogBatch {
                 table: "t1".into(),
@@ -749,7 +784,7 @@ mod tests {
             .expect("append");
         let outcome = store.write(|conn| Ok(conn.execute("DELETE FROM log", [])?)).await;
         assert!(outcome.is_err());
-        assert_eq!(store.events_after(0, None, None, 10).await.expect("read").len(), 1);
+        assert_eq!(store.events_after(EventFilter::first(10)).await.expect("read").len(), 1);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -21,7 +21,7 @@ use crate::json::{
 use crate::log::RepeatKey;
 use crate::metrics::{Stage, TableMetrics};
 use crate::model::{GameSetup, Observation, StartPosition};
-use crate::store::{Evidence, GameRow, LogBatch, StoreError};
+use crate::store::{Evidence, GameRow, GameStart, LogBatch, StoreError};
 use crate::table_log::TableLog;
 
 /// One encoded camera frame.
@@ -476,9 +476,10 @@ pub async fn run_pipeline(
     let game = match store.current_game(&config.id).await? {
         Some(game) => game,
         None => {
+            let setup = GameSetup { start: config.start, pairing: None };
             shared
                 .log
-                .create_game(&config.id, config.komi, GameSetup { start: config.start, pairing: None }, now)
+                .create_game(GameStart { table: config.id.clone(), komi: config.komi, setup, started_ms: now })
                 .await?
         }
     };
@@ -771,7 +772,8 @@ impl TableTask {
         if let ArbiterAction::NewGame { komi, start, pairing } = &action {
             let komi = komi.unwrap_or(self.handle.komi);
             let setup = GameSetup { start: start.unwrap_or(self.handle.start), pairing: pairing.clone() };
-            let mut game = self.shared.log.create_game(&self.handle.id, komi, setup.clone(), now).await?;
+            let start = GameStart { table: self.handle.id.clone(), komi, setup: setup.clone(), started_ms: now };
+            let mut game = self.shared.log.create_game(start).await?;
             if let Some(p) = pairing {
                 let (black, white) = (Some(p.black.display()), Some(p.white.display()));
                 self.shared.log.set_players(&self.handle.id, game.id, black.clone(), white.clone()).await?;

@@ -7,8 +7,7 @@ use std::sync::Arc;
 use crate::cluster::Cluster;
 use crate::engine::Corners;
 use crate::json::StoredEvent;
-use crate::model::GameSetup;
-use crate::store::{GameRow, LogBatch, Store, StoreError};
+use crate::store::{GameRow, GameStart, LogBatch, Store, StoreError};
 
 /// The table log a pipeline writes to; cheap to clone.
 #[derive(Clone)]
@@ -57,16 +56,10 @@ impl TableLog {
     }
 
     /// Starts a new game at a table.
-    pub async fn create_game(
-        &self,
-        table: &str,
-        komi: f64,
-        setup: GameSetup,
-        started_ms: i64,
-    ) -> Result<GameRow, StoreError> {
+    pub async fn create_game(&self, start: GameStart) -> Result<GameRow, StoreError> {
         match &self.cluster {
-            Some(cluster) => cluster.create_game(&self.store, table, komi, setup, started_ms).await,
-            None => self.store.create_game(table, komi, setup, started_ms).await,
+            Some(cluster) => cluster.create_game(&self.store, start).await,
+            None => self.store.create_game(start).await,
         }
     }
 

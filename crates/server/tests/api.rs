@@ -13,6 +13,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use common::*;
 use serde_json::{json, Value};
+use tengen_server::store::EventFilter;
 use tower::ServiceExt;
 
 async fn call(hub: &Arc<tengen_server::Hub>, request: Request<Body>) -> (StatusCode, Value) {
@@ -447,7 +448,8 @@ async fn pulled_cameras_mjpeg_and_snapshot_feed_their_tables_and_report_loss() {
         })
         .await
     );
-    let events = hub.store.events_after(0, Some("m".into()), None, 100).await.unwrap();
+    let events =
+        hub.store.events_after(EventFilter { table: Some("m".into()), ..EventFilter::first(100) }).await.unwrap();
     assert!(events.iter().any(|e| e.event.kind.name() == "camera_lost"), "{events:?}");
     // The snapshot camera keeps going meanwhile: one dead camera stalls nobody else.
     assert_eq!(s.summary().unwrap().camera, tengen_server::json::CameraStatus::Live);

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::{json, Value};
+use tengen_server::store::EventFilter;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -290,7 +291,8 @@ async fn dashboard_shows_a_new_alert_and_the_arbiter_confirms_it() {
     let table = hub.tables["1"].summary().unwrap();
     assert_eq!(table.open_alerts, 0);
     assert_eq!(table.warnings.black + table.warnings.white, 1, "one warning recorded");
-    let events = hub.store.events_after(0, Some("1".into()), None, 100).await.unwrap();
+    let events =
+        hub.store.events_after(EventFilter { table: Some("1".into()), ..EventFilter::first(100) }).await.unwrap();
     assert!(events
         .iter()
         .any(|e| e.event.kind.name() == "moved_stone" && e.event.status == tengen_referee::Status::Confirmed));

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use common::*;
 use serde_json::{json, Value};
+use tengen_server::store::EventFilter;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn json_of(body: &[u8]) -> Value {
@@ -254,7 +255,8 @@ async fn resume_ids_are_validated_and_a_long_backfill_arrives_whole_and_in_order
     assert_eq!(status, 200);
     let ids: Vec<i64> =
         text.lines().filter_map(|l| l.strip_prefix("id: ")).filter_map(|v| v.trim().parse().ok()).collect();
-    let logged: Vec<i64> = hub.store.events_after(0, None, None, 1000).await.unwrap().iter().map(|e| e.id).collect();
+    let logged: Vec<i64> =
+        hub.store.events_after(EventFilter::first(1000)).await.unwrap().iter().map(|e| e.id).collect();
     assert_eq!(logged.len(), 260);
     assert_eq!(ids, logged, "every event once, in order");
     server.shutdown_now();

@@ -15,6 +15,7 @@ use common::*;
 use tengen_server::config::CameraConfig;
 use tengen_server::json::CameraStatus;
 use tengen_server::rtsp::RtspTransport;
+use tengen_server::store::EventFilter;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -316,7 +317,11 @@ async fn an_rtsp_camera_delivers_frames_at_the_table_rate_and_comes_back_after_d
     let logged = wait_until(10, || {
         let hub = Arc::clone(&hub);
         async move {
-            let events = hub.store.events_after(0, Some("cam".into()), None, 1000).await.unwrap_or_default();
+            let events = hub
+                .store
+                .events_after(EventFilter { table: Some("cam".into()), ..EventFilter::first(1000) })
+                .await
+                .unwrap_or_default();
             let has = |kind: &str| events.iter().any(|e| e.event.kind.name() == kind);
             has("camera_lost") && has("camera_back")
         }

@@ -13,6 +13,7 @@ use common::*;
 use tengen_server::imaging::FrameFormat;
 use tengen_server::json::ArbiterAction;
 use tengen_server::model::StartPosition;
+use tengen_server::store::EventFilter;
 use tengen_server::table::{Frame, TableHandle};
 
 /// The four corner star points and the centre: five black stones.
@@ -47,7 +48,8 @@ async fn sgf_of(server: &tengen_server::RunningServer, table: &str) -> String {
 }
 
 async fn kinds(hub: &tengen_server::Hub, table: &str) -> Vec<String> {
-    let events = hub.store.events_after(0, Some(table.into()), None, 1000).await.unwrap();
+    let events =
+        hub.store.events_after(EventFilter { table: Some(table.into()), ..EventFilter::first(1000) }).await.unwrap();
     events.into_iter().map(|e| e.event.kind.name().to_owned()).collect()
 }
 

@@ -11,7 +11,7 @@ use tokio::sync::broadcast;
 
 use super::{events_subject, first_row, game_id, table_of, Cluster, LogRecord, ROWS_PER_RECORD};
 use crate::json::StoredEvent;
-use crate::store::StoreError;
+use crate::store::{EventFilter, StoreError};
 use crate::table::BusMessage;
 
 /// How long a read of the stream waits for its next record before giving up.
@@ -75,15 +75,11 @@ impl Cluster {
             .ok_or_else(|| StoreError::Cluster(format!("stream sequence {last} out of range")))
     }
 
-    /// Up to `limit` events after `after`, in order, of one table or all, of one game or all,
-    /// read from the hall's log (the same on every node).
-    pub async fn events_after(
-        &self,
-        after: i64,
-        table: Option<&str>,
-        game: Option<i64>,
-        limit: usize,
-    ) -> Result<Vec<StoredEvent>, StoreError> {
+    /// The events `filter` asks for, in order, read from the hall's log (the same on every
+    /// node).
+    pub async fn events_after(&self, filter: &EventFilter) -> Result<Vec<StoredEvent>, StoreError> {
+        let EventFilter { after, ref table, game, limit } = *filter;
+        let table = table.as_deref();
         // The record holding `after` is read again (its later events may be wanted); a game's
         // events follow its `game` record, whose sequence is the game's id.
         let start = u64::try_from(after / ROWS_PER_RECORD)
