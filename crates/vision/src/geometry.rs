@@ -89,6 +89,15 @@ impl GridGeometry {
         self.lens.distort([p.x / p.z, p.y / p.z])
     }
 
+    /// The same grid moved by `offset` pixels, lens centre included: a grid found in a cut-out
+    /// of a frame, as seen in the frame (`offset`: the cut's top-left corner in the frame).
+    pub fn translated(&self, offset: [f64; 2]) -> Self {
+        let t = Matrix3::new(1.0, 0.0, offset[0], 0.0, 1.0, offset[1], 0.0, 0.0, 1.0);
+        let mut lens = self.lens;
+        lens.centre = [lens.centre[0] + offset[0], lens.centre[1] + offset[1]];
+        Self { homography: to_rows(&(t * self.matrix())), lens }
+    }
+
     /// The four outermost intersections in image pixels: TL, TR, BR, BL as seen.
     pub fn corners(&self) -> [[f64; 2]; 4] {
         let last = (BOARD_LINES - 1) as f64;

@@ -216,10 +216,10 @@ fn same_lattice(a: &Matrix3<f64>, b: &Matrix3<f64>) -> bool {
 /// A line pixel: position, strength and normal angle.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LinePixel {
-    x: f32,
-    y: f32,
+    pub x: f32,
+    pub y: f32,
     strength: f32,
-    normal: f32,
+    pub normal: f32,
 }
 
 fn strength_threshold(resp: &LineResponse) -> f32 {

@@ -8,7 +8,8 @@
 //! squares over all of them, extent correction, radial distortion, upright indexing ([`refine`]).
 //! When no look at the lines finds a board, the board's outline against a darker surround places
 //! a first lattice instead ([`outline`]), and on a crowded board the lattice of its stones
-//! grown from it, phased by the crossings between them ([`stones`]).
+//! grown from it, phased by the crossings between them ([`stones`]). A board small in a large
+//! frame is searched again in a cut of the full-resolution frame around it ([`zoom`]).
 
 pub mod crossings;
 mod extent;
@@ -18,6 +19,7 @@ mod outline;
 pub(crate) mod refine;
 pub(crate) mod response;
 mod stones;
+mod zoom;
 
 use image::{GrayImage, RgbImage};
 use nalgebra::Matrix3;
@@ -150,7 +152,7 @@ pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located,
         return refine_corners(gray, corners, options.lens).map(|given| given.located);
     }
     let meter = WorkMeter::new(&options.work);
-    match search(gray, options, base_lens, &meter) {
+    match search(gray, options, base_lens, &meter, true) {
         Ok(mut found) => {
             found.quality.work_steps = meter.spent();
             Ok(found)
@@ -165,6 +167,7 @@ fn search(
     options: &LocateOptions,
     base_lens: LensDistortion,
     meter: &WorkMeter,
+    zoom: bool,
 ) -> Result<Located, LocateError> {
     let (width, height) = gray.dimensions();
     let fine_factor = working_factor(width, height);
@@ -266,7 +269,49 @@ fn search(
             }
         }
     }
+    // Last, for a board small in a large frame: each region of the working image whose lines
+    // form a lattice, cut out of the full-resolution frame and searched on its own.
+    if best.is_none() && zoom && meter.check().is_ok() {
+        match zoomed(gray, options, base_lens, &fine, &fine_pixels, meter) {
+            Ok(located) => best = Some(located),
+            Err(reason) => {
+                last_error = match last_error {
+                    LocateError::NoBoard(before) => LocateError::NoBoard(format!("{before}; zoomed: {reason}")),
+                    other => other,
+                }
+            }
+        }
+    }
     best.ok_or(last_error)
+}
+
+/// The zoom ([`zoom`]): the cut around the frame's one region of crossing lines, searched on
+/// its own; its board, if it stays a cell inside the cut's inner borders, moved back into the
+/// frame.
+fn zoomed(
+    gray: &GrayImage,
+    options: &LocateOptions,
+    base_lens: LensDistortion,
+    fine: &Working,
+    pixels: &[lattice::LinePixel],
+    meter: &WorkMeter,
+) -> Result<Located, String> {
+    let cut = zoom::candidate_cut(fine, pixels, gray.width(), gray.height(), working_factor)?;
+    if cut.width < 64 || cut.height < 64 {
+        return Err(format!("a cut of {}×{} px is too small to search", cut.width, cut.height));
+    }
+    meter.charge(u64::from(cut.width) * u64::from(cut.height));
+    let (x0, y0) = (f64::from(cut.x0), f64::from(cut.y0));
+    let shift = |l: LensDistortion| LensDistortion { centre: [l.centre[0] - x0, l.centre[1] - y0], ..l };
+    let sub = image::imageops::crop_imm(gray, cut.x0, cut.y0, cut.width, cut.height).to_image();
+    let sub_options = LocateOptions { corners: None, lens: options.lens.map(shift), work: options.work.clone() };
+    let at = format!("{}×{} at ({}, {})", cut.width, cut.height, cut.x0, cut.y0);
+    let mut found = search(&sub, &sub_options, shift(base_lens), meter, false).map_err(|e| format!("{at}: {e}"))?;
+    if let Some(side) = zoom::reaches_inner_border(&cut, &found.geometry) {
+        return Err(format!("{at}: the grid reaches the cut's {side} side"));
+    }
+    found.geometry = found.geometry.translated([x0, y0]);
+    Ok(found)
 }
 
 /// The located board of a grid found from the stones, if it is a readable convex grid.
@@ -319,7 +364,7 @@ pub(crate) fn working(gray: &GrayImage, meter: &WorkMeter) -> Working {
     working_at(gray, working_factor(w, h), meter)
 }
 
-fn working_factor(width: u32, height: u32) -> usize {
+pub(crate) fn working_factor(width: u32, height: u32) -> usize {
     width.max(height).div_ceil(WORKING_MAX_SIDE).max(1) as usize
 }
 
