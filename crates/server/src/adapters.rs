@@ -16,7 +16,7 @@ use crate::engine::{
     AnalyzeError, AnalyzerFactory, Corners, Engines, FrameAnalyzer, RefereeFactory, SystemClock, TableReferee,
 };
 use crate::error::Error;
-use crate::json::{Detail, GameView, OpenAlert, RecordMove, RefereeEvent, RefereeRequest, Severity};
+use crate::json::{GameView, RefereeEvent, RefereeRequest};
 use crate::model::Observation;
 use crate::store::GameRow;
 
@@ -103,19 +103,6 @@ fn seconds(at_ms: i64) -> f64 {
     at_ms as f64 / 1000.0
 }
 
-/// The referee's rows (`.XO`, top first) as a service board string (`.BW`).
-fn board_of(rows: &[String]) -> String {
-    rows.iter()
-        .flat_map(|r| r.chars())
-        .map(|c| match c {
-            'X' => 'B',
-            'O' => 'W',
-            '.' => '.',
-            _ => '?',
-        })
-        .collect()
-}
-
 impl RefereeAdapter {
     /// A referee for one game, checking its first stable board against the setup (an even
     /// game, handicap stones, or the board as found).
@@ -159,16 +146,7 @@ impl TableReferee for RefereeAdapter {
             RefereeRequest::Nothing => return Ok(vec![]),
             RefereeRequest::SetResult(result) => {
                 self.result_override = Some(result.clone());
-                return Ok(vec![RefereeEvent {
-                    kind: crate::json::Kind::Referee(referee::EventKind::Result),
-                    status: referee::Status::Info,
-                    article: Some("Art. 9".into()),
-                    severity: Severity::Info,
-                    alert_id: None,
-                    move_number: None,
-                    summary: format!("Result set by the arbiter: {result}"),
-                    detail: Some(Detail::ResultSet { result: result.clone(), by: "arbiter".into() }),
-                }]);
+                return Ok(vec![RefereeEvent::result_set(result)]);
             }
         };
         let events = self.referee.arbiter(seconds(at_ms), action).map_err(refusal)?;
@@ -178,54 +156,7 @@ impl TableReferee for RefereeAdapter {
     }
 
     fn view(&self) -> GameView {
-        let snapshot = self.referee.state();
-        let moves = snapshot
-            .moves
-            .iter()
-            .filter(|entry| !entry.struck)
-            .filter_map(|entry| {
-                let point = match &entry.action {
-                    referee::RecordAction::Place { point } => Some(point.to_sgf()),
-                    referee::RecordAction::Pass | referee::RecordAction::Void { .. } => None,
-                    referee::RecordAction::Setup { .. } | referee::RecordAction::Turn => return None,
-                };
-                Some(RecordMove { number: entry.number, colour: entry.side, point })
-            })
-            .collect();
-        let open_alerts = snapshot
-            .open_infractions
-            .iter()
-            .map(|i| OpenAlert {
-                alert_id: i.id,
-                kind: i.event.kind,
-                article: i.event.article.as_ref().map(|a| format!("Art. {a}")),
-                summary: i.event.message.en.clone(),
-                points: i.event.points.iter().map(|p| p.sgf.clone()).collect(),
-                // The referee's time is the service's clock in seconds.
-                #[allow(clippy::cast_possible_truncation)]
-                raised_ms: Some((i.event.t * 1000.0).round() as i64),
-            })
-            .collect();
-        GameView {
-            legal: board_of(&snapshot.legal),
-            physical: board_of(&snapshot.physical),
-            moves,
-            to_move: snapshot.to_move,
-            open_alerts,
-            warnings: snapshot.warnings,
-            captures: snapshot.captures,
-            dead: snapshot.dead.iter().map(|p| p.sgf.clone()).collect(),
-            phase: snapshot.phase,
-            players_swapped: snapshot.players_swapped,
-            result_text: match &self.result_override {
-                Some(re) => Some(referee::result_message(re)),
-                None => snapshot.result.as_ref().map(referee::ResultForms::message),
-            },
-            result: self
-                .result_override
-                .clone()
-                .or_else(|| snapshot.result.map(|r| format!("{} ({}, {})", r.points, r.exact, r.customary))),
-        }
+        GameView::of_referee(&self.referee.state(), self.result_override.as_deref())
     }
 
     fn record(&self, header: &RecordHeader) -> GameRecord {

@@ -6,11 +6,11 @@
 use serde::{Deserialize, Serialize};
 use tengen_referee as referee;
 use tengen_referee::{EventKind, Phase, Status};
-use tengen_rules::{ByColor, Color, Point};
+use tengen_rules::{ByColor, Color, Point, PointState};
 
 use crate::engine::Corners;
 use crate::error::Error;
-use crate::model::{BoardString, GamePairing, StartPosition};
+use crate::model::{board_char, BoardString, GamePairing, StartPosition};
 use crate::store::GameRow;
 
 /// One move of the legal record.
@@ -209,6 +209,20 @@ impl RefereeEvent {
         }
     }
 
+    /// The event of a result the arbiter set by hand (Art. 9).
+    pub fn result_set(result: &str) -> Self {
+        Self {
+            kind: Kind::Referee(EventKind::Result),
+            status: Status::Info,
+            article: Some("Art. 9".into()),
+            severity: Severity::Info,
+            alert_id: None,
+            move_number: None,
+            summary: format!("Result set by the arbiter: {result}"),
+            detail: Some(Detail::ResultSet { result: result.to_owned(), by: "arbiter".into() }),
+        }
+    }
+
     /// The points an event of the referee concerns (none for the service's own).
     pub fn points(&self) -> &[referee::PointRef] {
         match &self.detail {
@@ -267,6 +281,63 @@ pub struct GameView {
     /// organiser's Black as White and the organiser's White as Black.
     #[serde(default)]
     pub players_swapped: bool,
+}
+
+impl GameView {
+    /// The referee's snapshot as the dashboard draws it, with a result the arbiter set by hand
+    /// standing over the counted one.
+    pub fn of_referee(snapshot: &referee::Snapshot, result_set: Option<&str>) -> Self {
+        let moves = snapshot
+            .moves
+            .iter()
+            .filter(|entry| !entry.struck)
+            .filter_map(|entry| {
+                let point = match &entry.action {
+                    referee::RecordAction::Place { point } => Some(point.to_sgf()),
+                    referee::RecordAction::Pass | referee::RecordAction::Void { .. } => None,
+                    referee::RecordAction::Setup { .. } | referee::RecordAction::Turn => return None,
+                };
+                Some(RecordMove { number: entry.number, colour: entry.side, point })
+            })
+            .collect();
+        let open_alerts = snapshot
+            .open_infractions
+            .iter()
+            .map(|i| OpenAlert {
+                alert_id: i.id,
+                kind: i.event.kind,
+                article: i.event.article.as_ref().map(|a| format!("Art. {a}")),
+                summary: i.event.message.en.clone(),
+                points: i.event.points.iter().map(|p| p.sgf.clone()).collect(),
+                // The referee's time is the service's clock in seconds.
+                #[allow(clippy::cast_possible_truncation)]
+                raised_ms: Some((i.event.t * 1000.0).round() as i64),
+            })
+            .collect();
+        // The referee's rows (board text, `.XO`, top first) in the service's alphabet (`.BW`).
+        let board = |rows: &[String]| -> BoardString {
+            rows.iter().flat_map(|r| r.chars()).map(|c| PointState::from_char(c).map_or('?', board_char)).collect()
+        };
+        Self {
+            legal: board(&snapshot.legal),
+            physical: board(&snapshot.physical),
+            moves,
+            to_move: snapshot.to_move,
+            open_alerts,
+            warnings: snapshot.warnings,
+            captures: snapshot.captures,
+            dead: snapshot.dead.iter().map(|p| p.sgf.clone()).collect(),
+            phase: snapshot.phase,
+            players_swapped: snapshot.players_swapped,
+            result_text: match result_set {
+                Some(re) => Some(referee::result_message(re)),
+                None => snapshot.result.as_ref().map(referee::ResultForms::message),
+            },
+            result: result_set
+                .map(str::to_owned)
+                .or_else(|| snapshot.result.as_ref().map(|r| format!("{} ({}, {})", r.points, r.exact, r.customary))),
+        }
+    }
 }
 
 /// What an arbiter can do at a table.
@@ -809,6 +880,35 @@ mod tests {
             Some(RefereeRequest::SetResult("W+R".into()))
         );
         assert_eq!(read(r#"{"action":"new_game"}"#).ok(), Some(RefereeRequest::Nothing));
+    }
+
+    #[test]
+    fn the_view_of_a_referee_is_in_the_service_alphabet_and_a_result_set_by_hand_stands() {
+        let mut referee = referee::Referee::new(referee::RefereeConfig::default());
+        // An empty board, a hand over it, then a black stone on Q16, as a camera shows them.
+        let empty = vec![".".repeat(19); 19];
+        let mut hand = empty.clone();
+        hand[9] = "?".repeat(19);
+        let mut stone = empty.clone();
+        stone[3].replace_range(15..16, "X");
+        let frames = [&empty; 5].into_iter().map(|r| (r, false)).chain([(&hand, true)]).chain([(&stone, false); 5]);
+        for (k, (rows, hand_in_view)) in frames.enumerate() {
+            let t = 0.5 * f64::from(u8::try_from(k).expect("few frames"));
+            referee.observe(&referee::Observation::from_rows(t, rows, hand_in_view).expect("rows"));
+        }
+        let counted = GameView::of_referee(&referee.state(), None);
+        assert_eq!(counted.physical.len(), tengen_rules::BOARD_POINTS);
+        assert_eq!(counted.physical.chars().nth(3 * 19 + 15), Some('B'), "{}", counted.physical);
+        assert_eq!(counted.physical.chars().filter(|&c| c == '.').count(), tengen_rules::BOARD_POINTS - 1);
+        assert_eq!((counted.result, counted.result_text), (None, None));
+        let set = GameView::of_referee(&referee.state(), Some("W+R"));
+        assert_eq!(set.result.as_deref(), Some("W+R"));
+        assert!(set.result_text.is_some());
+        let event = RefereeEvent::result_set("W+R");
+        assert_eq!(
+            (event.kind, event.summary.as_str()),
+            (Kind::Referee(EventKind::Result), "Result set by the arbiter: W+R")
+        );
     }
 
     #[test]
