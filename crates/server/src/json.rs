@@ -20,8 +20,9 @@ pub struct RecordMove {
     pub number: u32,
     /// Who played it.
     pub colour: Color,
-    /// SGF coordinates ("pd"), or `None` for a pass.
-    pub point: Option<String>,
+    /// The point, on the wire in SGF coordinates ("pd"); `None` (`null`) for a pass.
+    #[serde(default, with = "tengen_rules::point_text::option")]
+    pub point: Option<Point>,
 }
 
 /// How urgent an event is for the arbiter.
@@ -293,7 +294,7 @@ impl GameView {
             .filter(|entry| !entry.struck)
             .filter_map(|entry| {
                 let point = match &entry.action {
-                    referee::RecordAction::Place { point } => Some(point.to_sgf()),
+                    referee::RecordAction::Place { point } => Some(*point),
                     referee::RecordAction::Pass | referee::RecordAction::Void { .. } => None,
                     referee::RecordAction::Setup { .. } | referee::RecordAction::Turn => return None,
                 };
@@ -905,6 +906,11 @@ mod tests {
         assert_eq!(set.result.as_deref(), Some("W+R"));
         assert!(set.result_text.is_some());
         let event = RefereeEvent::result_set("W+R");
+        // A move of the record goes on the wire in SGF, as ever, and reads back the same.
+        let q16 = RecordMove { number: 1, colour: Color::Black, point: Some(Point::new(15, 3)) };
+        let wire = serde_json::to_string(&[q16.clone(), RecordMove { point: None, ..q16.clone() }]).expect("json");
+        assert_eq!(wire, r#"[{"number":1,"colour":"black","point":"pd"},{"number":1,"colour":"black","point":null}]"#);
+        assert_eq!(serde_json::from_str::<Vec<RecordMove>>(&wire).ok().map(|m| m[0].clone()), Some(q16));
         assert_eq!(
             (event.kind, event.summary.as_str()),
             (Kind::Referee(EventKind::Result), "Result set by the arbiter: W+R")

@@ -755,7 +755,7 @@ async fn a_phone_page_films_a_game_and_its_moves_arrive() {
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     let live = table.live().unwrap();
-    let recorded: Vec<Option<String>> = live.view.moves.iter().map(|m| m.point.clone()).collect();
+    let recorded: Vec<Option<String>> = live.view.moves.iter().map(|m| m.point.map(|p| p.to_sgf())).collect();
     assert!(
         recorded.len() >= 3,
         "moves arrived from the phone: {recorded:?}; frames {}, error {:?}",

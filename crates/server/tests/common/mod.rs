@@ -130,9 +130,10 @@ impl TableReferee for SimpleReferee {
             let i = added[0];
             self.legal[i] = mine;
             let number = u32::try_from(self.moves.len() + 1).unwrap();
-            let point = Point::from_index(i).to_sgf();
-            self.moves.push(RecordMove { number, colour, point: Some(point.clone()) });
-            let mut e = Self::event(EventKind::Move, Status::Info, Severity::Info, format!("{colour:?} {point}"));
+            let point = Point::from_index(i);
+            self.moves.push(RecordMove { number, colour, point: Some(point) });
+            let mut e =
+                Self::event(EventKind::Move, Status::Info, Severity::Info, format!("{colour:?} {}", point.to_sgf()));
             e.move_number = Some(number);
             events.push(e);
         }
@@ -228,7 +229,7 @@ impl TableReferee for SimpleReferee {
         record.result = self.result.clone();
         record.root_comment = Some(self.comments.join("\n")).filter(|c| !c.is_empty());
         for m in &self.moves {
-            let mv = m.point.as_deref().and_then(|p| Point::parse_on_board(p).ok()).map_or(Move::Pass, Move::Place);
+            let mv = m.point.map_or(Move::Pass, Move::Place);
             record.moves.push(RecordedMove { color: m.colour, mv, comment: None });
         }
         record
