@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::ClusterConfig;
 use crate::engine::Corners;
-use crate::json::RefereeEvent;
+use crate::json::{RefereeEvent, StoredEvent};
 use crate::log::{is_repeat_text, InputDecoder, InputKind, LoggedInput};
 use crate::model::GameSetup;
 use crate::store::{GameRow, GameStart, LogBatch, Store, StoreError};
@@ -149,6 +149,18 @@ enum LogRecord {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         evidence_error: Option<String>,
     },
+    /// Readings that changed nothing, several in one message (`outbox.rs`, "quiet readings"):
+    /// each is what a `batch` with an observation alone would hold.
+    Quiet { readings: Vec<QuietReading> },
+}
+
+/// One reading of a [`LogRecord::Quiet`] record.
+#[derive(Debug, Serialize, Deserialize)]
+struct QuietReading {
+    game: i64,
+    at_ms: i64,
+    /// The observation, in the text of `log.rs`.
+    observation: String,
 }
 
 /// How far the node's mirror of a table has followed the stream.
@@ -160,6 +172,8 @@ struct Cursor {
     decoder: InputDecoder,
     /// Records waiting for the hall's log (NATS unreachable), in order (`outbox.rs`).
     outbox: std::collections::VecDeque<outbox::Pending>,
+    /// Readings that changed nothing, waiting to share one record (`outbox.rs`).
+    quiet: outbox::QuietReadings,
     /// Another writer wrote to the table's log: the pipeline running here fed its referee an
     /// input the log refused, so nothing more of it is logged; the table starts again from the
     /// log ([`Cluster::start_table`]).
@@ -596,6 +610,7 @@ impl Cluster {
     pub async fn import_table(&self, store: &Store, table: &str) -> Result<usize, StoreError> {
         let cursor = self.cursor(table);
         let mut cursor = cursor.lock().await;
+        self.send_quiet(store, table, &mut cursor).await?;
         if !cursor.outbox.is_empty() {
             // A pipeline started now would miss them: the table starts when they are logged.
             return Err(StoreError::LogUnreachable(format!(
@@ -784,7 +799,41 @@ async fn mirror(
                 LogBatch { table: table.to_owned(), game, at_ms, observation, observation_repeats, action, events };
             store.append_numbered(batch, first_row(seq)?).await.map(drop)
         }
+        LogRecord::Quiet { readings } => {
+            let mut batches = Vec::with_capacity(readings.len());
+            for QuietReading { game, at_ms, observation } in readings {
+                let observation_repeats = is_repeat_text(&observation);
+                let observation = match cursor.decoder.decode(InputKind::Observation, &observation).map_err(corrupt)? {
+                    LoggedInput::Observation(o) => Some(o),
+                    LoggedInput::Action(_) => None,
+                };
+                batches.push(LogBatch {
+                    table: table.to_owned(),
+                    game,
+                    at_ms,
+                    observation,
+                    observation_repeats,
+                    action: None,
+                    events: Vec::new(),
+                });
+            }
+            mirror_batches(store, seq, batches).await.map(drop)
+        }
     }
+}
+
+/// Writes the batches of the record at stream sequence `seq` into the node's SQLite, each on
+/// the rows after the one before (a record's rows are numbered from [`first_row`]); returns
+/// the stored events (only a `batch` record has any).
+async fn mirror_batches(store: &Store, seq: u64, batches: Vec<LogBatch>) -> Result<Vec<StoredEvent>, StoreError> {
+    let mut row = first_row(seq)?;
+    let mut stored = Vec::new();
+    for batch in batches {
+        let rows = batch.rows();
+        stored.extend(store.append_numbered(batch, row).await?);
+        row += rows;
+    }
+    Ok(stored)
 }
 
 /// Rows a record may take in the mirror's log: an event's id is its record's stream sequence

@@ -155,6 +155,8 @@ impl Hall {
             // the table gone from here (`table_elsewhere`), never half done.
             running.announce.abort();
             running.pipeline.stop().await;
+            // Its last quiet readings, before another node takes the table's log.
+            self.cluster.send_quiet_of(self.shared.log.store(), table).await;
             running.commands.abort();
             tracing::warn!(%table, node = %self.cluster.node, "table no longer analysed here");
         }

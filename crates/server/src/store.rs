@@ -92,6 +92,13 @@ pub struct LogBatch {
     pub events: Vec<(RefereeEvent, Option<Evidence>)>,
 }
 
+impl LogBatch {
+    /// The rows it takes in the log: its observation, its action, its events.
+    pub fn rows(&self) -> i64 {
+        i64::from(self.observation.is_some()) + i64::from(self.action.is_some()) + self.events.len() as i64
+    }
+}
+
 /// A game to start: at which table, with what komi and setup, and when.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GameStart {

@@ -165,6 +165,15 @@ async fn stream_event_kinds(nats: &str, table: &str) -> Vec<String> {
 
 /// The events logged for `table` in the hall's stream, read by an independent client.
 async fn stream_events(nats: &str, table: &str) -> Vec<Value> {
+    stream_records(nats, table)
+        .await
+        .iter()
+        .flat_map(|r| r["events"].as_array().into_iter().flatten().cloned())
+        .collect()
+}
+
+/// Every record of `table`'s log in the hall's stream, read by an independent client.
+async fn stream_records(nats: &str, table: &str) -> Vec<Value> {
     let client = async_nats::connect(nats).await.unwrap();
     let js = async_nats::jetstream::new(client);
     let mut stream = js.get_stream(tengen_server::cluster::LOG_STREAM).await.unwrap();
@@ -179,13 +188,12 @@ async fn stream_events(nats: &str, table: &str) -> Vec<Value> {
         .await
         .unwrap();
     let mut messages = consumer.messages().await.unwrap();
-    let mut events = Vec::new();
+    let mut records = Vec::new();
     loop {
         let message = tokio::time::timeout(Duration::from_secs(5), messages.next()).await.unwrap().unwrap().unwrap();
-        let record: Value = serde_json::from_slice(&message.payload).unwrap();
-        events.extend(record["events"].as_array().into_iter().flatten().cloned());
+        records.push(serde_json::from_slice(&message.payload).unwrap());
         if message.info().unwrap().stream_sequence >= last {
-            return events;
+            return records;
         }
     }
 }
@@ -1015,4 +1023,53 @@ async fn a_record_another_writer_put_on_either_subject_fences_the_nodes_next_app
     let after = stream.get_last_raw_message_by_subject(&table_log).await.unwrap().sequence;
     assert!(after > ack.sequence, "the node writes after the foreign record");
     stop(vec![child], &dir);
+}
+
+/// The rows of a node's mirror of the hall's log (its SQLite), as (row, kind, body).
+fn mirrored_log(node_dir: &Path) -> Vec<(i64, String, String)> {
+    let path = node_dir.join("data").join("cluster-mirror").join("tengen.sqlite");
+    let conn = rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let mut rows = conn.prepare("SELECT seq, kind, body FROM log ORDER BY seq").unwrap();
+    rows.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quiet_readings_share_records_and_a_node_rebuilt_from_the_log_mirrors_every_one_on_the_same_row() {
+    let Some(nats) = NatsServer::start("cluster quiet") else { return };
+    let dir = temp_dir("cluster-quiet");
+    let (mut child, addr) = spawn_hall_node(&dir.join("first"), &nats.url, "n1", 3.0, &["a"]);
+    assert!(play_on(addr, "a", 1).await, "move 1 played");
+    // The board stays as it is: readings that change nothing.
+    for _ in 0..16 {
+        assert_eq!(post_png(addr, "a", &position(1)).await, 202);
+        tokio::time::sleep(Duration::from_millis(60)).await;
+    }
+    // None waits longer than 2 s.
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    let records = stream_records(&nats.url, "a").await;
+    let quiet: Vec<&Value> = records.iter().filter(|r| r["record"] == "quiet").collect();
+    let readings: usize = quiet.iter().map(|r| r["readings"].as_array().unwrap().len()).sum();
+    let first = mirrored_log(&dir.join("first"));
+    let observations = first.iter().filter(|(_, kind, _)| kind == "observation").count();
+    let batches = records.iter().filter(|r| r["record"] == "batch").count();
+    assert_eq!(readings + batches, observations, "every reading analysed is in the log once: {records:?}");
+    assert!(readings >= 8, "the frames were read: {readings} quiet readings");
+    assert!(quiet.len() * 3 <= readings, "{} quiet records for {readings} readings", quiet.len());
+    assert!(
+        records
+            .iter()
+            .filter(|r| r["record"] == "batch")
+            .all(|r| r["events"].as_array().is_some_and(|e| !e.is_empty())),
+        "a batch record carries events: {records:?}"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    // Rebuilt from the stream alone: the same rows, numbered the same (event ids depend on them).
+    let (second, addr) = spawn_hall_node(&dir.join("second"), &nats.url, "n1", 3.0, &["a"]);
+    assert!(wait_until(20, || async move { move_number(addr, "a").await == 1 }).await, "the table is taken again");
+    let last = first.last().unwrap().0;
+    let rebuilt: Vec<_> = mirrored_log(&dir.join("second")).into_iter().filter(|(row, ..)| *row <= last).collect();
+    assert_eq!(rebuilt, first);
+    stop(vec![second], &dir);
 }

@@ -7,30 +7,64 @@
 //! (another node wrote to the table's log) re-reads the stream into the mirror and gives the
 //! table up here, for the hall to take it again from the log when its lease is still this
 //! node's, instead of blocking it.
+//!
+//! Quiet readings: most of a table's log is readings that changed nothing (no event, no
+//! arbiter). Each would cost the hall's log a message, an acknowledgement and a stored record
+//! a frame; they wait instead, up to [`QUIET_HOLD`] or [`QUIET_MOST`] of them, and go as one
+//! `quiet` record, always before the table's next other record (the log's order is the
+//! referee's). A node that dies loses the readings waiting: frames that showed nothing new,
+//! fewer than its tables' move loses anyway (a lease's lifetime).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, context::PublishErrorKind};
 use tokio::sync::Notify;
 
 use super::{
-    first_row, log_subject, record_subject, Cluster, Cursor, LogRecord, EXPECTED_LAST_SEQUENCE_OF, ROWS_PER_RECORD,
+    log_subject, mirror_batches, record_subject, Cluster, Cursor, LogRecord, QuietReading, EXPECTED_LAST_SEQUENCE_OF,
+    ROWS_PER_RECORD,
 };
 use crate::json::StoredEvent;
 use crate::log::{encode_action, encode_observation, InputKind};
 use crate::store::{LogBatch, Store, StoreError};
 
-/// A batch waiting for the hall's log.
+/// The longest a quiet reading waits for others to share its record. A quiet board at 2 fps
+/// then costs the log one message in four frames. Chosen a priori: shorter than a lease's
+/// default lifetime (3 s), so a node's death loses fewer frames to the wait than to its tables'
+/// move; never longer than the lease's lifetime itself.
+const QUIET_HOLD: Duration = Duration::from_secs(2);
+
+/// The most quiet readings in one record (a camera faster than the usual 2 fps; a whole
+/// reading's text is about 1 KiB, a repeat 100 bytes, far below a record's payload limit).
+const QUIET_MOST: usize = 16;
+
+/// A table's quiet readings waiting to share one record.
+#[derive(Default)]
+pub(super) struct QuietReadings {
+    /// Each batch (an observation alone) and its observation's text in the log.
+    waiting: Vec<(LogBatch, String)>,
+    /// When the first of them came.
+    since: Option<Instant>,
+}
+
+/// Whether a batch is a quiet reading: an observation that produced no event, no arbiter's
+/// action with it.
+fn is_quiet(batch: &LogBatch) -> bool {
+    batch.observation.is_some() && batch.action.is_none() && batch.events.is_empty()
+}
+
+/// A record waiting for the hall's log.
 pub(super) struct Pending {
     /// The record's subject (whether it carries events).
     subject: String,
     payload: Vec<u8>,
     message_id: String,
-    /// What the mirror gets once the stream has stored it.
-    batch: LogBatch,
+    /// What the mirror gets once the stream has stored it (a quiet record's readings, or one
+    /// batch).
+    batches: Vec<LogBatch>,
 }
 
 impl Pending {
@@ -38,9 +72,9 @@ impl Pending {
     /// serves them from its SQLite once the record is logged).
     fn bytes(&self) -> u64 {
         let images: usize = self
-            .batch
-            .events
+            .batches
             .iter()
+            .flat_map(|batch| &batch.events)
             .filter_map(|(_, evidence)| evidence.as_ref())
             .map(|e| e.before.as_ref().map_or(0, Vec::len) + e.after.as_ref().map_or(0, Vec::len))
             .sum();
@@ -167,6 +201,7 @@ impl Cluster {
         record: &LogRecord,
     ) -> Result<u64, StoreError> {
         Self::fenced(table, cursor)?;
+        self.send_quiet(store, table, cursor).await?;
         if !cursor.outbox.is_empty() {
             return Err(self.unreachable(table, &format!("{} records wait to be logged first", cursor.outbox.len())));
         }
@@ -198,6 +233,9 @@ impl Cluster {
             )));
         }
         let table = batch.table.clone();
+        if is_quiet(&batch) {
+            return self.hold_quiet(store, batch).await.map(|()| Vec::new());
+        }
         let message_id = self.buffer.message_id();
         // The images go to the hall's object store first (bounded in time), named after the
         // record's message id: the record then says which are there, and why any are not.
@@ -205,6 +243,8 @@ impl Cluster {
         let cursor = self.cursor(&table);
         let mut cursor = cursor.lock().await;
         Self::fenced(&table, &cursor)?;
+        // The quiet readings before it go first: the log keeps the referee's order.
+        self.send_quiet(store, &table, &mut cursor).await?;
         let observation = batch.observation.as_ref().map(|o| encode_observation(o, batch.observation_repeats));
         let record = LogRecord::Batch {
             game: batch.game,
@@ -224,15 +264,30 @@ impl Cluster {
             // continues: a repeat there repeats this observation.
             let _ = cursor.decoder.decode(InputKind::Observation, text);
         }
+        self.send_or_keep(store, &table, &mut cursor, Pending { subject, payload, message_id, batches: vec![batch] })
+            .await
+    }
+
+    /// Sends a record now while NATS answers and nothing of the table waits, and mirrors it;
+    /// else keeps it, in order, for the sender (no events returned yet: they are stored,
+    /// mirrored and said on the bus when the stream has them).
+    async fn send_or_keep(
+        &self,
+        store: &Store,
+        table: &str,
+        cursor: &mut Cursor,
+        pending: Pending,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
         if cursor.outbox.is_empty() && self.connected() {
-            match self.send(&table, &subject, cursor.last_seq, &message_id, payload.clone()).await {
+            let Pending { subject, payload, message_id, .. } = &pending;
+            match self.send(table, subject, cursor.last_seq, message_id, payload.clone()).await {
                 Sent::Stored(seq) => {
                     cursor.last_seq = seq;
                     self.metrics.appends.fetch_add(1, Ordering::Relaxed);
-                    return store.append_numbered(batch, first_row(seq)?).await;
+                    return mirror_batches(store, seq, pending.batches).await;
                 }
                 Sent::WrongSequence(why) => {
-                    self.lost_to_another(store, &table, &mut cursor, &why).await;
+                    self.lost_to_another(store, table, cursor, &why).await;
                     return Err(StoreError::Cluster(why));
                 }
                 Sent::Refused(why) => return Err(StoreError::Cluster(why)),
@@ -241,8 +296,80 @@ impl Cluster {
                 Sent::Unreachable(why) => tracing::warn!(%table, %why, "append not acknowledged: kept for later"),
             }
         }
-        self.keep(&table, &mut cursor, Pending { subject, payload, message_id, batch });
+        self.keep(table, cursor, pending);
         Ok(Vec::new())
+    }
+
+    /// Keeps a quiet reading with the table's others; sends them together once the first has
+    /// waited [`QUIET_HOLD`] (or the lease's lifetime, when shorter) or [`QUIET_MOST`] wait.
+    async fn hold_quiet(&self, store: &Store, batch: LogBatch) -> Result<(), StoreError> {
+        let table = batch.table.clone();
+        let cursor = self.cursor(&table);
+        let mut cursor = cursor.lock().await;
+        Self::fenced(&table, &cursor)?;
+        let Some(observation) = &batch.observation else { return Ok(()) };
+        let text = encode_observation(observation, batch.observation_repeats);
+        // As for any logged observation: the decoder follows what the log will hold.
+        let _ = cursor.decoder.decode(InputKind::Observation, &text);
+        cursor.quiet.waiting.push((batch, text));
+        let since = *cursor.quiet.since.get_or_insert_with(Instant::now);
+        if cursor.quiet.waiting.len() >= QUIET_MOST || since.elapsed() >= self.quiet_hold() {
+            self.send_quiet(store, &table, &mut cursor).await?;
+        }
+        Ok(())
+    }
+
+    fn quiet_hold(&self) -> Duration {
+        QUIET_HOLD.min(self.lease_ttl())
+    }
+
+    /// Sends the table's waiting quiet readings as one record (kept, like any record, while
+    /// NATS is away).
+    pub(super) async fn send_quiet(&self, store: &Store, table: &str, cursor: &mut Cursor) -> Result<(), StoreError> {
+        let waiting = std::mem::take(&mut cursor.quiet.waiting);
+        cursor.quiet.since = None;
+        if waiting.is_empty() {
+            return Ok(());
+        }
+        let readings = waiting
+            .iter()
+            .map(|(batch, text)| QuietReading { game: batch.game, at_ms: batch.at_ms, observation: text.clone() })
+            .collect();
+        let record = LogRecord::Quiet { readings };
+        let payload = serde_json::to_vec(&record).map_err(|e| StoreError::Cluster(e.to_string()))?;
+        let pending = Pending {
+            subject: record_subject(table, &record),
+            payload,
+            message_id: self.buffer.message_id(),
+            batches: waiting.into_iter().map(|(batch, _)| batch).collect(),
+        };
+        self.send_or_keep(store, table, cursor, pending).await.map(drop)
+    }
+
+    /// Sends every table's quiet readings that have waited long enough (the sender's round).
+    async fn send_quiet_due(&self, store: &Store) {
+        let cursors: Vec<(String, Arc<tokio::sync::Mutex<Cursor>>)> = match self.cursors.lock() {
+            Ok(cursors) => cursors.iter().map(|(table, cursor)| (table.clone(), Arc::clone(cursor))).collect(),
+            Err(_) => return,
+        };
+        for (table, cursor) in cursors {
+            // A table appending now sends its own.
+            let Ok(mut cursor) = cursor.try_lock() else { continue };
+            if cursor.quiet.since.is_some_and(|since| since.elapsed() >= self.quiet_hold()) {
+                if let Err(err) = self.send_quiet(store, &table, &mut cursor).await {
+                    tracing::warn!(%table, %err, "quiet readings not logged");
+                }
+            }
+        }
+    }
+
+    /// Sends a table's waiting quiet readings now (its pipeline stopped here).
+    pub async fn send_quiet_of(&self, store: &Store, table: &str) {
+        let cursor = self.cursor(table);
+        let mut cursor = cursor.lock().await;
+        if let Err(err) = self.send_quiet(store, table, &mut cursor).await {
+            tracing::warn!(%table, %err, "quiet readings not logged");
+        }
     }
 
     fn keep(&self, table: &str, cursor: &mut Cursor, pending: Pending) {
@@ -291,6 +418,7 @@ impl Cluster {
         tokio::spawn(async move {
             loop {
                 let _ = tokio::time::timeout(Duration::from_millis(250), cluster.buffer.wanted.notified()).await;
+                cluster.send_quiet_due(&store).await;
                 if !cluster.connected() {
                     continue;
                 }
@@ -315,11 +443,7 @@ impl Cluster {
                     cursor.last_seq = seq;
                     self.metrics.appends.fetch_add(1, Ordering::Relaxed);
                     sent += 1;
-                    let mirrored = match first_row(seq) {
-                        Ok(first) => store.append_numbered(pending.batch, first).await.map(drop),
-                        Err(err) => Err(err),
-                    };
-                    if let Err(err) = mirrored {
+                    if let Err(err) = mirror_batches(store, seq, pending.batches).await {
                         tracing::error!(%table, seq, %err, "a kept record is in the hall's log but not in this node's mirror");
                     }
                 }
@@ -354,6 +478,8 @@ impl Cluster {
             tracing::error!(%table, %err, "cannot re-read the table's log after a refused append");
         }
         cursor.fenced = true;
+        // Quiet readings waiting cannot follow the other node's records either.
+        cursor.quiet = QuietReadings::default();
         let dropped: Vec<Pending> = cursor.outbox.drain(..).collect();
         for pending in &dropped {
             self.kept_no_more(table, pending);
@@ -387,7 +513,7 @@ mod tests {
             subject: "tengen.log.t1.events".into(),
             payload: vec![b'x'; 100],
             message_id: "n1-1".into(),
-            batch: LogBatch {
+            batches: vec![LogBatch {
                 table: "t1".into(),
                 game: 1,
                 at_ms: 0,
@@ -395,7 +521,7 @@ mod tests {
                 observation_repeats: false,
                 action: None,
                 events: vec![(event.clone(), Some(images)), (event, None)],
-            },
+            }],
         };
         assert_eq!(pending.bytes(), 5100);
     }
