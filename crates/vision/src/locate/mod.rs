@@ -29,6 +29,7 @@ use thiserror::Error;
 use crate::work::{WorkLimit, WorkMeter, WorkStopped};
 use crate::{GridGeometry, LensDistortion};
 use refine::Working;
+use tengen_rules::BOARD_LINES;
 
 pub use given::{refine_corners, refine_given, GivenCorners, Refinement};
 
@@ -152,7 +153,7 @@ pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located,
         return refine_corners(gray, corners, options.lens).map(|given| given.located);
     }
     let meter = WorkMeter::new(&options.work);
-    match search(gray, options, base_lens, &meter, true) {
+    match search_centred(gray, options, base_lens, &meter) {
         Ok(mut found) => {
             found.quality.work_steps = meter.spent();
             Ok(found)
@@ -160,6 +161,85 @@ pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located,
         // A search cut short says so, whatever the stage that noticed: the frame was not judged.
         Err(err) => Err(meter.check().err().map_or(err, LocateError::Stopped)),
     }
+}
+
+/// The search, then, when the board found does not cover the frame's centre, once more with it
+/// blanked out: a camera set up for a board centres it, so a board that covers the centre is
+/// the one to read, not its neighbour in the hall's row (a priori: a person setting up a camera
+/// for a board points it at that board). The first board stands unless the second covers the
+/// centre.
+fn search_centred(
+    gray: &GrayImage,
+    options: &LocateOptions,
+    base_lens: LensDistortion,
+    meter: &WorkMeter,
+) -> Result<Located, LocateError> {
+    let first = search(gray, options, base_lens, meter, true)?;
+    let centre = [f64::from(gray.width()) / 2.0, f64::from(gray.height()) / 2.0];
+    if covers(&first.geometry, 0.0, centre) {
+        return Ok(first);
+    }
+    meter.charge(u64::from(gray.width()) * u64::from(gray.height()));
+    let blanked = blank_board(gray, &first.geometry);
+    match search(&blanked, options, base_lens, meter, true) {
+        Ok(second) if covers(&second.geometry, 0.0, centre) => Ok(second),
+        _ => Ok(first),
+    }
+}
+
+/// Whether the grid, grown by `beyond` cells on every side, covers the pixel.
+fn covers(geometry: &GridGeometry, beyond: f64, pixel: [f64; 2]) -> bool {
+    inside_quad(&grown_outline(geometry, beyond), pixel)
+}
+
+/// Whether the pixel lies inside the convex quadrilateral (either winding).
+fn inside_quad(quad: &[[f64; 2]; 4], pixel: [f64; 2]) -> bool {
+    let side = |i: usize| {
+        let (a, b) = (quad[i], quad[(i + 1) % 4]);
+        (b[0] - a[0]) * (pixel[1] - a[1]) - (b[1] - a[1]) * (pixel[0] - a[0])
+    };
+    (0..4).all(|i| side(i) >= 0.0) || (0..4).all(|i| side(i) <= 0.0)
+}
+
+/// The grid's outline `beyond` cells outside its outer lines, as seen.
+fn grown_outline(geometry: &GridGeometry, beyond: f64) -> [[f64; 2]; 4] {
+    let (lo, hi) = (-beyond, (BOARD_LINES - 1) as f64 + beyond);
+    [geometry.project(lo, lo), geometry.project(hi, lo), geometry.project(hi, hi), geometry.project(lo, hi)]
+}
+
+/// Cells beyond the outer lines blanked with a found board (a priori: its outer lines and the
+/// stones on them, whose rims reach half a cell out, leave nothing for the next search).
+const BLANK_BEYOND_CELLS: f64 = 1.0;
+
+/// The frame with a found board blanked out: every pixel within [`BLANK_BEYOND_CELLS`] of its
+/// grid set to the blanked area's mean, so no line or stone of it is left to find.
+fn blank_board(gray: &GrayImage, geometry: &GridGeometry) -> GrayImage {
+    let quad = grown_outline(geometry, BLANK_BEYOND_CELLS);
+    let (w, h) = (gray.width(), gray.height());
+    let clamp = |v: f64, max: u32| (v.max(0.0) as u32).min(max);
+    let x0 = clamp(quad.iter().map(|p| p[0]).fold(f64::INFINITY, f64::min).floor(), w);
+    let x1 = clamp(quad.iter().map(|p| p[0]).fold(f64::NEG_INFINITY, f64::max).ceil() + 1.0, w);
+    let y0 = clamp(quad.iter().map(|p| p[1]).fold(f64::INFINITY, f64::min).floor(), h);
+    let y1 = clamp(quad.iter().map(|p| p[1]).fold(f64::NEG_INFINITY, f64::max).ceil() + 1.0, h);
+    let inside = |x: u32, y: u32| inside_quad(&quad, [f64::from(x), f64::from(y)]);
+    let (mut sum, mut count) = (0u64, 0u64);
+    for y in y0..y1 {
+        for x in (x0..x1).filter(|&x| inside(x, y)) {
+            sum += u64::from(gray.get_pixel(x, y)[0]);
+            count += 1;
+        }
+    }
+    let mut out = gray.clone();
+    if count == 0 {
+        return out;
+    }
+    let mean = image::Luma([(sum / count) as u8]);
+    for y in y0..y1 {
+        for x in (x0..x1).filter(|&x| inside(x, y)) {
+            out.put_pixel(x, y, mean);
+        }
+    }
+    out
 }
 
 fn search(
@@ -570,4 +650,29 @@ pub(crate) fn board_on_a_dark_table(margin: f64) -> (GrayImage, GridGeometry) {
     });
     let h = [[cell, 0.0, origin], [0.0, cell, origin], [0.0, 0.0, 1.0]];
     (img, GridGeometry { homography: h, lens: LensDistortion::none(600, 580) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_blanked_board_leaves_a_flat_patch_and_the_rest_as_it_was() {
+        let (img, grid) = board_on_a_dark_table(0.8);
+        let blanked = blank_board(&img, &grid);
+        let quad = grown_outline(&grid, BLANK_BEYOND_CELLS);
+        let mut inside = std::collections::BTreeSet::new();
+        for (x, y, p) in blanked.enumerate_pixels() {
+            if inside_quad(&quad, [f64::from(x), f64::from(y)]) {
+                inside.insert(p[0]);
+            } else {
+                assert_eq!(p, img.get_pixel(x, y), "({x}, {y}) outside the board changed");
+            }
+        }
+        assert_eq!(inside.len(), 1, "the board's area is one flat grey: {inside:?}");
+        // The board's centre is covered; a point two cells beyond its outer line is not.
+        assert!(covers(&grid, 0.0, grid.project(9.0, 9.0)));
+        assert!(!covers(&grid, 0.0, grid.project(20.0, 9.0)));
+        assert!(covers(&grid, 3.0, grid.project(20.0, 9.0)));
+    }
 }
