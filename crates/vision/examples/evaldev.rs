@@ -230,7 +230,14 @@ fn main() -> Result<(), Box<dyn Error>> {
             println!("   occluded points {:?}", details.reading.occluded_points);
             // Which rule fired: the cell-centre test alone (the rest is the covered-point and
             // edge-crossing tests).
-            let cells = tengen_vision::stages::detect_occlusion(&details.colour, &config.occlusion);
+            let stones: Vec<[bool; 19]> = details
+                .posteriors
+                .iter()
+                .map(|row| std::array::from_fn(|c| row[c][1].max(row[c][2]) > row[c][0]))
+                .collect();
+            let camera = tengen_vision::stages::CameraFoot::estimate(&located.geometry);
+            let under = tengen_vision::stages::cells_under_stones(camera.as_ref(), &stones);
+            let cells = tengen_vision::stages::detect_occlusion(&details.colour, &under, &config.occlusion);
             let core: Vec<(usize, usize)> =
                 (0..20 * 20).filter(|&k| cells.cells[k]).map(|k| (k % 20, k / 20)).collect();
             println!("   cell-centre rule: occluded {} cells {:?}", cells.occluded, core);

@@ -6,7 +6,7 @@ use tengen_rules::Stone;
 
 use tengen_synth::{render, Position, Scene};
 use tengen_vision::stages::classify;
-use tengen_vision::stages::{detect_occlusion, OcclusionConfig};
+use tengen_vision::stages::{cells_under_stones, detect_occlusion, OcclusionConfig};
 use tengen_vision::stages::{measure_points, BoardColour};
 use tengen_vision::stages::{CameraFoot, RectifiedBoard};
 use tengen_vision::{GridGeometry, LensDistortion};
@@ -73,7 +73,10 @@ fn main() {
         let t3 = Instant::now();
         let cls = classify(&feats, &tengen_vision::ReaderModel::embedded().classes, 1.0);
         let t4 = Instant::now();
-        let mask = detect_occlusion(&colour, &OcclusionConfig::default());
+        let stones: Vec<[bool; 19]> =
+            cls.posteriors.iter().map(|row| std::array::from_fn(|c| row[c][1].max(row[c][2]) > row[c][0])).collect();
+        let under = cells_under_stones(cam.as_ref(), &stones);
+        let mask = detect_occlusion(&colour, &under, &OcclusionConfig::default());
         let t5 = Instant::now();
         println!(
             "rectify {:?} colour {:?} features {:?} classify {:?} occlusion {:?} (px/cell {:.1}) {}",

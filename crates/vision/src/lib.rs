@@ -42,7 +42,7 @@ pub mod fit {
 pub mod stages {
     pub use crate::classify::classify;
     pub use crate::features::{measure_points, BoardColour};
-    pub use crate::occlusion::{detect as detect_occlusion, OcclusionConfig};
+    pub use crate::occlusion::{cells_under_stones, detect as detect_occlusion, OcclusionConfig};
     pub use crate::reading::debug_features;
     pub use crate::rectify::{CameraFoot, RectifiedBoard};
 }

@@ -130,8 +130,47 @@ pub fn is_glare_luma(l: f32, colour: &BoardColour) -> bool {
     l >= GLARE_LUMA && l >= GLARE_GAIN * luma(colour.global)
 }
 
-/// Finds occluders from the cell-centre colours of a frame.
-pub fn detect(colour: &BoardColour, config: &OcclusionConfig) -> OcclusionMask {
+/// How far a stone may lie off its point, in grid spacings (1–2 mm on a 22 mm spacing).
+const STONE_PLACEMENT: f64 = 0.1;
+
+/// Cells whose centre a stone on one of the cell's four corner points can cover in the image
+/// (index `j * CELLS + i`): the stone's disc (radius 0.48 spacing, plus 0.1 for a stone lying
+/// off its point) swept from its base to its top as the camera sees it. On an overhead or typical view a cell centre, 0.71 spacing from
+/// each corner, stays clear; on a steep view (50–60° from vertical) the tops of the stones
+/// nearer the camera lean over the cell centres behind them — a white stone's top there hides
+/// the lines with a colour unlike the board, as a hand does. `stones` is `[row][col]`, the
+/// points read as stones.
+pub fn cells_under_stones(camera: Option<&CameraFoot>, stones: &[[bool; BOARD_LINES]]) -> Vec<bool> {
+    let mut out = vec![false; CELLS * CELLS];
+    let Some(camera) = camera else { return out };
+    for (k, o) in out.iter_mut().enumerate() {
+        let (i, j) = (k % CELLS, k / CELLS);
+        let centre = [i as f64 - 0.5, j as f64 - 0.5];
+        *o = (j.saturating_sub(1)..=j.min(BOARD_LINES - 1)).any(|row| {
+            (i.saturating_sub(1)..=i.min(BOARD_LINES - 1)).any(|col| {
+                stones.get(row).is_some_and(|r| r[col]) && {
+                    let base = [col as f64, row as f64];
+                    segment_distance(centre, base, camera.raised(base, STONE_THICKNESS))
+                        < STONE_RADIUS + STONE_PLACEMENT
+                }
+            })
+        });
+    }
+    out
+}
+
+/// Distance from `q` to the segment a–b (board coordinates).
+fn segment_distance(q: [f64; 2], a: [f64; 2], b: [f64; 2]) -> f64 {
+    let ab = [b[0] - a[0], b[1] - a[1]];
+    let len2 = ab[0] * ab[0] + ab[1] * ab[1];
+    let t = if len2 > 1e-12 { (((q[0] - a[0]) * ab[0] + (q[1] - a[1]) * ab[1]) / len2).clamp(0.0, 1.0) } else { 0.0 };
+    let p = [a[0] + t * ab[0], a[1] + t * ab[1]];
+    ((q[0] - p[0]).powi(2) + (q[1] - p[1]).powi(2)).sqrt()
+}
+
+/// Finds occluders from the cell-centre colours of a frame. Cells marked in `under_stones`
+/// (see [`cells_under_stones`]; empty: none) are not evidence: a stone may cover them.
+pub fn detect(colour: &BoardColour, under_stones: &[bool], config: &OcclusionConfig) -> OcclusionMask {
     // Foreign: unlike the board in colour, with the grid lines around it hidden. Glare and
     // shadows change the colour but leave the lines; cells outside the frame are not evidence.
     // A blown-out reflection has a fringe: the cells around its core, still brighter than the
@@ -161,6 +200,7 @@ pub fn detect(colour: &BoardColour, config: &OcclusionConfig) -> OcclusionMask {
             // off); they are not evidence of a hand by themselves.
             let inner = i > 0 && j > 0 && i < CELLS - 1 && j < CELLS - 1;
             inner
+                && !under_stones.get(k).copied().unwrap_or(false)
                 && d.is_finite()
                 && d > config.foreign_distance
                 && lattice_hidden(lattice, config.min_lattice)
@@ -457,10 +497,35 @@ mod tests {
         let core = [227.0, 226.0, 220.0];
         let patch =
             [((4, 6), core), ((3, 5), fringe), ((4, 5), fringe), ((5, 5), fringe), ((3, 6), fringe), ((5, 6), fringe)];
-        assert!(!detect(&cells_with(&patch), &OcclusionConfig::default()).occluded);
+        assert!(!detect(&cells_with(&patch), &[], &OcclusionConfig::default()).occluded);
         // The same pale patch without a blown-out core is something lying on the board.
         let patch: Vec<_> = patch.iter().map(|&(k, _)| (k, fringe)).collect();
-        assert!(detect(&cells_with(&patch), &OcclusionConfig::default()).occluded);
+        assert!(detect(&cells_with(&patch), &[], &OcclusionConfig::default()).occluded);
+    }
+
+    #[test]
+    fn stone_tops_lean_over_cell_centres_only_on_a_steep_view() {
+        // A board 18 spacings wide seen from a camera whose foot lies `foot_distance` spacings
+        // below the board's centre at height 40: the steeper the view, the farther its foot.
+        let stones = {
+            let mut s = vec![[false; BOARD_LINES]; BOARD_LINES];
+            s[5][9] = true;
+            s
+        };
+        let under = |foot_row: f64| {
+            let camera = CameraFoot { foot: [9.0, foot_row], height: 40.0 };
+            let cells = cells_under_stones(Some(&camera), &stones);
+            (0..CELLS * CELLS).filter(|&k| cells[k]).map(|k| (k % CELLS, k / CELLS)).collect::<Vec<_>>()
+        };
+        // Overhead (foot under the board's centre): the stone at (9, 5) stays on its point.
+        assert!(under(9.0).is_empty());
+        // About 20° from vertical: still clear.
+        assert!(under(9.0 + 40.0 * 0.36).is_empty());
+        // About 55°: the top leans away from the camera (towards row 0) over the two cells
+        // behind the point, between rows 4 and 5.
+        assert_eq!(under(9.0 + 40.0 * 1.43), vec![(9, 5), (10, 5)]);
+        // Without a camera pose nothing is left out.
+        assert!(cells_under_stones(None, &stones).iter().all(|c| !c));
     }
 
     #[test]

@@ -11,7 +11,9 @@ use tengen_rules::{PointState, BOARD_LINES};
 use crate::classify::{classify, StoneClass};
 use crate::features::{measure_points, median, BoardColour, PointFeatures, CELLS};
 use crate::geometry::GridGeometry;
-use crate::occlusion::{detect, edges_crossed_by_skin, is_glare_luma, OcclusionConfig, CLIPPED_LUMA};
+use crate::occlusion::{
+    cells_under_stones, detect, edges_crossed_by_skin, is_glare_luma, OcclusionConfig, CLIPPED_LUMA,
+};
 use crate::occlusion_model::{OcclusionEvidence, OcclusionModel};
 use crate::reader_model::ReaderModel;
 use crate::rectify::{CameraFoot, RectifiedBoard};
@@ -128,7 +130,23 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     let features = measure_points(&board, &colour, camera.as_ref(), config.stone_height);
     let classified = classify(&features, &config.model.classes, 1.0);
     let posteriors = classified.posteriors;
-    let mut mask = detect(&colour, &config.occlusion);
+    // On a steep view the tops of stones lean over the cell centres behind them; those cells
+    // are no evidence by themselves that a hand is there (the patch the model judges leaves
+    // them out). But a sleeve's points read as stones too: the whole patch, those cells
+    // included, still marks where a hand lies — when the model takes it for one and another
+    // test finds a hand, or when the patch without them is one.
+    let stones: Vec<[bool; BOARD_LINES]> = posteriors
+        .iter()
+        .map(|row| {
+            let mut s = [false; BOARD_LINES];
+            for (o, p) in s.iter_mut().zip(row) {
+                *o = p[1].max(p[2]) > p[0];
+            }
+            s
+        })
+        .collect();
+    let under_stones = cells_under_stones(camera.as_ref(), &stones);
+    let mut mask = detect(&colour, &under_stones, &config.occlusion);
     let foreign_cells = if mask.occluded { mask.cells.iter().filter(|c| **c).count() } else { 0 };
     let covered = board_coloured_without_lines(&features, &posteriors, &colour, &config.occlusion);
     // Fingers or an arm reaching over the board edge read like white stones on the edge points.
@@ -164,10 +182,23 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     // The cell-centre test's patch is a hand only if the model says so (or, without a model,
     // by the hand-set test alone); a patch that is not one leaves its points to the reader.
     let cells_fired = mask.occluded;
-    let cells_hand = cells_fired && config.occlusion_model.as_ref().is_none_or(|model| model.patch_is_hand(&evidence));
+    let judged = |e: &OcclusionEvidence| config.occlusion_model.as_ref().is_none_or(|model| model.patch_is_hand(e));
+    let cells_hand = cells_fired && judged(&evidence);
+    let whole = under_stones.iter().any(|u| *u).then(|| detect(&colour, &[], &config.occlusion)).filter(|whole| {
+        whole.occluded
+            && judged(&OcclusionEvidence {
+                foreign_cells: whole.cells.iter().filter(|c| **c).count(),
+                largest_patch: whole.largest_patch,
+                patch_distance: whole.patch_distance,
+                patch_at_edge: whole.patch_at_edge,
+                ..evidence
+            })
+    });
     if !cells_hand {
         mask.occluded = false;
         mask.points = [[false; BOARD_LINES]; BOARD_LINES];
+    } else if let Some(whole) = &whole {
+        mask = whole.clone();
     }
     let groups = covered_groups(&covered, &config.occlusion);
     let crossing_fired = crossed.len() >= config.occlusion.min_crossed_points;
@@ -190,11 +221,20 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
         }
     }
     evidence.other_tests_fired = covered_hand || crossing_fired;
+    let whole_used = !cells_hand && evidence.other_tests_fired && whole.is_some();
+    if let Some(whole) = whole.as_ref().filter(|_| whole_used) {
+        mask.occluded = true;
+        for (mask_row, whole_row) in mask.points.iter_mut().zip(&whole.points) {
+            for (m, &w) in mask_row.iter_mut().zip(whole_row) {
+                *m |= w;
+            }
+        }
+    }
     evidence.rules_fired = cells_fired || groups.joined > 0 || crossing_fired;
     if mask.occluded {
         // A hand the cell-centre test found may spread over the board (its shadow, the sleeve's
         // edge); a group of covered points alone is fingers, which reach as far as a crossing's.
-        let reach = if cells_hand { usize::MAX } else { config.occlusion.crossing_reach };
+        let reach = if cells_hand || whole_used { usize::MAX } else { config.occlusion.crossing_reach };
         grow_occlusion(&mut mask.points, &posteriors, &classified.misfit, &config.occlusion, reach);
     }
     if !crossed.is_empty() {
