@@ -351,6 +351,7 @@ fn search(
     }
     // Last, for a board small in a large frame: each region of the working image whose lines
     // form a lattice, cut out of the full-resolution frame and searched on its own.
+    let found_by_looks = best.is_some();
     if best.is_none() && zoom && meter.check().is_ok() {
         match zoomed(gray, options, base_lens, &fine, &fine_pixels, meter) {
             Ok(located) => best = Some(located),
@@ -362,7 +363,69 @@ fn search(
             }
         }
     }
+    // A board found on a downscaled frame that fits a cut searched at a finer scale is searched
+    // again there ("large photos are searched downscaled and refined at full size"): its lines
+    // and the crossings beyond them, which choose its extent, are twice as many pixels apart.
+    if let (Some(found), true) = (&best, zoom && found_by_looks && fine_factor >= 2) {
+        if let Some(finer) = at_full_size(gray, options, base_lens, fine_factor, &found.geometry, meter) {
+            best = Some(finer);
+        }
+    }
     best.ok_or(last_error)
+}
+
+/// Cells beyond a found board's outer lines cut out to search it again at a finer scale
+/// (a priori: a board's margin, up to about 2.5 cells, and a grid found a line or two off).
+const FULL_SIZE_BEYOND_CELLS: f64 = 3.0;
+
+/// The board searched again in a cut around `geometry`, when that cut is searched at a finer
+/// working scale than the frame; `None` when it is not, or when the cut's search finds no board
+/// that stays a cell inside the cut's inner sides (the first grid then stands).
+fn at_full_size(
+    gray: &GrayImage,
+    options: &LocateOptions,
+    base_lens: LensDistortion,
+    fine_factor: usize,
+    geometry: &GridGeometry,
+    meter: &WorkMeter,
+) -> Option<Located> {
+    let quad = grown_outline(geometry, FULL_SIZE_BEYOND_CELLS);
+    let (w, h) = (f64::from(gray.width()), f64::from(gray.height()));
+    let x0 = quad.iter().map(|p| p[0]).fold(f64::INFINITY, f64::min).max(0.0).floor();
+    let y0 = quad.iter().map(|p| p[1]).fold(f64::INFINITY, f64::min).max(0.0).floor();
+    let x1 = quad.iter().map(|p| p[0]).fold(f64::NEG_INFINITY, f64::max).min(w).ceil();
+    let y1 = quad.iter().map(|p| p[1]).fold(f64::NEG_INFINITY, f64::max).min(h).ceil();
+    if !(x1 - x0 >= 64.0 && y1 - y0 >= 64.0) {
+        return None;
+    }
+    let cut = zoom::Cut {
+        x0: x0 as u32,
+        y0: y0 as u32,
+        width: (x1 - x0) as u32,
+        height: (y1 - y0) as u32,
+        on_frame_border: [x0 <= 0.0, y0 <= 0.0, x1 >= w, y1 >= h],
+    };
+    // Only a board small in its frame, as for the zoom: a larger one is read without it.
+    let corners = geometry.corners();
+    let extent = |axis: usize| {
+        let (lo, hi) =
+            corners.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p[axis]), hi.max(p[axis])));
+        hi - lo
+    };
+    let small = extent(0).max(extent(1)) <= zoom::MAX_REGION_FRACTION * w.min(h);
+    if !small || working_factor(cut.width, cut.height) >= fine_factor || meter.check().is_err() {
+        return None;
+    }
+    meter.charge(u64::from(cut.width) * u64::from(cut.height));
+    let shift = |l: LensDistortion| LensDistortion { centre: [l.centre[0] - x0, l.centre[1] - y0], ..l };
+    let sub = image::imageops::crop_imm(gray, cut.x0, cut.y0, cut.width, cut.height).to_image();
+    let sub_options = LocateOptions { corners: None, lens: options.lens.map(shift), work: options.work.clone() };
+    let mut found = search(&sub, &sub_options, shift(base_lens), meter, false).ok()?;
+    if zoom::reaches_inner_border(&cut, &found.geometry).is_some() {
+        return None;
+    }
+    found.geometry = found.geometry.translated([x0, y0]);
+    Some(found)
 }
 
 /// The zoom ([`zoom`]): the cut around the frame's one region of crossing lines, searched on

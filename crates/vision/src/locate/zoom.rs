@@ -34,7 +34,7 @@ const EXTENT_QUANTILE: f64 = 0.05;
 /// Longest region, as a fraction of the frame's shorter side (a priori: the zoom is for a board
 /// small in its frame; a board spanning half the shorter side of a working image of up to 1000
 /// px has cells of 14 working px or more, which the search reads without it).
-const MAX_REGION_FRACTION: f64 = 0.5;
+pub(crate) const MAX_REGION_FRACTION: f64 = 0.5;
 /// Room around a region on each side, as a fraction of its size (a priori: the board's margin,
 /// up to about 2.5 cells of 18, and outer lines hidden under stones at the region's edge).
 const CUT_MARGIN: f64 = 0.3;
