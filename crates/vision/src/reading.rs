@@ -8,7 +8,7 @@ use image::{Rgb, RgbImage};
 use serde::{Deserialize, Serialize};
 use tengen_rules::{PointState, BOARD_LINES};
 
-use crate::classify::{classify, StoneClass};
+use crate::classify::{classify, Posteriors, StoneClass};
 use crate::features::{measure_points, median, BoardColour, PointFeatures, CELLS};
 use crate::geometry::GridGeometry;
 use crate::occlusion::{
@@ -117,6 +117,20 @@ pub struct ReadingDetails {
     pub occlusion: OcclusionEvidence,
 }
 
+/// The points whose class posteriors (empty, black, white) satisfy `is`, row by row.
+fn points_where(posteriors: &Posteriors, is: impl Fn(&[f64; 3]) -> bool) -> Vec<[bool; BOARD_LINES]> {
+    posteriors
+        .iter()
+        .map(|row| {
+            let mut out = [false; BOARD_LINES];
+            for (o, p) in out.iter_mut().zip(row) {
+                *o = is(p);
+            }
+            out
+        })
+        .collect()
+}
+
 /// Reads all points of a frame whose grid lies at `geometry`.
 pub fn read_board(image: &RgbImage, geometry: &GridGeometry, config: &ReaderConfig) -> BoardReading {
     read_board_detailed(image, geometry, config).reading
@@ -135,31 +149,13 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     // them out). But a sleeve's points read as stones too: the whole patch, those cells
     // included, still marks where a hand lies — when the model takes it for one and another
     // test finds a hand, or when the patch without them is one.
-    let stones: Vec<[bool; BOARD_LINES]> = posteriors
-        .iter()
-        .map(|row| {
-            let mut s = [false; BOARD_LINES];
-            for (o, p) in s.iter_mut().zip(row) {
-                *o = p[1].max(p[2]) > p[0];
-            }
-            s
-        })
-        .collect();
+    let stones = points_where(&posteriors, |p| p[1].max(p[2]) > p[0]);
     let under_stones = cells_under_stones(camera.as_ref(), &stones);
     let mut mask = detect(&colour, &under_stones, &config.occlusion);
     let foreign_cells = if mask.occluded { mask.cells.iter().filter(|c| **c).count() } else { 0 };
     let covered = board_coloured_without_lines(&features, &posteriors, &colour, &config.occlusion);
     // Fingers or an arm reaching over the board edge read like white stones on the edge points.
-    let white: Vec<[bool; BOARD_LINES]> = posteriors
-        .iter()
-        .map(|row| {
-            let mut w = [false; BOARD_LINES];
-            for (o, p) in w.iter_mut().zip(row) {
-                *o = p[2] > p[0] && p[2] > p[1];
-            }
-            w
-        })
-        .collect();
+    let white = points_where(&posteriors, |p| p[2] > p[0] && p[2] > p[1]);
     let crossed = edges_crossed_by_skin(
         image,
         geometry,
