@@ -25,6 +25,11 @@ pub struct StabiliserConfig {
     pub min_confidence: f32,
     /// A point unreadable this long without a hand is reported (a stone between points?).
     pub unclear_notice_seconds: f64,
+    /// A new board waits up to this long while some point is contested — no value has enough
+    /// frames yet, but a new value has at least as many as the kept one (a capture lifted while
+    /// the capturing stone's reading still settles). Without the wait the board would be
+    /// accepted half-changed and a capture reported as a stone removed.
+    pub contested_wait_seconds: f64,
 }
 
 impl Default for StabiliserConfig {
@@ -35,6 +40,7 @@ impl Default for StabiliserConfig {
             min_seconds: 1.0,
             min_confidence: 0.5,
             unclear_notice_seconds: 5.0,
+            contested_wait_seconds: 1.0,
         }
     }
 }
@@ -79,6 +85,8 @@ pub struct Stabiliser {
     unclear_since: Vec<Option<(f64, bool)>>,
     /// Report the first full window even if it equals the initial board (start adoption).
     report_next: bool,
+    /// Since when a changed board has been held back by a contested point.
+    contested_since: Option<f64>,
 }
 
 /// Debug wrapper so the window can derive Debug without printing 361 cells per frame.
@@ -99,6 +107,7 @@ impl Stabiliser {
             window: VecDeque::new(),
             unclear_since: vec![None; BOARD_POINTS],
             report_next: false,
+            contested_since: None,
         }
     }
 
@@ -117,6 +126,7 @@ impl Stabiliser {
     /// needs a full window of fresh frames.
     pub fn reset_window(&mut self) {
         self.window.clear();
+        self.contested_since = None;
     }
 
     /// Feeds one frame.
@@ -124,7 +134,7 @@ impl Stabiliser {
         let mut out = StabiliserOutput::default();
         if obs.occluded {
             // Never infer anything from a frame with a hand in it: start the window again.
-            self.window.clear();
+            self.reset_window();
             return out;
         }
         let mut cells = Vec::with_capacity(BOARD_POINTS);
@@ -174,6 +184,7 @@ impl Stabiliser {
         let needed = len.saturating_sub(self.config.flicker_tolerance.max(len / 4)).max(len / 2 + 1);
         let mut grid = self.stable.clone();
         let mut confidence = vec![1.0f32; BOARD_POINTS];
+        let mut contested = false;
         for p in Point::all() {
             let i = p.index();
             // Count each value among the frames that read this point.
@@ -185,14 +196,27 @@ impl Stabiliser {
                     tally[k].1 += c;
                 }
             }
+            let kept = stone_slot(self.stable.get(p));
             if let Some((k, (n, sum))) = tally.iter().enumerate().max_by_key(|(_, (n, _))| *n) {
                 if *n >= needed {
                     grid.set(p, slot_stone(k));
                     confidence[i] = sum / *n as f32;
+                } else if *n > 0 && k != kept && *n >= tally[kept].0 {
+                    contested = true;
                 }
             }
         }
-        if grid != self.stable || self.report_next {
+        let changed = grid != self.stable || self.report_next;
+        if changed && contested {
+            // Hold the board back while the contested point may still settle, but not for ever:
+            // a point that never settles (a stone between points) must not freeze the game.
+            let since = *self.contested_since.get_or_insert(last.t);
+            if last.t - since < self.config.contested_wait_seconds {
+                return out;
+            }
+        }
+        self.contested_since = None;
+        if changed {
             self.report_next = false;
             self.stable = grid.clone();
             out.changed = Some(StableBoard { grid, confidence, t: last.t, frame_ref: last.frame_ref });
@@ -252,6 +276,50 @@ mod tests {
             assert!(s.push(&obs(1.0 + f64::from(k), &[(3, 3, '?')], false)).changed.is_none());
         }
         assert_eq!(s.stable().get(Point::new(3, 3)), Stone::Of(Color::Black));
+    }
+
+    #[test]
+    fn a_capture_is_not_accepted_half_done_while_the_capturing_stone_still_settles() {
+        // Black A19 (0,0) is captured by White B19 (1,0): both change in the same view, but
+        // B19 reads empty in the first frame and unreadable in the fourth.
+        let mut s = Stabiliser::new(StabiliserConfig::default(), Grid::empty());
+        let before = [(0, 0, 'X'), (0, 1, 'O')];
+        for k in 0..5 {
+            s.push(&obs(0.3 * f64::from(k), &before, false));
+        }
+        assert_eq!(s.stable().get(Point::new(0, 0)), Stone::Of(Color::Black));
+        s.push(&obs(2.0, &before, true));
+        let after = [(0, 1, 'O'), (1, 0, 'O')];
+        let unread = [(0, 1, 'O'), (1, 0, '?')];
+        let frames: [&[(usize, usize, char)]; 6] = [&[(0, 1, 'O')], &after, &after, &after, &unread, &after];
+        let mut accepted = Vec::new();
+        for (k, f) in frames.iter().enumerate() {
+            if let Some(b) = s.push(&obs(2.3 + 0.3 * k as f64, f, false)).changed {
+                accepted.push(b.grid);
+            }
+        }
+        assert_eq!(accepted.len(), 1, "one board, the whole capture");
+        assert_eq!(accepted[0].get(Point::new(0, 0)), Stone::Empty);
+        assert_eq!(accepted[0].get(Point::new(1, 0)), Stone::Of(Color::White));
+    }
+
+    #[test]
+    fn a_point_that_never_settles_holds_a_new_board_back_only_for_the_wait() {
+        // A stone appears at (5,5) while (9,9) reads white and unreadable in turn for ever: white
+        // leads the kept empty but never reaches the frames needed.
+        let mut s = Stabiliser::new(StabiliserConfig::default(), Grid::empty());
+        let mut accepted_at = None;
+        for k in 0..20 {
+            let flicker = if k % 2 == 0 { 'O' } else { '?' };
+            let t = 0.3 * f64::from(k);
+            if s.push(&obs(t, &[(5, 5, 'X'), (9, 9, flicker)], false)).changed.is_some() {
+                accepted_at = Some(t);
+                break;
+            }
+        }
+        let t = accepted_at.expect("accepted after the wait");
+        assert!((2.0..=2.5).contains(&t), "accepted at {t}: window 1.2 s + wait 1 s");
+        assert_eq!(s.stable().get(Point::new(5, 5)), Stone::Of(Color::Black));
     }
 
     #[test]
