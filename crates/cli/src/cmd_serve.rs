@@ -246,7 +246,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             );
         }
         // Ctrl-C or SIGTERM (systemd, docker stop). Stopping loses nothing: every event is in
-        // the log before it is published, and the next start replays it.
+        // the log before it is published, and the next start replays it; a hall node leaves
+        // the hall first (docs/cluster.md).
         let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
             .context("cannot listen for SIGTERM")?;
         tokio::select! {
@@ -254,6 +255,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             _ = terminate.recv() => {}
         }
         println!("tengen: stopping");
+        // A hall node hands its tables over before it goes (bounded: NATS may be away, and then
+        // the leases simply run out).
+        if tokio::time::timeout(std::time::Duration::from_secs(15), server.leave_hall()).await.is_err() {
+            eprintln!("tengen: could not leave the hall within 15 s; its tables move when their leases run out");
+        }
         server.shutdown_now();
         anyhow::Ok(())
     })?;

@@ -403,6 +403,16 @@ impl Cluster {
         }
     }
 
+    /// Says this node is gone (it leaves the hall): its key is removed from the live nodes'
+    /// bucket outright — a delete marker would still count as a live node until it expired, and
+    /// the others would keep their share too small to take this node's tables.
+    pub async fn forget_node(&self) {
+        let subject = format!("$KV.{NODE_BUCKET}.{}", self.node);
+        if let Err(err) = self.nodes_stream.purge().filter(subject).await {
+            tracing::warn!(%err, "cannot say the node is gone; it is forgotten when its word runs out");
+        }
+    }
+
     /// Says this node is alive and returns how many nodes are (this one included).
     pub async fn heartbeat(&self) -> usize {
         if let Err(err) = self.nodes.put(&self.node, self.node.clone().into()).await {

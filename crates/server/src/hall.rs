@@ -6,6 +6,9 @@
 //! its leases run out. Frames reach a table's owner on the core NATS subject
 //! `tengen.frames.<table>`, from whichever node the camera posted to; a camera the service pulls
 //! (mjpeg, rtsp, snapshot, folder) is pulled by the table's node alone, and moves with the table.
+//! A node stopped on purpose (SIGTERM, Ctrl-C) leaves: it stops its tables, logs what they held
+//! back, gives their leases up and says it is gone, so the others take its tables at their next
+//! round instead of after its leases run out.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -14,7 +17,7 @@ use futures_util::StreamExt as _;
 
 use crate::cluster::Cluster;
 use crate::config::TableConfig;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc, oneshot};
 
 use crate::json::TableSummary;
 use crate::table::{self, BusMessage, Pipeline, Shared, TableHandle};
@@ -52,20 +55,43 @@ impl Hall {
     }
 
     /// Takes the node's first share, then keeps it every third of a lease's lifetime, for as
-    /// long as the node runs.
-    pub async fn start(mut self) -> tokio::task::JoinHandle<()> {
+    /// long as the node runs or until it is asked to leave.
+    pub async fn start(mut self) -> HallExit {
         // Renewals run on their own, never behind a round that takes tables over.
         self.cluster.spawn_renewals();
         self.balance().await;
+        let (exit, mut asked) = mpsc::channel::<oneshot::Sender<()>>(1);
         tokio::spawn(async move {
             let mut every = tokio::time::interval(self.cluster.lease_ttl() / 3);
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             every.tick().await;
             loop {
-                every.tick().await;
-                self.balance().await;
+                tokio::select! {
+                    _ = every.tick() => self.balance().await,
+                    request = asked.recv() => {
+                        // None: the service was dropped without leaving (stopped at once).
+                        if let Some(done) = request {
+                            self.leave().await;
+                            let _ = done.send(());
+                        }
+                        return;
+                    }
+                }
             }
-        })
+        });
+        HallExit(exit)
+    }
+
+    /// Stops every table running here, logging what each held back, gives their leases up and
+    /// says the node is gone.
+    async fn leave(&mut self) {
+        let tables: Vec<String> = self.running.keys().cloned().collect();
+        for table in &tables {
+            self.stop(table).await;
+            self.cluster.release(table).await;
+        }
+        self.cluster.forget_node().await;
+        tracing::info!(node = %self.cluster.node, tables = tables.len(), "left the hall");
     }
 
     /// One round: stop the tables whose lease was lost, say alive, then take or give up tables.
@@ -159,6 +185,20 @@ impl Hall {
             self.cluster.send_quiet_of(self.shared.log.store(), table).await;
             running.commands.abort();
             tracing::warn!(%table, node = %self.cluster.node, "table no longer analysed here");
+        }
+    }
+}
+
+/// Asks a node's hall loop to leave the hall (see the module doc).
+pub struct HallExit(mpsc::Sender<oneshot::Sender<()>>);
+
+impl HallExit {
+    /// Leaves the hall and returns once the node's tables are stopped, their records logged and
+    /// their leases given up (at once when the loop has already ended).
+    pub async fn leave(&self) {
+        let (done, finished) = oneshot::channel();
+        if self.0.send(done).await.is_ok() {
+            let _ = finished.await;
         }
     }
 }

@@ -90,6 +90,8 @@ pub struct RunningServer {
     pub tls: Option<(String, bool)>,
     shutdown: Option<oneshot::Sender<()>>,
     served: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// Makes this node leave the hall (cluster mode).
+    hall_exit: Option<hall::HallExit>,
     /// The data folder is this service's until it is dropped.
     _lock: data_lock::DataDirLock,
     /// Stops the HTTPS listener when dropped or fired.
@@ -100,8 +102,20 @@ pub struct RunningServer {
 impl RunningServer {
     /// Waits until the HTTP server stops (it runs until `shutdown`).
     pub async fn wait(self) -> std::io::Result<()> {
-        let RunningServer { shutdown: _keep_alive, https_stop: _keep_https, served, _lock, .. } = self;
+        let RunningServer {
+            shutdown: _keep_alive, https_stop: _keep_https, hall_exit: _keep_hall, served, _lock, ..
+        } = self;
         served.await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+
+    /// Leaves the hall (cluster mode): this node's tables stop here, what they held back is
+    /// logged and their leases are given up, so the other nodes take them at their next round
+    /// instead of after the leases run out. Nothing to do for a single process, whose log is
+    /// written before anything is published.
+    pub async fn leave_hall(&self) {
+        if let Some(exit) = &self.hall_exit {
+            exit.leave().await;
+        }
     }
 
     /// Stops at once, closing open connections (SSE streams never finish by themselves).
@@ -219,6 +233,7 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         }
         None => None,
     };
+    let mut hall_exit = None;
     if let Some(cluster) = &hall {
         // Before any table of this node logs: the bus hears every event the hall logs from now
         // on (what came before, an SSE client reads from the stream).
@@ -227,7 +242,8 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         cluster.spawn_sender(store.clone());
         // The hall view shows the tables running on the other nodes as their nodes tell.
         cluster.hear_tables(tables.clone()).await?;
-        crate::hall::Hall::new(Arc::clone(cluster), hall_tables, shared.clone(), pullers).start().await;
+        hall_exit =
+            Some(crate::hall::Hall::new(Arc::clone(cluster), hall_tables, shared.clone(), pullers).start().await);
         tracing::info!(node = %cluster.node, tables = cluster.owned_tables().len(), "joined the hall");
     }
     let hub = Arc::new(Hub {
@@ -277,6 +293,7 @@ pub async fn start(config: Config, engines: Engines) -> Result<RunningServer, Se
         tls: tls_info,
         shutdown: Some(shutdown),
         served,
+        hall_exit,
         _lock: lock,
         https_stop,
         https: https_task,

@@ -46,7 +46,11 @@ fn cluster_child_node() {
         let tmp = dir.join("addr.tmp");
         std::fs::write(&tmp, server.addr.to_string()).unwrap();
         std::fs::rename(&tmp, dir.join("addr")).unwrap();
-        server.wait().await.unwrap();
+        // Stopped on purpose as `tengen serve` is (SIGTERM): it leaves the hall, then goes.
+        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).unwrap();
+        terminate.recv().await;
+        server.leave_hall().await;
+        server.shutdown_now();
     });
 }
 
@@ -56,6 +60,12 @@ struct NodeProcess(Child);
 impl NodeProcess {
     fn kill(&mut self) -> std::io::Result<()> {
         self.0.kill()
+    }
+
+    /// Asks the node to stop (SIGTERM), as systemd or `docker stop` does.
+    fn terminate(&self) {
+        let status = Command::new("kill").args(["-TERM", &self.0.id().to_string()]).status().unwrap();
+        assert!(status.success(), "kill -TERM");
     }
 
     fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
@@ -1072,4 +1082,72 @@ async fn quiet_readings_share_records_and_a_node_rebuilt_from_the_log_mirrors_ev
     let rebuilt: Vec<_> = mirrored_log(&dir.join("second")).into_iter().filter(|(row, ..)| *row <= last).collect();
     assert_eq!(rebuilt, first);
     stop(vec![second], &dir);
+}
+
+/// Frames a node has analysed for `table` (its `/metrics`).
+async fn frames_analysed(addr: std::net::SocketAddr, table: &str) -> u64 {
+    let text = get_text(addr, "/metrics").await;
+    let line = format!("tengen_frames_analysed_total{{table=\"{table}\"}} ");
+    text.lines().find_map(|l| l.strip_prefix(line.as_str())).and_then(|v| v.trim().parse().ok()).unwrap()
+}
+
+/// Readings of `table` in the hall's log: one a `batch`, each of a `quiet` record's.
+async fn logged_readings(nats: &str, table: &str) -> usize {
+    stream_records(nats, table)
+        .await
+        .iter()
+        .map(|r| match r["record"].as_str() {
+            Some("batch") => 1,
+            Some("quiet") => r["readings"].as_array().map_or(0, Vec::len),
+            _ => 0,
+        })
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_stopped_with_sigterm_leaves_the_hall_logging_every_reading_and_its_table_moves_at_once() {
+    let Some(nats) = NatsServer::start("cluster leave") else { return };
+    let dir = temp_dir("cluster-leave");
+    // Leases of 15 s: a take-over sooner than that is the leaving node's doing, not expiry.
+    let ttl = 15.0;
+    let (first, addr1) = spawn_hall_node(&dir.join("first"), &nats.url, "n1", ttl, &["a"]);
+    assert!(play_on(addr1, "a", 1).await, "move 1 played");
+    let (second, addr2) = spawn_hall_node(&dir.join("second"), &nats.url, "n2", ttl, &["a"]);
+    let second_node = [("n2".to_owned(), addr2)];
+    // The board stays as it is: readings that change nothing wait to share a record (≤ 2 s).
+    for _ in 0..6 {
+        assert_eq!(post_png(addr1, "a", &position(1)).await, 202);
+        tokio::time::sleep(Duration::from_millis(60)).await;
+    }
+    let mut analysed = frames_analysed(addr1, "a").await;
+    loop {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let now = frames_analysed(addr1, "a").await;
+        if now == analysed {
+            break;
+        }
+        analysed = now;
+    }
+    eprintln!("before the stop: {} of {analysed} readings logged", logged_readings(&nats.url, "a").await);
+    let stopped_at = Instant::now();
+    first.terminate();
+    let mut first = first;
+    let exit = first.wait().unwrap();
+    assert!(exit.success(), "the node stops by itself: {exit:?}");
+    assert_eq!(
+        logged_readings(&nats.url, "a").await,
+        usize::try_from(analysed).unwrap(),
+        "every reading the node analysed is in the hall's log"
+    );
+    let taken = wait_until(20, || {
+        let nodes = second_node.clone();
+        async move { owners(&nodes).await.contains_key("a") }
+    })
+    .await;
+    let took = stopped_at.elapsed();
+    eprintln!("the table moved {took:?} after SIGTERM");
+    assert!(taken && took < Duration::from_secs(10), "took {took:?}; the lease alone would take {ttl} s");
+    assert!(play_on(addr2, "a", 2).await, "the game goes on on n2");
+    assert_eq!(logged_moves(&nats.url, "a").await, vec![1, 2], "each move once");
+    stop(vec![first, second], &dir);
 }
