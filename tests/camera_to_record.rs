@@ -3,7 +3,7 @@
 //! and must come out as exactly the game that was played, with no infraction — then the same
 //! pipeline must catch a missed capture and a takeback.
 
-use tengen_referee::{EventKind, Observation, ReadingLine, RecordAction, Referee, RefereeConfig, StartPosition};
+use tengen_referee::{Event, EventKind, Observation, ReadingLine, RecordAction, Referee, RefereeConfig, StartPosition};
 use tengen_rules::{Color, Point, Stone};
 use tengen_synth::{render, Hand, Position, Scene, Side};
 use tengen_vision::{locate, read_board, GridGeometry, LocateOptions, ReaderConfig};
@@ -123,9 +123,18 @@ fn a_game_seen_through_the_camera_becomes_the_exact_record() -> anyhow::Result<(
         events.iter().filter(|e| e.kind.is_infraction()).map(|e| (e.kind, e.message.en.clone())).collect();
     assert!(infractions.is_empty(), "false infractions: {infractions:?}");
     let capture = events.iter().find(|e| e.kind == EventKind::Capture).expect("a capture event");
-    assert_eq!(capture.points.iter().map(|p| p.sgf.as_str()).collect::<Vec<_>>(), vec!["dc"]);
+    assert_eq!(capture.points.iter().map(|p| p.point.to_sgf()).collect::<Vec<_>>(), vec!["dc"]);
     assert_eq!(referee.game().board().get(Point::new(3, 2)), tengen_rules::Stone::Empty);
     Ok(())
+}
+
+/// The one event of `kind` among `events`, raised under `article` against `side`.
+fn the_one<'a>(events: &'a [Event], kind: EventKind, article: &str, side: Color) -> &'a Event {
+    let found: Vec<_> = events.iter().filter(|e| e.kind == kind).collect();
+    assert_eq!(found.len(), 1, "events: {:?}", events.iter().map(|e| e.kind).collect::<Vec<_>>());
+    assert_eq!(found[0].article.as_deref(), Some(article));
+    assert_eq!(found[0].side, Some(side));
+    found[0]
 }
 
 #[test]
@@ -138,11 +147,8 @@ fn the_camera_catches_a_missed_capture() -> anyhow::Result<()> {
     }
     place(&mut board, &mut frames, Stone::WHITE, "qq", &[]);
     let (_referee, events) = run(&frames, 23)?;
-    let missed: Vec<_> = events.iter().filter(|e| e.kind == EventKind::MissedCapture).collect();
-    assert_eq!(missed.len(), 1, "events: {:?}", events.iter().map(|e| e.kind).collect::<Vec<_>>());
-    assert_eq!(missed[0].article.as_deref(), Some("18.2"));
-    assert_eq!(missed[0].side, Some(Color::Black));
-    assert!(missed[0].points.iter().any(|p| p.sgf == "dc"));
+    let missed = the_one(&events, EventKind::MissedCapture, "18.2", Color::Black);
+    assert!(missed.points.iter().any(|p| p.point.to_sgf() == "dc"));
     Ok(())
 }
 
@@ -158,9 +164,6 @@ fn the_camera_catches_a_takeback() -> anyhow::Result<()> {
     board.set(4, 2, Stone::Empty);
     place(&mut board, &mut frames, Stone::BLACK, "fc", &[]);
     let (_referee, events) = run(&frames, 37)?;
-    let takebacks: Vec<_> = events.iter().filter(|e| e.kind == EventKind::Takeback).collect();
-    assert_eq!(takebacks.len(), 1, "events: {:?}", events.iter().map(|e| e.kind).collect::<Vec<_>>());
-    assert_eq!(takebacks[0].article.as_deref(), Some("17.3"));
-    assert_eq!(takebacks[0].side, Some(Color::Black));
+    the_one(&events, EventKind::Takeback, "17.3", Color::Black);
     Ok(())
 }

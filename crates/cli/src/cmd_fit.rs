@@ -85,20 +85,17 @@ fn fit_occlusion(
         }
     }
     let file = OcclusionModelFile {
-        command: format!(
-            "tengen fit occlusion {} --out {}{}",
-            dir.display(),
-            out.display(),
-            without.iter().map(|s| format!(" --without {s}")).collect::<String>()
-        ),
+        command: command_line("occlusion", dir, out, without),
         frames_per_source,
         features: FEATURE_NAMES.iter().map(|s| (*s).to_string()).collect(),
         covered_features: COVERED_FEATURE_NAMES.iter().map(|s| (*s).to_string()).collect(),
         model,
     };
-    let text = toml::to_string(&file).context("writing the model as TOML")?;
-    let header = "# The occlusion model: written by `tengen fit occlusion` (models/point-reader.md); do not edit.\n";
-    std::fs::write(out, format!("{header}{text}")).with_context(|| format!("writing {}", out.display()))?;
+    write_model(
+        out,
+        "# The occlusion model: written by `tengen fit occlusion` (models/point-reader.md); do not edit.\n",
+        &file,
+    )?;
     println!("{} frames from {} sources → {}", samples.len(), file.frames_per_source.len(), out.display());
     for (source, n, hands) in &file.frames_per_source {
         println!("  {source}: {n} ({hands} with a hand)");
@@ -146,22 +143,27 @@ fn fit_reader(dir: &std::path::Path, out: &std::path::Path, without: &[String]) 
             None => frames_per_source.push((frame.source.clone(), 1)),
         }
     }
-    let file = ReaderModelFile {
-        command: format!(
-            "tengen fit reader {} --out {}{}",
-            dir.display(),
-            out.display(),
-            without.iter().map(|s| format!(" --without {s}")).collect::<String>()
-        ),
-        frames_per_source,
-        model,
-    };
-    let text = toml::to_string(&file).context("writing the model as TOML")?;
-    let header = "# The point reader's model: written by `tengen fit reader` (models/point-reader.md); do not edit.\n";
-    std::fs::write(out, format!("{header}{text}")).with_context(|| format!("writing {}", out.display()))?;
+    let file = ReaderModelFile { command: command_line("reader", dir, out, without), frames_per_source, model };
+    write_model(
+        out,
+        "# The point reader's model: written by `tengen fit reader` (models/point-reader.md); do not edit.\n",
+        &file,
+    )?;
     println!("{} labelled frames from {} sources → {}", frames.len(), file.frames_per_source.len(), out.display());
     for (source, n) in &file.frames_per_source {
         println!("  {source}: {n}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The command that writes a model, as the model file records it.
+fn command_line(target: &str, dir: &std::path::Path, out: &std::path::Path, without: &[String]) -> String {
+    let without: String = without.iter().map(|s| format!(" --without {s}")).collect();
+    format!("tengen fit {target} {} --out {}{without}", dir.display(), out.display())
+}
+
+/// Writes a model file as TOML under its header line.
+fn write_model(out: &std::path::Path, header: &str, file: &impl serde::Serialize) -> anyhow::Result<()> {
+    let text = toml::to_string(file).context("writing the model as TOML")?;
+    std::fs::write(out, format!("{header}{text}")).with_context(|| format!("writing {}", out.display()))
 }

@@ -203,12 +203,22 @@ fn serve(frames: &Path, extra: &[&str]) -> Outcome {
     })
 }
 
-fn assert_same(name: &str, replayed: &Outcome, served: &Outcome) {
+/// Feeds the frames of `dir` through `tengen replay` and through the service, both watched by
+/// `camera`, and requires the same events and record (and at least `moves` moves seen).
+fn assert_same(dir: &Path, camera: &[&str], moves: usize) {
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let (replayed, served) = (replay(dir, camera), serve(dir, camera));
+    assert!(replayed.events.iter().filter(|e| e.kind == EventKind::Move).count() >= moves, "{name}: the game is seen");
     assert_eq!(replayed.events.len(), served.events.len(), "{name}: as many events");
     for (k, (a, b)) in replayed.events.iter().zip(&served.events).enumerate() {
         assert_eq!(a, b, "{name}: event {k} differs");
     }
     assert_eq!(replayed.record, served.record, "{name}: the records differ");
+    println!(
+        "{name}: {} events, {} moves, the same through replay and the service",
+        replayed.events.len(),
+        replayed.record.moves.len()
+    );
 }
 
 #[test]
@@ -216,16 +226,8 @@ fn the_sample_games_give_the_same_events_and_record_through_replay_and_the_servi
     let samples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples");
     for name in ["infractions", "opening-capture"] {
         // The service's camera at 2.5 fps, each recorded frame seen again until the next.
-        let camera = ["--fps", "2.5"];
-        let dir = samples.join(name);
-        let (replayed, served) = (replay(&dir, &camera), serve(&dir, &camera));
-        assert!(replayed.events.iter().filter(|e| e.kind == EventKind::Move).count() >= 17, "{name}: the game is seen");
-        assert_same(name, &replayed, &served);
-        println!(
-            "{name}: {} events, {} moves, the same through replay and the service",
-            replayed.events.len(),
-            replayed.record.moves.len()
-        );
+        // The service's camera at 2.5 fps, each recorded frame seen again until the next.
+        assert_same(&samples.join(name), &["--fps", "2.5"], 17);
     }
 }
 
@@ -238,15 +240,7 @@ fn the_imago_webcam_games_give_the_same_events_and_record_through_replay_and_the
     }
     for name in ["t2", "t3"] {
         // Photos taken once per move, each watched by a 2 fps camera for 2 s.
-        let camera = ["--fps", "2", "--hold", "2"];
-        let dir = imago.join(name);
-        let (replayed, served) = (replay(&dir, &camera), serve(&dir, &camera));
-        assert!(replayed.events.iter().filter(|e| e.kind == EventKind::Move).count() >= 8, "{name}: the game is seen");
-        assert_same(name, &replayed, &served);
-        println!(
-            "{name}: {} events, {} moves, the same through replay and the service",
-            replayed.events.len(),
-            replayed.record.moves.len()
-        );
+        // Photos taken once per move, each watched by a 2 fps camera for 2 s.
+        assert_same(&imago.join(name), &["--fps", "2", "--hold", "2"], 8);
     }
 }

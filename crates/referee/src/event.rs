@@ -7,19 +7,43 @@ use tengen_rules::{ByColor, Color, Point};
 /// Version of the event schema; bumped on any incompatible change.
 pub const EVENT_SCHEMA_VERSION: u32 = 1;
 
-/// A point in both notations people and records use (the wire form of a [`Point`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A point of an event: a [`Point`], written in both notations people and records use
+/// (`{"human": "Q16", "sgf": "pd"}`, `docs/events.md`) and read back from its SGF form, so
+/// that no reader parses the text again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "PointForms", try_from = "PointForms")]
 pub struct PointRef {
-    /// Human notation, letters without I, row 1 at the bottom: "Q16".
-    pub human: String,
-    /// SGF notation, from the top-left: "pd".
-    pub sgf: String,
+    /// The point.
+    pub point: Point,
 }
 
 impl PointRef {
-    /// Both notations of a point on the 19×19 board.
-    pub fn of(p: Point) -> Self {
-        PointRef { human: p.human(), sgf: p.to_sgf() }
+    /// A point of the 19×19 board.
+    pub fn of(point: Point) -> Self {
+        PointRef { point }
+    }
+}
+
+/// The wire form of a [`PointRef`].
+#[derive(Serialize, Deserialize)]
+struct PointForms {
+    /// Human notation, letters without I, row 1 at the bottom: "Q16".
+    human: String,
+    /// SGF notation, from the top-left: "pd".
+    sgf: String,
+}
+
+impl From<PointRef> for PointForms {
+    fn from(p: PointRef) -> Self {
+        PointForms { human: p.point.human(), sgf: p.point.to_sgf() }
+    }
+}
+
+impl TryFrom<PointForms> for PointRef {
+    type Error = tengen_rules::CoordError;
+
+    fn try_from(forms: PointForms) -> Result<Self, Self::Error> {
+        Point::parse_on_board(&forms.sgf).map(PointRef::of)
     }
 }
 
@@ -502,5 +526,14 @@ mod tests {
         // Anything else is shown as typed.
         assert_eq!(result_message("B+lots").en, "B+lots");
         assert_eq!(result_message(" ").en, "");
+    }
+
+    #[test]
+    fn a_point_is_written_in_both_notations_and_read_back_from_them() {
+        let q16 = PointRef::of(Point::new(15, 3));
+        let text = serde_json::to_string(&q16).expect("json");
+        assert_eq!(text, r#"{"human":"Q16","sgf":"pd"}"#);
+        assert_eq!(serde_json::from_str::<PointRef>(&text).expect("read back"), q16);
+        assert!(serde_json::from_str::<PointRef>(r#"{"human":"Z99","sgf":"zz"}"#).is_err(), "not a point of the board");
     }
 }

@@ -23,7 +23,7 @@
 //! }
 //! let moves: Vec<_> = events.iter().filter(|e| e.kind.name() == "move").collect();
 //! assert_eq!(moves.len(), 1);
-//! assert_eq!(moves[0].points[0].human, "Q16");
+//! assert_eq!(moves[0].points[0].point.human(), "Q16");
 //! ```
 
 mod event;

@@ -134,7 +134,7 @@ impl Referee {
         if !state.dead.is_empty() {
             rest.push(format!(
                 "Dead stones: {}",
-                state.dead.iter().map(|p| p.sgf.as_str()).collect::<Vec<_>>().join(" ")
+                state.dead.iter().map(|p| p.point.to_sgf()).collect::<Vec<_>>().join(" ")
             ));
         }
         if !rest.is_empty() {

@@ -91,7 +91,7 @@ fn run(seq: &[(String, Vec<String>)]) -> Score {
             let moves: Vec<(Point, Color)> = events
                 .iter()
                 .filter(|e| e.kind == EventKind::Move)
-                .filter_map(|e| Some((Point::parse(&e.points.first()?.sgf, 19, 19).ok()?, e.side?)))
+                .filter_map(|e| Some((e.points.first()?.point, e.side?)))
                 .collect();
             if diff.len() == 1 && added.len() == 1 {
                 score.single_moves += 1;

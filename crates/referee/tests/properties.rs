@@ -137,7 +137,7 @@ proptest! {
         let seen: Vec<(Color, Point)> = events
             .iter()
             .filter(|e| e.kind == EventKind::Move)
-            .filter_map(|e| Some((e.side?, Point::parse(&e.points.first()?.sgf, 19, 19).ok()?)))
+            .filter_map(|e| Some((e.side?, e.points.first()?.point)))
             .collect();
         let expected: Vec<(Color, Point)> = record.iter().map(|(c, p, _)| (*c, *p)).collect();
         prop_assert_eq!(seen, expected);

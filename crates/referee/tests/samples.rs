@@ -92,6 +92,6 @@ fn infractions_sample_raises_exactly_its_three_infractions() {
         ]
     );
     let missed = events.iter().find(|e| e.kind == EventKind::MissedCapture).expect("missed capture");
-    assert_eq!(missed.points.iter().map(|p| p.human.as_str()).collect::<Vec<_>>(), vec!["S5"]);
+    assert_eq!(missed.points.iter().map(|p| p.point.human()).collect::<Vec<_>>(), vec!["S5"]);
     assert!(referee.state().differences.is_empty(), "S5 lifted, F17 gone: the boards agree again");
 }

@@ -22,7 +22,7 @@ fn ordinary_moves_and_a_capture_lifted_over_two_views_raise_nothing() {
     assert!(kinds(&ev).contains(&EventKind::Capture), "{:?}", kinds(&ev));
     let st = t.state();
     assert_eq!(st.differences.len(), 1, "the captured stone is pending, visible as a difference");
-    assert_eq!(st.differences[0].point.human, "D5");
+    assert_eq!(st.differences[0].point.point.human(), "D5");
     t.put("D5", '.');
     t.show();
     assert!(t.state().differences.is_empty());
@@ -69,7 +69,7 @@ fn double_move_article_17_2_confirmed_voids_the_second_move() {
     let ev = t.play("D16", 'X', &[]);
     let e = only_infraction(&ev, EventKind::DoubleMove, "17.2");
     assert_eq!(e.side, Some(Color::Black));
-    assert_eq!(e.points[0].human, "D16");
+    assert_eq!(e.points[0].point.human(), "D16");
     assert!(e.message.en.contains("unrecorded pass"));
     let ev = t.arbiter(ArbiterAction::Confirm { infraction: e.infraction.expect("id") });
     assert!(kinds(&ev).contains(&EventKind::Warning));
@@ -112,7 +112,7 @@ fn takeback_article_17_3_lifted_and_replayed_elsewhere() {
     let ev = t.play("R4", 'X', &[]);
     let e = only_infraction(&ev, EventKind::Takeback, "17.3");
     assert_eq!(e.side, Some(Color::Black));
-    let pts: Vec<&str> = e.points.iter().map(|p| p.human.as_str()).collect();
+    let pts: Vec<String> = e.points.iter().map(|p| p.point.human()).collect();
     assert_eq!(pts, vec!["Q4", "R4"]);
     assert!(moves(&ev).is_empty(), "the replayed stone is not a new move");
     assert_eq!(t.state().legal[15].chars().nth(16), Some('X'), "until confirmed, the record holds R4");
@@ -138,7 +138,7 @@ fn takeback_lifted_then_replayed_in_a_later_view() {
     assert!(moves(&ev).is_empty(), "{:?}", kinds(&ev));
     assert_eq!(kinds(&ev), vec![EventKind::Takeback]);
     assert_eq!(ev[0].infraction, e.infraction, "the same takeback, now replayed");
-    assert_eq!(ev[0].points.iter().map(|p| p.human.as_str()).collect::<Vec<_>>(), vec!["Q16", "R16"]);
+    assert_eq!(ev[0].points.iter().map(|p| p.point.human()).collect::<Vec<_>>(), vec!["Q16", "R16"]);
     assert!(t.state().differences.is_empty(), "the record follows the board until a ruling");
     assert!(infractions(&t.play("C3", 'X', &[])).is_empty());
 }
@@ -171,7 +171,7 @@ fn moved_stone_article_17_5() {
     t.put("D4", '.').put("E4", 'X');
     let ev = t.show();
     let e = only_infraction(&ev, EventKind::MovedStone, "17.5");
-    let pts: Vec<&str> = e.points.iter().map(|p| p.human.as_str()).collect();
+    let pts: Vec<String> = e.points.iter().map(|p| p.point.human()).collect();
     assert_eq!(pts, vec!["D4", "E4"]);
     assert!(moves(&ev).is_empty(), "a slid stone is not a move");
     assert_eq!(t.state().differences.len(), 2);
@@ -195,7 +195,7 @@ fn scattered_board_article_17_6_lists_the_stones_to_restore() {
     let e = only_infraction(&ev, EventKind::ScatteredBoard, "17.6");
     assert!(moves(&ev).is_empty());
     let mut restore: Vec<(String, Option<Color>)> =
-        e.restore.iter().map(|r| (r.point.human.clone(), r.stone)).collect();
+        e.restore.iter().map(|r| (r.point.point.human(), r.stone)).collect();
     restore.sort();
     assert_eq!(
         restore,
@@ -220,7 +220,7 @@ fn wrong_capture_article_18_1() {
     let ev = t.play("E4", 'O', &["D4"]);
     let e = only_infraction(&ev, EventKind::WrongCapture, "18.1");
     assert_eq!(e.side, Some(Color::White));
-    assert_eq!(e.points[0].human, "D4");
+    assert_eq!(e.points[0].point.human(), "D4");
     assert_eq!(moves(&ev), vec![(Color::White, "E4".into())]);
     assert_eq!(t.state().legal[15].chars().nth(3), Some('X'), "D4 stays on the legal board");
 }
@@ -234,7 +234,7 @@ fn missed_capture_article_18_2_when_the_opponent_moves() {
     let ev = t.play("S16", 'O', &[]);
     let e = only_infraction(&ev, EventKind::MissedCapture, "18.2");
     assert_eq!(e.side, Some(Color::Black));
-    assert_eq!(e.points[0].human, "D5");
+    assert_eq!(e.points[0].point.human(), "D5");
     assert_eq!(moves(&ev), vec![(Color::White, "S16".into())]);
     // Lifting it later is expected (the ruling removes it); nothing new is raised.
     t.put("D5", '.');
@@ -263,7 +263,7 @@ fn missed_capture_after_the_grace_time_and_partly_removed() {
     assert!(infractions(&ev).is_empty());
     let ev = t.wait(40.0);
     let e = only_infraction(&ev, EventKind::MissedCapture, "18.2");
-    assert_eq!(e.points.iter().map(|p| p.human.as_str()).collect::<Vec<_>>(), vec!["E5"]);
+    assert_eq!(e.points.iter().map(|p| p.point.human()).collect::<Vec<_>>(), vec!["E5"]);
     assert!(e.message.en.contains("partly"));
 }
 
@@ -303,7 +303,7 @@ fn ko_retaken_article_18_3() {
     let ev = t.play("B18", 'O', &["C18"]);
     let e = only_infraction(&ev, EventKind::KoRetaken, "18.3");
     assert_eq!(e.side, Some(Color::White));
-    let pts: Vec<&str> = e.points.iter().map(|p| p.human.as_str()).collect();
+    let pts: Vec<String> = e.points.iter().map(|p| p.point.human()).collect();
     assert_eq!(pts, vec!["B18", "C18"]);
     assert!(moves(&ev).is_empty(), "the retake is void");
     let st = t.state();
@@ -412,7 +412,7 @@ fn flicker_and_unknown_points_never_make_moves_and_an_unclear_point_is_reported(
     assert!(moves(&events).is_empty());
     let unclear: Vec<_> = events.iter().filter(|e| e.kind == EventKind::UnclearPoint).collect();
     assert_eq!(unclear.len(), 1);
-    assert_eq!(unclear[0].points[0].human, "L9");
+    assert_eq!(unclear[0].points[0].point.human(), "L9");
 }
 
 #[test]

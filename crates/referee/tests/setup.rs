@@ -152,8 +152,8 @@ fn handicap_stones_off_the_standard_points_are_for_the_arbiter() {
     let alert = only_infraction(&ev, EventKind::SetupMismatch, "2");
     assert!(moves(&ev).is_empty());
     // The closest standard placement is the legal start; C3 and the missing stone differ.
-    let humans: Vec<&str> = alert.points.iter().map(|p| p.human.as_str()).collect();
-    assert!(humans.contains(&"C3"), "{humans:?}");
+    let humans: Vec<String> = alert.points.iter().map(|p| p.point.human()).collect();
+    assert!(humans.iter().any(|h| h == "C3"), "{humans:?}");
     assert_eq!(humans.len(), 2, "{humans:?}");
     assert_eq!(t.state().to_move, Color::White);
     // The players agreed on this placement: the arbiter adopts it.

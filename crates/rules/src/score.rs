@@ -298,26 +298,15 @@ mod tests {
     #[test]
     fn article_11_examples() {
         let k = Komi::default();
-        let r = count_with_black_area(185.0).result(k, Penalties::default());
-        assert_eq!(
-            (r.exact().as_str(), r.points().as_str(), r.customary().as_str()),
-            ("Black wins by ¾ stone", "B+1.5", "黑勝1/2子")
-        );
-        let r = count_with_black_area(184.0).result(k, Penalties::default());
-        assert_eq!(
-            (r.exact().as_str(), r.points().as_str(), r.customary().as_str()),
-            ("White wins by ¼ stone", "W+0.5", "白勝1/2子")
-        );
-        let r = count_with_black_area(184.5).result(k, Penalties::default());
-        assert_eq!(
-            (r.exact().as_str(), r.points().as_str(), r.customary().as_str()),
-            ("Black wins by ¼ stone", "B+0.5", "黑勝1/2子")
-        );
-        let r = count_with_black_area(190.0).result(k, Penalties::default());
-        assert_eq!(
-            (r.exact().as_str(), r.points().as_str(), r.customary().as_str()),
-            ("Black wins by 5¾ stones", "B+11.5", "黑勝5又1/2子")
-        );
+        for (black_area, forms) in [
+            (185.0, ("Black wins by ¾ stone", "B+1.5", "黑勝1/2子")),
+            (184.0, ("White wins by ¼ stone", "W+0.5", "白勝1/2子")),
+            (184.5, ("Black wins by ¼ stone", "B+0.5", "黑勝1/2子")),
+            (190.0, ("Black wins by 5¾ stones", "B+11.5", "黑勝5又1/2子")),
+        ] {
+            let r = count_with_black_area(black_area).result(k, Penalties::default());
+            assert_eq!((r.exact().as_str(), r.points().as_str(), r.customary().as_str()), forms, "{black_area}");
+        }
     }
 
     #[test]

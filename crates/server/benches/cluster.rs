@@ -45,7 +45,7 @@ use tengen_server::config::ClusterConfig;
 use tengen_server::Config;
 
 mod common;
-use common::{cpu_seconds, post_frame, posting_tables, rendered_frames, status_mib, CAMERA_TOKEN};
+use common::{bench_config, cpu_seconds, post_frame, posting_tables, rendered_frames, status_mib};
 
 const FPS: f64 = 2.0;
 const NODE_ENV: &str = "TENGEN_BENCH_CLUSTER_NODE";
@@ -164,16 +164,7 @@ impl Drop for Nats {
 }
 
 fn config(dir: &Path, tables_n: usize, cluster: Option<ClusterConfig>) -> Config {
-    Config {
-        listen: "127.0.0.1:0".into(),
-        data_dir: dir.to_path_buf(),
-        arbiter_token: Some("bench-arbiter-token".into()),
-        camera_token: Some(CAMERA_TOKEN.into()),
-        tables: posting_tables(tables_n),
-        cluster,
-        max_camera_fps: 100.0,
-        ..Config::default()
-    }
+    Config { cluster, max_camera_fps: 100.0, ..bench_config(dir, posting_tables(tables_n)) }
 }
 
 // ---------------------------------------------------------------- part 1: CPU per frame

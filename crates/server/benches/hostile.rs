@@ -25,10 +25,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tengen_server::{Config, TableConfig};
+use tengen_server::TableConfig;
 
 mod common;
-use common::{encode_jpeg, post_frame, status_mib, CAMERA_TOKEN};
+use common::{bench_config, bench_dir, encode_jpeg, post_frame, status_mib};
 
 const FPS: f64 = 2.0;
 
@@ -154,16 +154,9 @@ fn main() {
     runtime.block_on(async move {
         let game = game_frames();
         let (corrupt, what) = corrupt_frames();
-        let dir = std::env::temp_dir().join(format!("tengen-bench-hostile-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let config = Config {
-            listen: "127.0.0.1:0".into(),
-            data_dir: dir.clone(),
-            arbiter_token: Some("bench-arbiter-token".into()),
-            camera_token: Some(CAMERA_TOKEN.into()),
-            tables: ["play", "bad1", "bad2", "b1", "b2", "b3", "b4"].iter().map(|id| TableConfig::posting(*id)).collect(),
-            ..Config::default()
-        };
+        let tables = ["play", "bad1", "bad2", "b1", "b2", "b3", "b4"].iter().map(|id| TableConfig::posting(*id)).collect();
+        let dir = bench_dir("hostile");
+        let config = bench_config(&dir, tables);
         let server = tengen_server::start(config, tengen_server::adapters::standard_engines()).await.unwrap();
         let (addr, hub) = (server.addr, Arc::clone(&server.hub));
         println!("hostile bench: table `play` at {FPS} fps (1920×1080 rendered game), {seconds} s a phase; corrupt frames: {what}");

@@ -25,10 +25,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tengen_server::metrics::Stage;
-use tengen_server::Config;
 
 mod common;
-use common::{cpu_seconds, post_frame, posting_tables, rendered_frames, status_mib, CAMERA_TOKEN};
+use common::{bench_config, bench_dir, cpu_seconds, post_frame, posting_tables, rendered_frames, status_mib};
 
 const FPS: f64 = 2.0;
 
@@ -85,16 +84,8 @@ impl tengen_server::engine::AnalyzerFactory for DecodeOnlyFactory {
 }
 
 async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<u8>>; 2]], decode_only: bool) -> Level {
-    let dir = std::env::temp_dir().join(format!("tengen-bench-{}-{tables}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let config = Config {
-        listen: "127.0.0.1:0".into(),
-        data_dir: dir.clone(),
-        arbiter_token: Some("bench-arbiter-token".into()),
-        camera_token: Some(CAMERA_TOKEN.into()),
-        tables: posting_tables(tables),
-        ..Config::default()
-    };
+    let dir = bench_dir(&format!("load-{tables}"));
+    let config = bench_config(&dir, posting_tables(tables));
     let mut engines = tengen_server::adapters::standard_engines();
     if decode_only {
         engines.analyzers = Arc::new(DecodeOnlyFactory);

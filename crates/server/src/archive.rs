@@ -15,6 +15,16 @@ fn crc32(bytes: &[u8]) -> u32 {
     !crc
 }
 
+/// Appends 16-bit fields, little-endian as ZIP stores them.
+fn put16(out: &mut Vec<u8>, fields: &[u16]) {
+    out.extend(fields.iter().flat_map(|f| f.to_le_bytes()));
+}
+
+/// Appends 32-bit fields, little-endian.
+fn put32(out: &mut Vec<u8>, fields: &[u32]) {
+    out.extend(fields.iter().flat_map(|f| f.to_le_bytes()));
+}
+
 /// Why an archive cannot be written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ArchiveError {
@@ -36,43 +46,31 @@ pub fn zip_stored(files: &[(String, Vec<u8>)]) -> Result<Vec<u8>, ArchiveError> 
         let crc = crc32(data);
         // Version 2.0, flag bit 11 (names in UTF-8), method 0 (stored), time 00:00 1 Jan 1980.
         let common = |v: &mut Vec<u8>| {
-            v.extend(20u16.to_le_bytes());
-            v.extend(0x0800u16.to_le_bytes());
-            v.extend(0u16.to_le_bytes());
-            v.extend(0u16.to_le_bytes());
-            v.extend(0x0021u16.to_le_bytes());
-            v.extend(crc.to_le_bytes());
-            v.extend(size.to_le_bytes());
-            v.extend(size.to_le_bytes());
-            v.extend(name_len.to_le_bytes());
-            v.extend(0u16.to_le_bytes());
+            put16(v, &[20, 0x0800, 0, 0, 0x0021]);
+            put32(v, &[crc, size, size]);
+            put16(v, &[name_len, 0]);
         };
-        out.extend(0x0403_4b50u32.to_le_bytes());
+        put32(&mut out, &[0x0403_4b50]);
         common(&mut out);
         out.extend(name.as_bytes());
         out.extend(data);
-        central.extend(0x0201_4b50u32.to_le_bytes());
-        central.extend(20u16.to_le_bytes());
+        put32(&mut central, &[0x0201_4b50]);
+        put16(&mut central, &[20]);
         common(&mut central);
         // Comment length, disk, internal and external attributes, offset of the local header.
-        central.extend(0u16.to_le_bytes());
-        central.extend(0u16.to_le_bytes());
-        central.extend(0u16.to_le_bytes());
-        central.extend(0u32.to_le_bytes());
-        central.extend(offset.to_le_bytes());
+        put16(&mut central, &[0, 0, 0]);
+        put32(&mut central, &[0, offset]);
         central.extend(name.as_bytes());
     }
     let central_offset = u32::try_from(out.len()).map_err(too_large)?;
     let central_size = u32::try_from(central.len()).map_err(too_large)?;
     out.extend(central);
-    out.extend(0x0605_4b50u32.to_le_bytes());
-    out.extend(0u16.to_le_bytes());
-    out.extend(0u16.to_le_bytes());
-    out.extend(count.to_le_bytes());
-    out.extend(count.to_le_bytes());
-    out.extend(central_size.to_le_bytes());
-    out.extend(central_offset.to_le_bytes());
-    out.extend(0u16.to_le_bytes());
+    // End of central directory: disks, entries on this disk and in all, its size and offset,
+    // comment length.
+    put32(&mut out, &[0x0605_4b50]);
+    put16(&mut out, &[0, 0, count, count]);
+    put32(&mut out, &[central_size, central_offset]);
+    put16(&mut out, &[0]);
     Ok(out)
 }
 

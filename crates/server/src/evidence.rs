@@ -3,6 +3,7 @@
 //! give the homography from grid to pixels; without them the whole board is shown as before.
 
 use image::{DynamicImage, Rgb, RgbImage};
+use tengen_rules::Point;
 use tengen_vision::{GridGeometry, LensDistortion};
 
 use crate::engine::Corners;
@@ -34,18 +35,18 @@ impl GridToImage {
     }
 }
 
-/// Crops the frame around `points` (column, row) and rings them; `None` when the frame cannot
-/// be decoded or the geometry is unusable (the caller then falls back to the whole board).
-pub fn zoomed_crop(encoded: &[u8], corners: &Corners, points: &[(usize, usize)]) -> Option<Vec<u8>> {
+/// Crops the frame around `points` and rings them; `None` when the frame cannot be decoded or
+/// the geometry is unusable (the caller then falls back to the whole board).
+pub fn zoomed_crop(encoded: &[u8], corners: &Corners, points: &[Point]) -> Option<Vec<u8>> {
     if points.is_empty() {
         return None;
     }
     let map = GridToImage::new(corners)?;
     let image = image::load_from_memory(encoded).ok()?.to_rgb8();
     let (w, h) = (f64::from(image.width()), f64::from(image.height()));
-    #[allow(clippy::cast_precision_loss)]
-    let grid_box = points.iter().fold((f64::MAX, f64::MAX, f64::MIN, f64::MIN), |(c0, r0, c1, r1), &(c, r)| {
-        (c0.min(c as f64), r0.min(r as f64), c1.max(c as f64), r1.max(r as f64))
+    let grid_box = points.iter().fold((f64::MAX, f64::MAX, f64::MIN, f64::MIN), |(c0, r0, c1, r1), p| {
+        let (c, r) = (f64::from(p.col), f64::from(p.row));
+        (c0.min(c), r0.min(r), c1.max(c), r1.max(r))
     });
     let (c0, r0) = ((grid_box.0 - CONTEXT_CELLS).max(-0.8), (grid_box.1 - CONTEXT_CELLS).max(-0.8));
     let (c1, r1) = ((grid_box.2 + CONTEXT_CELLS).min(18.8), (grid_box.3 + CONTEXT_CELLS).min(18.8));
@@ -67,9 +68,8 @@ pub fn zoomed_crop(encoded: &[u8], corners: &Corners, points: &[(usize, usize)])
     let mut zoomed = image::imageops::resize(&cropped, zw, zh, image::imageops::FilterType::CatmullRom);
     let radius = cell * scale * 0.58;
     let thickness = (radius * 0.16).max(2.0);
-    for &(c, r) in points {
-        #[allow(clippy::cast_precision_loss)]
-        let Some(p) = map.pixel(c as f64, r as f64) else {
+    for point in points {
+        let Some(p) = map.pixel(f64::from(point.col), f64::from(point.row)) else {
             continue;
         };
         ring(&mut zoomed, (p[0] - f64::from(left)) * scale, (p[1] - f64::from(top)) * scale, radius, thickness);
@@ -107,21 +107,12 @@ fn ring(image: &mut RgbImage, x: f64, y: f64, radius: f64, thickness: f64) {
 pub fn alert_evidence(
     before: Option<(&[u8], Option<&Corners>)>,
     after: (&[u8], Option<&Corners>),
-    points: &[(usize, usize)],
+    points: &[Point],
 ) -> Evidence {
     let crop = |bytes: &[u8], corners: Option<&Corners>| {
         corners.and_then(|c| zoomed_crop(bytes, c, points)).or_else(|| evidence_crop(bytes, corners))
     };
     Evidence { before: before.and_then(|(b, c)| crop(b, c)), after: crop(after.0, after.1) }
-}
-
-/// The points of a referee event, as (column, row).
-pub fn event_points(points: &[tengen_referee::PointRef]) -> Vec<(usize, usize)> {
-    points
-        .iter()
-        .filter_map(|p| tengen_rules::Point::parse_on_board(&p.sgf).ok())
-        .map(|p| (usize::from(p.col), usize::from(p.row)))
-        .collect()
 }
 
 #[cfg(test)]
@@ -139,7 +130,8 @@ mod tests {
         frame.write_to(&mut std::io::Cursor::new(&mut jpeg), image::ImageFormat::Jpeg).expect("encode");
         let corners: Corners = [[100.0, 100.0], [1000.0, 100.0], [1000.0, 1000.0], [100.0, 1000.0]];
         // S5 is column 17, row 14 from the top.
-        let crop = zoomed_crop(&jpeg, &corners, &[(17, 14)]).expect("a crop");
+        let s5 = Point::parse_on_board("S5").expect("a point");
+        let crop = zoomed_crop(&jpeg, &corners, &[s5]).expect("a crop");
         let img = image::load_from_memory(&crop).expect("jpeg").to_rgb8();
         // About 2.5 cells each side (less past the board's edge), one cell ≈ 48 pixels.
         assert!((180..=300).contains(&img.width()), "{}", img.width());
@@ -149,8 +141,7 @@ mod tests {
         assert!(img.pixels().filter(|p| orange(p)).count() > 100, "the point is ringed");
         assert!(!orange(img.get_pixel(2, 2)), "the corner of the crop is not ringed");
         // Unusable geometry falls back to the whole-board crop.
-        let evidence = alert_evidence(None, (&jpeg, Some(&[[0.0; 2]; 4])), &[(17, 14)]);
+        let evidence = alert_evidence(None, (&jpeg, Some(&[[0.0; 2]; 4])), &[s5]);
         assert!(evidence.after.is_some());
-        assert_eq!(event_points(&[tengen_referee::PointRef { sgf: "ro".into(), human: "S5".into() }]), vec![(17, 14)]);
     }
 }

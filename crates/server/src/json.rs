@@ -244,8 +244,9 @@ pub struct OpenAlert {
     pub article: Option<String>,
     /// One line for people.
     pub summary: String,
-    /// SGF coordinates of the points involved.
-    pub points: Vec<String>,
+    /// The points involved, on the wire in SGF coordinates ("pd").
+    #[serde(with = "tengen_rules::point_text::vec")]
+    pub points: Vec<Point>,
     /// When it was raised (ms since the epoch), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raised_ms: Option<i64>,
@@ -268,8 +269,9 @@ pub struct GameView {
     pub warnings: ByColor<u32>,
     /// Stones captured by black and by white.
     pub captures: ByColor<u32>,
-    /// Points marked dead at the end (SGF coordinates).
-    pub dead: Vec<String>,
+    /// Points marked dead at the end, on the wire in SGF coordinates ("pd").
+    #[serde(with = "tengen_rules::point_text::vec")]
+    pub dead: Vec<Point>,
     /// Where the game stands: `waiting`, `playing`, `ended` or `finished`.
     pub phase: Phase,
     /// The result text once known, e.g. "B+3¾ (B+7.5)".
@@ -309,7 +311,7 @@ impl GameView {
                 kind: i.event.kind,
                 article: i.event.article.as_ref().map(|a| format!("Art. {a}")),
                 summary: i.event.message.en.clone(),
-                points: i.event.points.iter().map(|p| p.sgf.clone()).collect(),
+                points: i.event.points.iter().map(|p| p.point).collect(),
                 // The referee's time is the service's clock in seconds.
                 #[allow(clippy::cast_possible_truncation)]
                 raised_ms: Some((i.event.t * 1000.0).round() as i64),
@@ -327,7 +329,7 @@ impl GameView {
             open_alerts,
             warnings: snapshot.warnings,
             captures: snapshot.captures,
-            dead: snapshot.dead.iter().map(|p| p.sgf.clone()).collect(),
+            dead: snapshot.dead.iter().map(|p| p.point).collect(),
             phase: snapshot.phase,
             players_swapped: snapshot.players_swapped,
             result_text: match result_set {

@@ -7,6 +7,7 @@
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use tengen_rules::Point;
 use tokio::sync::{broadcast, mpsc, oneshot, Notify, Semaphore};
 
 use crate::auth::RateLimiter;
@@ -336,24 +337,21 @@ impl TableHandle {
 
     /// Applies an arbiter action through the table's task (serialised with frames).
     pub async fn arbiter(&self, action: ArbiterAction) -> Result<Vec<StoredEvent>, Error> {
-        self.here()?;
-        let (reply, answer) = oneshot::channel();
-        self.commands
-            .send(Command::Arbiter(action, reply))
-            .await
-            .map_err(|_| Error::internal("the table's pipeline has stopped"))?;
-        answer.await.map_err(|_| Error::internal("the table's pipeline has stopped"))?
+        self.ask(|reply| Command::Arbiter(action, reply)).await
     }
 
     /// Sets or clears the calibration.
     pub async fn calibrate(&self, corners: Option<Corners>) -> Result<(), Error> {
+        self.ask(|reply| Command::Calibrate(corners, reply)).await
+    }
+
+    /// Sends a command to the table's task and waits for its answer.
+    async fn ask<T>(&self, command: impl FnOnce(oneshot::Sender<Result<T, Error>>) -> Command) -> Result<T, Error> {
         self.here()?;
+        let stopped = || Error::internal("the table's pipeline has stopped");
         let (reply, answer) = oneshot::channel();
-        self.commands
-            .send(Command::Calibrate(corners, reply))
-            .await
-            .map_err(|_| Error::internal("the table's pipeline has stopped"))?;
-        answer.await.map_err(|_| Error::internal("the table's pipeline has stopped"))?
+        self.commands.send(command(reply)).await.map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
     }
 }
 
@@ -717,9 +715,9 @@ impl TableTask {
             // Every observation the referee saw is logged (a repeat as a short row): the
             // referee counts frames, so replaying only the changes would not rebuild its state.
             // Each alert's evidence is zoomed on its own points.
-            let alert_points: Vec<Option<Vec<(usize, usize)>>> = events
+            let alert_points: Vec<Option<Vec<Point>>> = events
                 .iter()
-                .map(|e| (e.severity == Severity::Alert).then(|| crate::evidence::event_points(e.points())))
+                .map(|e| (e.severity == Severity::Alert).then(|| e.points().iter().map(|p| p.point).collect()))
                 .collect();
             let mut evidence: Vec<Option<Evidence>> = vec![None; events.len()];
             if alert_points.iter().any(Option::is_some) {

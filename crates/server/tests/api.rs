@@ -52,15 +52,7 @@ async fn feed(hub: &Arc<tengen_server::Hub>, table: &str, stones: &[(u32, u32, c
     let before = hub.tables[table].metrics.latency.count();
     let (status, body) = call(hub, post_frame(table, Some(CAMERA), "image/png", board_png(stones))).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
-    let handle = Arc::clone(&hub.tables[table]);
-    assert!(
-        wait_until(5, || {
-            let h = Arc::clone(&handle);
-            async move { h.metrics.latency.count() > before }
-        })
-        .await,
-        "frame analysed in time"
-    );
+    assert!(analysed(&hub.tables[table], before, 5).await, "frame analysed in time");
 }
 
 #[tokio::test]

@@ -215,24 +215,8 @@ impl DevTools {
 
 async fn feed(hub: &Arc<tengen_server::Hub>, addr: std::net::SocketAddr, stones: &[(u32, u32, char)]) {
     let before = hub.tables["1"].metrics.latency.count();
-    let auth = format!("Bearer {CAMERA}");
-    let (status, _, _) = http(
-        addr,
-        "POST",
-        "/api/tables/1/frames",
-        &[("Authorization", &auth), ("Content-Type", "image/png")],
-        &board_png(stones),
-    )
-    .await;
-    assert_eq!(status, 202);
-    let handle = Arc::clone(&hub.tables["1"]);
-    assert!(
-        wait_until(5, || {
-            let h = Arc::clone(&handle);
-            async move { h.metrics.latency.count() > before }
-        })
-        .await
-    );
+    assert_eq!(post_png(addr, "1", stones).await, 202);
+    assert!(analysed(&hub.tables["1"], before, 5).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -97,29 +97,31 @@ fn spawn_hall_node(
     ttl: f64,
     tables: &[&str],
 ) -> (NodeProcess, std::net::SocketAddr) {
-    spawn_node_with(dir, nats, node, ttl, tables, tengen_server::config::ClusterConfig::new("", "").buffer_bytes)
+    spawn_node_spec(dir, nats, node, &NodeSpec::hall(ttl, tables))
 }
 
-fn spawn_node_with(
-    dir: &Path,
-    nats: &str,
-    node: &str,
+/// How a node of a test hall is started.
+struct NodeSpec<'a> {
+    /// Seconds a table's lease lasts.
     ttl: f64,
-    tables: &[&str],
+    /// The hall's tables.
+    tables: &'a [&'a str],
+    /// The node's outbox buffer.
     buffer_bytes: u64,
-) -> (NodeProcess, std::net::SocketAddr) {
-    spawn_node_spec(dir, nats, node, ttl, tables, buffer_bytes, "")
+    /// A snapshot camera (`table=url`), or empty.
+    snapshot: &'a str,
 }
 
-fn spawn_node_spec(
-    dir: &Path,
-    nats: &str,
-    node: &str,
-    ttl: f64,
-    tables: &[&str],
-    buffer_bytes: u64,
-    snapshot: &str,
-) -> (NodeProcess, std::net::SocketAddr) {
+impl<'a> NodeSpec<'a> {
+    /// A node of a hall of `tables` with leases of `ttl` seconds and the default buffer.
+    fn hall(ttl: f64, tables: &'a [&'a str]) -> Self {
+        let buffer_bytes = tengen_server::config::ClusterConfig::new("", "").buffer_bytes;
+        NodeSpec { ttl, tables, buffer_bytes, snapshot: "" }
+    }
+}
+
+fn spawn_node_spec(dir: &Path, nats: &str, node: &str, spec: &NodeSpec) -> (NodeProcess, std::net::SocketAddr) {
+    let NodeSpec { ttl, tables, buffer_bytes, snapshot } = spec;
     std::fs::create_dir_all(dir).unwrap();
     let _ = std::fs::remove_file(dir.join("addr"));
     let child = NodeProcess(
@@ -134,34 +136,13 @@ fn spawn_node_spec(
             .spawn()
             .unwrap(),
     );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(text) = std::fs::read_to_string(dir.join("addr")) {
-            return (child, text.trim().parse().unwrap());
-        }
-        assert!(Instant::now() < deadline, "node {node} did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    (child, child_address(dir, 30, &format!("node {node}")))
 }
 
 async fn get_text(addr: std::net::SocketAddr, path: &str) -> String {
     let (status, _, body) = http(addr, "GET", path, &[], b"").await;
     assert_eq!(status, 200, "{path}");
     String::from_utf8(body).unwrap()
-}
-
-/// The node's events (read from the hall's log, evidence flags included).
-async fn events(addr: std::net::SocketAddr) -> Vec<Value> {
-    get_json(addr, "/api/events?limit=1000").await["events"].as_array().unwrap().clone()
-}
-
-fn position(n: usize) -> Vec<(u32, u32, char)> {
-    (0..n)
-        .map(|i| {
-            let i = u32::try_from(i).unwrap();
-            (i % 19, (i / 19) * 3, if i % 2 == 0 { 'B' } else { 'W' })
-        })
-        .collect()
 }
 
 async fn move_number(addr: std::net::SocketAddr, table: &str) -> u64 {
@@ -241,7 +222,7 @@ async fn a_node_killed_and_restarted_on_an_empty_folder_rebuilds_its_tables_from
     // The stream holds the events, read by a client of its own.
     let kinds = stream_event_kinds(&nats.url, "a").await;
     assert_eq!(kinds.iter().filter(|k| *k == "move").count(), 8, "{kinds:?}");
-    let before = events(addr).await;
+    let before = all_events(addr).await;
     let sgf_a = get_text(addr, "/api/tables/a/sgf").await;
     child.kill().unwrap(); // SIGKILL: its leases stay until they run out
     child.wait().unwrap();
@@ -250,7 +231,7 @@ async fn a_node_killed_and_restarted_on_an_empty_folder_rebuilds_its_tables_from
     let started = Instant::now();
     let (mut child, addr) = spawn_node(&dir.join("second"), &nats.url, "n1");
     eprintln!("restarted node serving after {:?}", started.elapsed());
-    assert_eq!(events(addr).await, before, "every event once, in order");
+    assert_eq!(all_events(addr).await, before, "every event once, in order");
     assert_eq!(get_text(addr, "/api/tables/a/sgf").await, sgf_a);
     assert_eq!(move_number(addr, "b").await, 3);
     assert_eq!(get_json(addr, "/api/tables/c").await["open_alerts"], 1);
@@ -694,7 +675,12 @@ async fn nats_restarted_mid_game_loses_and_repeats_no_accepted_event_and_the_nod
 async fn a_node_whose_memory_for_the_log_is_full_refuses_frames_and_loses_nothing_it_read() {
     let Some(mut nats) = NatsServer::start("cluster buffer full") else { return };
     let dir = temp_dir("cluster-buffer-full");
-    let (mut child, addr) = spawn_node_with(&dir.join("n1"), &nats.url, "n1", 8.0, &["a"], 1500);
+    let (mut child, addr) = spawn_node_spec(
+        &dir.join("n1"),
+        &nats.url,
+        "n1",
+        &NodeSpec { buffer_bytes: 1500, ..NodeSpec::hall(8.0, &["a"]) },
+    );
     assert!(play_on(addr, "a", 1).await);
 
     nats.stop();
@@ -811,8 +797,9 @@ async fn a_pulled_camera_is_pulled_by_the_tables_node_only_and_moves_with_the_ta
     let mut children = Vec::new();
     let mut nodes = Vec::new();
     for name in ["n1", "n2"] {
-        let spec = format!("a={}", camera.url_for(name));
-        let (child, addr) = spawn_node_spec(&dir.join(name), &nats.url, name, 2.0, &table_ids, 64 << 20, &spec);
+        let snapshot = format!("a={}", camera.url_for(name));
+        let spec = NodeSpec { buffer_bytes: 64 << 20, snapshot: &snapshot, ..NodeSpec::hall(2.0, &table_ids) };
+        let (child, addr) = spawn_node_spec(&dir.join(name), &nats.url, name, &spec);
         children.push(child);
         nodes.push((name.to_owned(), addr));
     }

@@ -11,7 +11,7 @@ mod common;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use serde_json::Value;
@@ -43,29 +43,7 @@ fn spawn_child(dir: &Path) -> (Child, std::net::SocketAddr) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Ok(text) = std::fs::read_to_string(dir.join("addr")) {
-            return (child, text.trim().parse().unwrap());
-        }
-        assert!(Instant::now() < deadline, "child server did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-async fn all_events(addr: std::net::SocketAddr) -> Vec<Value> {
-    get_json(addr, "/api/events?limit=1000").await["events"].as_array().unwrap().clone()
-}
-
-/// Stones of a game in progress after `n` moves (distinct points, rows 0, 3, 6, …; the test
-/// referee does not capture).
-fn position(n: usize) -> Vec<(u32, u32, char)> {
-    (0..n)
-        .map(|i| {
-            let i = u32::try_from(i).unwrap();
-            (i % 19, (i / 19) * 3, if i % 2 == 0 { 'B' } else { 'W' })
-        })
-        .collect()
+    (child, child_address(dir, 20, "child server"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

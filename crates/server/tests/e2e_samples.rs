@@ -102,15 +102,7 @@ async fn rendered_game_with_infractions_gives_alerts_over_sse_and_the_right_sgf(
         )
         .await;
         assert_eq!(status, 202, "{}", String::from_utf8_lossy(&body));
-        let t = Arc::clone(&table);
-        assert!(
-            wait_until(30, || {
-                let t = Arc::clone(&t);
-                async move { t.metrics.latency.count() > before }
-            })
-            .await,
-            "frame processed"
-        );
+        assert!(analysed(&table, before, 30).await, "frame processed");
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
 
@@ -138,16 +130,8 @@ async fn rendered_game_with_infractions_gives_alerts_over_sse_and_the_right_sgf(
     assert_eq!(sse_ids, stored_ids);
 
     // The arbiter confirms the missed capture.
-    let body = serde_json::json!({"action": "confirm", "alert_id": missed["alert_id"]}).to_string();
-    let auth_arbiter = format!("Bearer {ARBITER}");
-    let (status, _, reply) = http(
-        addr,
-        "POST",
-        "/api/tables/1/arbiter",
-        &[("Authorization", &auth_arbiter), ("Content-Type", "application/json")],
-        body.as_bytes(),
-    )
-    .await;
+    let (status, reply) =
+        post_arbiter(addr, "1", &serde_json::json!({"action": "confirm", "alert_id": missed["alert_id"]})).await;
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&reply));
 
     // The record: the expected moves of the sample, with the infractions as comments.

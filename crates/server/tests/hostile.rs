@@ -198,13 +198,7 @@ async fn every_error_is_json_and_every_answer_has_the_security_headers() {
 
 /// Opens the event stream with these headers and reads for a moment: (status, body so far).
 async fn open_stream(addr: std::net::SocketAddr, path: &str, last_event_id: Option<&str>) -> (u16, String) {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let mut request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n");
-    if let Some(id) = last_event_id {
-        request.push_str(&format!("Last-Event-ID: {id}\r\n"));
-    }
-    request.push_str("\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut stream = open_sse(addr, path, last_event_id).await;
     let mut got = Vec::new();
     let _ = tokio::time::timeout(Duration::from_millis(700), async {
         let mut buf = [0u8; 65536];
@@ -228,16 +222,7 @@ async fn resume_ids_are_validated_and_a_long_backfill_arrives_whole_and_in_order
     let hub = Arc::clone(&server.hub);
     // 260 events: more than two backfill pages.
     for _ in 0..130 {
-        let auth = format!("Bearer {ARBITER}");
-        let body = json!({"action": "set_result", "result": "B+R"}).to_string();
-        let (status, _, answer) = http(
-            server.addr,
-            "POST",
-            "/api/tables/1/arbiter",
-            &[("Authorization", &auth), ("Content-Type", "application/json")],
-            body.as_bytes(),
-        )
-        .await;
+        let (status, answer) = post_arbiter(server.addr, "1", &json!({"action": "set_result", "result": "B+R"})).await;
         assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
     }
     let last = hub.store.last_event_id().await.unwrap();

@@ -28,15 +28,7 @@ async fn show(hub: &tengen_server::Hub, id: &str, stones: &[(u32, u32, char)]) {
         let before = table.metrics.latency.count();
         let at_ms = hub.clock.now_ms();
         table.offer_frame(Frame { bytes: Arc::clone(&png), format: FrameFormat::Png, received: Instant::now(), at_ms });
-        let handle = Arc::clone(table);
-        assert!(
-            wait_until(5, || {
-                let h = Arc::clone(&handle);
-                async move { h.metrics.latency.count() > before }
-            })
-            .await,
-            "the frame was analysed"
-        );
+        assert!(analysed(table, before, 5).await, "the frame was analysed");
     }
 }
 

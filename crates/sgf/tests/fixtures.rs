@@ -175,15 +175,20 @@ fn reject_cases_have_precise_errors() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Every move of `rec` is legal and the game is a no-result (a long cycle) after move `n`.
+fn assert_no_result_after(rec: &GameRecord, n: usize) -> anyhow::Result<()> {
+    let v = verdicts(rec)?;
+    assert!(!v.iter().any(|(_, k)| *k == FindingKind::IllegalMove), "all {n} moves legal");
+    let no_result: Vec<usize> = v.iter().filter(|(_, k)| *k == FindingKind::NoResult).map(|(n, _)| *n).collect();
+    assert_eq!(no_result, vec![n]);
+    Ok(())
+}
+
 #[test]
 fn triple_ko_is_no_result_after_move_12() -> anyhow::Result<()> {
     let Some(rec) = game("katago-tests/derived/triple-ko-simple.sgf")? else { return Ok(()) };
     assert_eq!((rec.width, rec.height), (7, 6));
-    let v = verdicts(&rec)?;
-    assert!(!v.iter().any(|(_, k)| *k == FindingKind::IllegalMove), "all 12 moves legal");
-    let no_result: Vec<usize> = v.iter().filter(|(_, k)| *k == FindingKind::NoResult).map(|(n, _)| *n).collect();
-    assert_eq!(no_result, vec![12]);
-    Ok(())
+    assert_no_result_after(&rec, 12)
 }
 
 #[test]
@@ -192,11 +197,7 @@ fn eternal_life_is_no_result_after_move_8() -> anyhow::Result<()> {
     assert_eq!((rec.width, rec.height), (8, 5));
     // The comment holds an unescaped `W[fe]`: the reader keeps it in the comment.
     assert!(rec.root_comment.as_deref().is_some_and(|c| c.contains("W[fe] is illegal")));
-    let v = verdicts(&rec)?;
-    assert!(!v.iter().any(|(_, k)| *k == FindingKind::IllegalMove), "all 8 moves legal");
-    let no_result: Vec<usize> = v.iter().filter(|(_, k)| *k == FindingKind::NoResult).map(|(n, _)| *n).collect();
-    assert_eq!(no_result, vec![8]);
-    Ok(())
+    assert_no_result_after(&rec, 8)
 }
 
 #[test]

@@ -77,6 +77,12 @@ pub fn value2(seed: u64, x: f32, y: f32) -> f32 {
     top + (bottom - top) * ty
 }
 
+/// `len` random lattice values in [0, 1) for `seed`: the table behind [`Noise1`] and [`Noise2`].
+fn random_table(seed: u64, len: usize) -> Vec<f32> {
+    let mut rng = Rng::new(seed);
+    (0..len).map(|_| rng.unit() as f32).collect()
+}
+
 /// Smooth 1D value noise in [0, 1] from a precomputed table (cheap enough for every sample).
 #[derive(Debug, Clone)]
 pub struct Noise1 {
@@ -88,8 +94,7 @@ impl Noise1 {
 
     /// A table of random lattice values for `seed`.
     pub fn new(seed: u64) -> Self {
-        let mut rng = Rng::new(seed);
-        Self { table: (0..Self::SIZE).map(|_| rng.unit() as f32).collect() }
+        Self { table: random_table(seed, Self::SIZE) }
     }
 
     /// Noise at `x` (lattice spacing 1, period 1024).
@@ -143,8 +148,7 @@ impl Noise2 {
 
     /// A table of random lattice values for `seed`.
     pub fn new(seed: u64) -> Self {
-        let mut rng = Rng::new(seed);
-        Self { table: (0..Self::SIZE * Self::SIZE).map(|_| rng.unit() as f32).collect() }
+        Self { table: random_table(seed, Self::SIZE * Self::SIZE) }
     }
 
     /// Noise at (x, y), lattice spacing 1.

@@ -147,7 +147,7 @@ fn classify_with(
     for round in 0..=ROUNDS {
         // E-step.
         for (p, (_, _, x)) in post.iter_mut().zip(&points) {
-            *p = posterior(x, &means, &sds, &weights, 1.0);
+            *p = posterior_and_margin(x, &means, &sds, &weights, 1.0).0;
         }
         if round == ROUNDS {
             break;
@@ -247,16 +247,6 @@ fn enforce_order(means: &mut [[f64; DIMS]; 3]) {
     means[2][0] = means[2][0].max(empty[0] + 0.05);
     means[1][LINES] = means[1][LINES].min(empty[LINES] - 0.08);
     means[2][LINES] = means[2][LINES].min(empty[LINES] - 0.08);
-}
-
-fn posterior(
-    x: &[f64; DIMS],
-    means: &[[f64; DIMS]; 3],
-    sds: &[[f64; DIMS]; 3],
-    weights: &[f64; 3],
-    temperature: f64,
-) -> [f64; 3] {
-    posterior_and_margin(x, means, sds, weights, temperature).0
 }
 
 /// Posteriors and the log-odds margin of the best class over the runner-up (finite even when

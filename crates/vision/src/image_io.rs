@@ -88,24 +88,23 @@ fn exif_value(orientation: image::metadata::Orientation) -> u8 {
 mod tests {
     use super::*;
 
-    fn png_bytes(width: u32, height: u32) -> Vec<u8> {
-        let img = RgbImage::from_pixel(width, height, image::Rgb([200, 150, 90]));
+    /// `img` encoded as `format` (empty when it cannot be: the decoding test then fails).
+    fn encoded(img: RgbImage, format: image::ImageFormat) -> Vec<u8> {
         let mut out = Vec::new();
         DynamicImage::ImageRgb8(img)
-            .write_to(&mut Cursor::new(&mut out), image::ImageFormat::Png)
+            .write_to(&mut Cursor::new(&mut out), format)
             .map_err(|e| e.to_string())
             .unwrap_or_default();
         out
     }
 
+    fn png_bytes(width: u32, height: u32) -> Vec<u8> {
+        encoded(RgbImage::from_pixel(width, height, image::Rgb([200, 150, 90])), image::ImageFormat::Png)
+    }
+
     fn jpeg_bytes(width: u32, height: u32) -> Vec<u8> {
         let img = RgbImage::from_fn(width, height, |x, y| image::Rgb([(x % 256) as u8, (y % 256) as u8, 80]));
-        let mut out = Vec::new();
-        DynamicImage::ImageRgb8(img)
-            .write_to(&mut Cursor::new(&mut out), image::ImageFormat::Jpeg)
-            .map_err(|e| e.to_string())
-            .unwrap_or_default();
-        out
+        encoded(img, image::ImageFormat::Jpeg)
     }
 
     #[test]

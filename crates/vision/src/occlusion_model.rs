@@ -168,14 +168,12 @@ pub struct OcclusionModelFile {
     pub model: OcclusionModel,
 }
 
-#[allow(
-    clippy::expect_used,
-    reason = "a file compiled in from the repository, not input; the test embedded_model_parses keeps it valid"
-)]
 static EMBEDDED: LazyLock<OcclusionModel> = LazyLock::new(|| {
-    let file: OcclusionModelFile = toml::from_str(include_str!("../../../models/occlusion.toml"))
-        .expect("models/occlusion.toml is a valid occlusion model");
-    file.model
+    crate::reader_model::embedded_file::<OcclusionModelFile>(
+        include_str!("../../../models/occlusion.toml"),
+        "models/occlusion.toml is a valid occlusion model",
+    )
+    .model
 });
 
 impl OcclusionModel {

@@ -49,14 +49,21 @@ pub struct ReaderModelFile {
     pub model: ReaderModel,
 }
 
+/// A model file compiled in from the repository (`models/`), read; `valid` says what it must be.
 #[allow(
     clippy::expect_used,
-    reason = "a file compiled in from the repository, not input; the test embedded_model_parses keeps it valid"
+    reason = "a file compiled in from the repository, not input; each model's test embedded_model_parses keeps it valid"
 )]
+pub(crate) fn embedded_file<F: serde::de::DeserializeOwned>(text: &str, valid: &str) -> F {
+    toml::from_str(text).expect(valid)
+}
+
 static EMBEDDED: LazyLock<ReaderModel> = LazyLock::new(|| {
-    let file: ReaderModelFile = toml::from_str(include_str!("../../../models/point-reader.toml"))
-        .expect("models/point-reader.toml is a valid reader model");
-    file.model
+    embedded_file::<ReaderModelFile>(
+        include_str!("../../../models/point-reader.toml"),
+        "models/point-reader.toml is a valid reader model",
+    )
+    .model
 });
 
 impl ReaderModel {

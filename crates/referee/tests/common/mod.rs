@@ -120,7 +120,7 @@ pub fn moves(events: &[Event]) -> Vec<(Color, String)> {
     events
         .iter()
         .filter(|e| e.kind == EventKind::Move)
-        .map(|e| (e.side.expect("a move has a side"), e.points[0].human.clone()))
+        .map(|e| (e.side.expect("a move has a side"), e.points[0].point.human()))
         .collect()
 }
 

@@ -90,3 +90,25 @@ pub fn cpu_seconds(pid: &str) -> f64 {
 pub fn posting_tables(n: usize) -> Vec<tengen_server::TableConfig> {
     (0..n).map(|i| tengen_server::TableConfig::posting(format!("t{i}"))).collect()
 }
+
+/// A fresh temporary data folder for a benchmark's service, named after `name` (emptied first).
+#[allow(dead_code)] // not every benchmark that includes this module starts a service
+pub fn bench_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tengen-bench-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// A service on a free loopback port with its data in `dir`, the benchmarks' tokens and these
+/// tables.
+#[allow(dead_code)] // not every benchmark that includes this module starts a service
+pub fn bench_config(dir: &std::path::Path, tables: Vec<tengen_server::TableConfig>) -> tengen_server::Config {
+    tengen_server::Config {
+        listen: "127.0.0.1:0".into(),
+        data_dir: dir.to_path_buf(),
+        arbiter_token: Some("bench-arbiter-token".into()),
+        camera_token: Some(CAMERA_TOKEN.into()),
+        tables,
+        ..tengen_server::Config::default()
+    }
+}

@@ -140,12 +140,13 @@ impl TableReferee for SimpleReferee {
         if !vanished.is_empty() {
             let id = self.next_alert;
             self.next_alert += 1;
-            let points: Vec<String> = vanished.iter().map(|&i| Point::from_index(i).to_sgf()).collect();
+            let points: Vec<Point> = vanished.iter().map(|&i| Point::from_index(i)).collect();
+            let sgf: Vec<String> = points.iter().map(|p| p.to_sgf()).collect();
             self.alerts.push(OpenAlert {
                 alert_id: id,
                 kind: EventKind::MovedStone,
                 article: Some("Art. 17.5".into()),
-                summary: format!("stones gone from the board: {}", points.join(" ")),
+                summary: format!("stones gone from the board: {}", sgf.join(" ")),
                 points: points.clone(),
                 raised_ms: Some(at_ms),
             });
@@ -153,7 +154,7 @@ impl TableReferee for SimpleReferee {
                 EventKind::MovedStone,
                 Status::Suspected,
                 Severity::Alert,
-                format!("stones gone: {}", points.join(" ")),
+                format!("stones gone: {}", sgf.join(" ")),
             );
             e.alert_id = Some(id);
             e.article = Some("Art. 17.5".into());
@@ -343,6 +344,72 @@ pub async fn post_png(addr: std::net::SocketAddr, table: &str, stones: &[(u32, u
     .0
 }
 
+/// POSTs an arbiter action to `table` with the arbiter's token: (status, body).
+pub async fn post_arbiter(addr: std::net::SocketAddr, table: &str, action: &serde_json::Value) -> (u16, Vec<u8>) {
+    let auth = format!("Bearer {ARBITER}");
+    let (status, _, body) = http(
+        addr,
+        "POST",
+        &format!("/api/tables/{table}/arbiter"),
+        &[("Authorization", &auth), ("Content-Type", "application/json")],
+        action.to_string().as_bytes(),
+    )
+    .await;
+    (status, body)
+}
+
+/// The service's events (the first thousand), oldest first.
+pub async fn all_events(addr: std::net::SocketAddr) -> Vec<serde_json::Value> {
+    get_json(addr, "/api/events?limit=1000").await["events"].as_array().unwrap().clone()
+}
+
+/// Stones of a game in progress after `n` moves (distinct points, rows 0, 3, 6, …; the test
+/// referee does not capture).
+pub fn position(n: usize) -> Vec<(u32, u32, char)> {
+    (0..n)
+        .map(|i| {
+            let i = u32::try_from(i).unwrap();
+            (i % 19, (i / 19) * 3, if i % 2 == 0 { 'B' } else { 'W' })
+        })
+        .collect()
+}
+
+/// Waits up to `secs` until `table` has analysed more frames than the `before` it had.
+pub async fn analysed(table: &Arc<tengen_server::table::TableHandle>, before: u64, secs: u64) -> bool {
+    wait_until(secs, || {
+        let table = Arc::clone(table);
+        async move { table.metrics.latency.count() > before }
+    })
+    .await
+}
+
+/// The address a server started in a child process writes to `dir/addr`, waited for up to
+/// `secs` (`what` names the child when it does not start).
+pub fn child_address(dir: &std::path::Path, secs: u64, what: &str) -> std::net::SocketAddr {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(dir.join("addr")) {
+            return text.trim().parse().unwrap();
+        }
+        assert!(std::time::Instant::now() < deadline, "{what} did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Opens the event stream at `path` over a raw loopback connection, resuming after
+/// `last_event_id` when given.
+pub async fn open_sse(addr: std::net::SocketAddr, path: &str, last_event_id: Option<&str>) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n");
+    if let Some(id) = last_event_id {
+        request.push_str(&format!("Last-Event-ID: {id}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    stream
+}
+
 /// Minimal HTTP/1.1 client over a TcpStream for tests against a real listener.
 pub async fn http(
     addr: std::net::SocketAddr,
@@ -432,14 +499,8 @@ pub async fn read_sse(
     last_event_id: Option<i64>,
     want: usize,
 ) -> Vec<(Option<i64>, String, serde_json::Value)> {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n");
-    if let Some(id) = last_event_id {
-        request.push_str(&format!("Last-Event-ID: {id}\r\n"));
-    }
-    request.push_str("\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let stream = open_sse(addr, path, last_event_id.map(|id| id.to_string()).as_deref()).await;
     let mut lines = BufReader::new(stream).lines();
     let mut out = vec![];
     let (mut id, mut name) = (None, String::new());
