@@ -697,6 +697,12 @@ pub fn debug_hypotheses(gray: &GrayImage) -> (Vec<GridGeometry>, GrayImage) {
 /// a dark table, seen straight on, and its grid: the looks' tests share it.
 #[cfg(test)]
 pub(crate) fn board_on_a_dark_table(margin: f64) -> (GrayImage, GridGeometry) {
+    board_on_a_table(margin, 35)
+}
+
+/// As [`board_on_a_dark_table`], on a table of the given grey (the wood is 200).
+#[cfg(test)]
+pub(crate) fn board_on_a_table(margin: f64, table: u8) -> (GrayImage, GridGeometry) {
     let (cell, origin) = (24.0, 70.0);
     let img = GrayImage::from_fn(600, 580, |x, y| {
         let (u, v) = ((f64::from(x) - origin) / cell, (f64::from(y) - origin) / cell);
@@ -704,7 +710,7 @@ pub(crate) fn board_on_a_dark_table(margin: f64) -> (GrayImage, GridGeometry) {
         let on_lines = |t: f64| (-0.05..=18.05).contains(&t);
         let near = |t: f64| (t - t.round()).abs() * cell < 1.0 && on_lines(t);
         if !(on_board(u) && on_board(v)) {
-            image::Luma([35])
+            image::Luma([table])
         } else if (near(u) && on_lines(v)) || (near(v) && on_lines(u)) {
             image::Luma([50])
         } else {

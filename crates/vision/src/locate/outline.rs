@@ -23,14 +23,51 @@ const MARGIN_STEP_CELLS: f64 = 0.1;
 /// refinement's first search radius, 0.42 cell, forgives the remaining sixteenth).
 const PHASE_STEPS: i32 = 8;
 
-/// The outline of the largest lit region of the working image as a quadrilateral, corners
-/// clockwise as seen starting nearest the top-left, in working pixels; `None` when the region
-/// is too small to hold a readable board.
+/// Floors tried after the lit looks' own ([`LIT_FRACTION`]) when its region is not a whole
+/// board's (see [`board_outline`]), as fractions of the image's bright end (a priori: a mid-grey table or cloth
+/// reaches 0.45 of the bright end and joins the board into one region that runs to the frame's
+/// border; light wood stands at about 0.8–0.9 of it, so floors up to 0.75 still keep the wood).
+const RAISED_FRACTIONS: [f32; 3] = [0.55, 0.65, 0.75];
+/// A region's outline is taken as the board's without trying the raised floors only when the
+/// region stays inside the frame and the quadrilateral's area is within this ratio of the
+/// region's own area, counted row by row between its extreme pixels (a priori: a board's lit
+/// surface fills its outline but for its side face; a region of table and board that runs out
+/// of the frame gives a quadrilateral of stray sides).
+const FILL_RATIO_RANGE: (f64, f64) = (0.8, 1.25);
+
+/// The outline of the board as a quadrilateral, corners clockwise as seen starting nearest the
+/// top-left, in working pixels: the largest region lit above [`LIT_FRACTION`] of the image's
+/// bright end, or when that region runs out of the frame or its outline does not fill it (a table
+/// as light as that joins it), the first of the raised floors whose region is a whole board's;
+/// when none is, the first region's outline as it is. `None` when no region holds a
+/// readable board or no outline has four sides.
 pub(crate) fn board_outline(work: &Working, meter: &WorkMeter) -> Option<[[f64; 2]; 4]> {
+    let bright = bright_end(&work.plane);
+    let first = lit_region_outline(work, LIT_FRACTION * bright, meter);
+    if first.as_ref().is_some_and(|o| o.whole) {
+        return first.map(|o| o.quad);
+    }
+    RAISED_FRACTIONS
+        .iter()
+        .filter_map(|&f| lit_region_outline(work, f * bright, meter))
+        .find(|o| o.whole)
+        .or(first)
+        .map(|o| o.quad)
+}
+
+/// The outline of one lit region and whether it is a whole board's: the region stays inside the
+/// frame and its outline fills it (see [`FILL_RATIO_RANGE`]).
+struct RegionOutline {
+    quad: [[f64; 2]; 4],
+    whole: bool,
+}
+
+/// The outline of the largest 4-connected region of the working image at least `floor` bright;
+/// `None` when the region is too small to hold a readable board or no four sides are found.
+fn lit_region_outline(work: &Working, floor: f32, meter: &WorkMeter) -> Option<RegionOutline> {
     let plane = &work.plane;
     let (w, h) = (plane.width, plane.height);
     meter.charge(4 * (w * h) as u64);
-    let floor = LIT_FRACTION * bright_end(plane);
     let lit: Vec<bool> = plane.data.iter().map(|&v| v >= floor).collect();
     // Largest 4-connected lit region.
     let mut label = vec![0u32; w * h];
@@ -75,12 +112,15 @@ pub(crate) fn board_outline(work: &Working, meter: &WorkMeter) -> Option<[[f64; 
         return None;
     }
     // The region's outer boundary: its extreme pixels per row and per column, except where the
-    // image's border cuts it off.
+    // image's border cuts it off; and its area between the extremes of each row.
     let mut points: Vec<[f64; 2]> = Vec::new();
+    let (mut spanned, mut cut_off) = (0usize, false);
     let inside = |x: usize, y: usize| x >= 2 && y >= 2 && x + 2 < w && y + 2 < h;
     for y in 0..h {
         let row = &label[y * w..(y + 1) * w];
         if let (Some(a), Some(b)) = (row.iter().position(|&l| l == best), row.iter().rposition(|&l| l == best)) {
+            spanned += b + 1 - a;
+            cut_off |= !inside(a, y) || !inside(b, y);
             points.extend([a, b].into_iter().filter(|&x| inside(x, y)).map(|x| [x as f64, y as f64]));
         }
     }
@@ -92,8 +132,15 @@ pub(crate) fn board_outline(work: &Working, meter: &WorkMeter) -> Option<[[f64; 
         }
     }
     meter.charge(points.len() as u64 * HOUGH_ANGLES as u64);
-    let quad = four_sides(&points, w.min(h) as f64)?;
-    Some(clockwise_from_top_left(quad))
+    let quad = clockwise_from_top_left(four_sides(&points, w.min(h) as f64)?);
+    let ratio = quad_area(&quad) / spanned.max(1) as f64;
+    Some(RegionOutline { quad, whole: !cut_off && (FILL_RATIO_RANGE.0..=FILL_RATIO_RANGE.1).contains(&ratio) })
+}
+
+/// Area of a quadrilateral (shoelace; either winding).
+fn quad_area(q: &[[f64; 2]; 4]) -> f64 {
+    let twice: f64 = (0..4).map(|i| q[i][0] * q[(i + 1) % 4][1] - q[(i + 1) % 4][0] * q[i][1]).sum();
+    twice.abs() / 2.0
 }
 
 /// Hough angle bins over 180° for the outline's sides.
@@ -263,6 +310,25 @@ mod tests {
                 let (a, b) = (lattice.project(c, r), truth.project(c, r));
                 assert!((a[0] - b[0]).hypot(a[1] - b[1]) < 0.3 * 24.0, "margin {margin}: ({c}, {r}) {a:?} vs {b:?}");
             }
+        }
+    }
+
+    #[test]
+    fn a_table_lit_like_the_board_at_the_first_floor_is_left_out_by_a_raised_one() {
+        // A mid-grey table (100 of the wood's 200) is above 0.45 of the bright end: at the first
+        // floor it joins the board into one region running to the frame's border.
+        let margin = 0.9;
+        let (img, truth) = super::super::board_on_a_table(margin, 100);
+        let meter = WorkMeter::unlimited();
+        let work = super::super::working(&img, &meter);
+        let bright = bright_end(&work.plane);
+        assert!(lit_region_outline(&work, LIT_FRACTION * bright, &meter).is_none_or(|o| !o.whole));
+        let quad = board_outline(&work, &meter).expect("an outline at a raised floor");
+        let wood =
+            [[-margin, -margin], [18.0 + margin, -margin], [18.0 + margin, 18.0 + margin], [-margin, 18.0 + margin]];
+        for (q, w) in quad.iter().zip(wood) {
+            let p = truth.project(w[0], w[1]);
+            assert!((q[0] - p[0]).hypot(q[1] - p[1]) < 4.0, "corner {q:?} vs {p:?}");
         }
     }
 
