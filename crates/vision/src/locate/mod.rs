@@ -328,14 +328,15 @@ fn search(
     // lattice centred in it is refined like the others and must show the board's margin too.
     if best.is_none() && meter.check().is_ok() {
         let lens = options.lens.unwrap_or(LensDistortion { k1: 0.0, ..base_lens });
-        let initial =
-            outline::board_outline(&fine, meter).and_then(|q| outline::lattice_in_outline(&fine, &q, lens, meter));
-        if let Some(initial) = initial {
+        let quad = outline::board_outline(&fine, meter);
+        let initial = quad.and_then(|q| outline::lattice_in_outline(&fine, &q, lens, meter).map(|g| (q, g)));
+        if let Some((quad, initial)) = initial {
+            let edge = quad.map(|p| fine.to_full(p));
             match with_margin(&fine, refine_from(&fine, &initial, options.lens.is_none(), true, meter)) {
                 Ok(located) => best = Some(located),
                 // A fifth look, for a crowded board whose few crossings do not pin a grid: the
                 // lattice of its stones, grown from the outline's lattice.
-                Err(e) => match stones::stone_grid(&fine, &initial, meter).and_then(located_from_stones) {
+                Err(e) => match stones::stone_grid(&fine, &initial, &edge, meter).and_then(located_from_stones) {
                     Ok(located) => best = Some(located),
                     Err(reason) => {
                         last_error = match e {

@@ -15,7 +15,7 @@ use tengen_rules::BOARD_LINES;
 /// Widest and narrowest margin searched beyond the outer lines, in cells (a priori: boards
 /// are made with margins from a fifth of a cell, thin vinyl boards, to over two cells, wide
 /// table boards; the stress suite's narrow and wide margins are 0.2–0.3 and 1.6–2.3 cells).
-const MARGIN_RANGE_CELLS: (f64, f64) = (0.1, 2.6);
+pub(crate) const MARGIN_RANGE_CELLS: (f64, f64) = (0.1, 2.6);
 /// Step of the margin search, in cells.
 const MARGIN_STEP_CELLS: f64 = 0.1;
 /// Phase offsets searched per cell (eighths of a cell over [−½, ½)): the lit outline may take in

@@ -10,6 +10,7 @@
 use nalgebra::{Matrix3, Vector3};
 use tengen_rules::BOARD_LINES;
 
+use super::outline;
 use super::refine::{self, crossing_at, Working};
 use crate::homography::{self, PointPair};
 use crate::work::WorkMeter;
@@ -354,9 +355,42 @@ fn best_correction(
     best.map_or_else(|| (0, geom.clone()), |(n, _, g)| (n, g))
 }
 
+/// For each family (columns, rows), the shift of the 19 lines of `grid` that centres them in the
+/// board's outline (a board's grid is centred on the board: a shift of one line makes the two
+/// margins differ by two cells), when the margins it leaves are those of a board
+/// ([`outline::MARGIN_RANGE_CELLS`], give or take half a cell for the side face the outline may
+/// take in); `None` for a family whose outline edges do not map into the grid's board.
+fn centred_shifts(grid: &GridGeometry, outline: &[[f64; 2]; 4]) -> [Option<i32>; 2] {
+    let Some(inverse) = grid.matrix().try_inverse() else { return [None; 2] };
+    let corners: Vec<[f64; 2]> =
+        outline.iter().filter_map(|&p| homography::apply(&inverse, grid.lens.undistort(p))).collect();
+    if corners.len() != 4 {
+        return [None; 2];
+    }
+    let last = (BOARD_LINES - 1) as f64;
+    let (lo, hi) = outline::MARGIN_RANGE_CELLS;
+    [0, 1].map(|axis| {
+        // The edges before the first line and after the last: corners 0, 3 and 1, 2 for the
+        // columns, corners 0, 1 and 3, 2 for the rows.
+        let (a, b) = if axis == 0 { ((0, 3), (1, 2)) } else { ((0, 1), (3, 2)) };
+        let near = (corners[a.0][axis] + corners[a.1][axis]) / 2.0;
+        let far = (corners[b.0][axis] + corners[b.1][axis]) / 2.0;
+        let shift = ((near + far - last) / 2.0).round();
+        let margin = (far - near - last) / 2.0;
+        (lo - 0.5..=hi + 0.5).contains(&margin).then_some(shift as i32)
+    })
+}
+
 /// Finds the board from the stones, starting from a first lattice within about two cells of it.
 /// `Err` says which step gave up.
-pub(crate) fn stone_grid(work: &Working, initial: &GridGeometry, meter: &WorkMeter) -> Result<StoneGrid, String> {
+/// `outline` is the board's outer edge (the lit region's quadrilateral the first lattice was
+/// centred in, full-resolution pixels, clockwise from the corner at the first lattice's (0, 0)).
+pub(crate) fn stone_grid(
+    work: &Working,
+    initial: &GridGeometry,
+    outline: &[[f64; 2]; 4],
+    meter: &WorkMeter,
+) -> Result<StoneGrid, String> {
     let rect = rectify(work, initial, meter).ok_or("the work budget ran out")?;
     let centres = disc_centres(&rect);
     let (g, agreeing) =
@@ -430,6 +464,7 @@ pub(crate) fn stone_grid(work: &Working, initial: &GridGeometry, meter: &WorkMet
             evidence[(r * side + c) as usize] = true;
         }
     }
+    let centred = centred_shifts(&placed, outline);
     let mut shift = [0i32; 2];
     let mut extent_contrast = f64::INFINITY;
     for (family, columns) in [true, false].into_iter().enumerate() {
@@ -446,9 +481,13 @@ pub(crate) fn stone_grid(work: &Working, initial: &GridGeometry, meter: &WorkMet
         let inside_mean = window(s) as f64 / f64::from(lines);
         let outside = at(s - 1).max(at(s + lines)) as f64;
         extent_contrast = extent_contrast.min(inside_mean / outside.max(1.0));
-        if outside > MAX_OUTSIDE_FRACTION * inside_mean {
+        // Where the line beyond is not clearly empty (a stone's rim or shadow on a narrow margin,
+        // the board's edge read as a disc), the 19 lines must also be the ones centred in the
+        // board's outline.
+        if outside > MAX_OUTSIDE_FRACTION * inside_mean && centred[family] != Some(s) {
+            let centre = centred[family].map_or_else(|| "no margins".into(), |c| format!("shift {c}"));
             return Err(format!(
-                "no clear extent from the stones and crossings ({outside:.0} beyond the {} against {inside_mean:.1} a line)",
+                "no clear extent from the stones and crossings ({outside:.0} beyond the {} against {inside_mean:.1} a line; the outline centres them at {centre}, the evidence at shift {s})",
                 if columns { "columns" } else { "rows" }
             ));
         }
@@ -538,6 +577,22 @@ mod tests {
         let mid = (BOARD_LINES - 1) as f64 / 2.0;
         let m = Matrix3::new(scale, 0.0, mid * (1.0 - scale) + dc, 0.0, scale, mid * (1.0 - scale) + dr, 0.0, 0.0, 1.0);
         refine::reindex(truth, &m)
+    }
+
+    #[test]
+    fn the_outline_centres_the_grid_and_tells_a_line_off() {
+        let (_, truth) = crowded_board(true);
+        let margin = 0.8;
+        let (lo, hi) = (-margin, 18.0 + margin);
+        let outline = [truth.project(lo, lo), truth.project(hi, lo), truth.project(hi, hi), truth.project(lo, hi)];
+        assert_eq!(centred_shifts(&truth, &outline), [Some(0), Some(0)]);
+        // A grid a column right and a row up must move back by one line of each family.
+        let off = refine::reindex(&truth, &refine::translation(1.0, -1.0));
+        assert_eq!(centred_shifts(&off, &outline), [Some(-1), Some(1)]);
+        // An outline whose margins no board has (5 cells) centres nothing.
+        let (lo, hi) = (-5.0, 23.0);
+        let wide = [truth.project(lo, lo), truth.project(hi, lo), truth.project(hi, hi), truth.project(lo, hi)];
+        assert_eq!(centred_shifts(&truth, &wide), [None, None]);
     }
 
     #[test]
