@@ -97,6 +97,30 @@ fn pick(rng: &mut Rng, n: usize) -> usize {
     ((rng.unit() * n as f64) as usize).min(n.saturating_sub(1))
 }
 
+/// A board of a flat material (vinyl, paper): one of `colours`, `thickness_mm` thick, under
+/// light with `glare`.
+fn flat_board(
+    material: BoardMaterial,
+    colours: [[u8; 3]; 3],
+    thickness_mm: f64,
+    glare: f32,
+) -> impl Fn(&mut Setup, &mut Rng) + Send + Sync + 'static {
+    move |s, rng| {
+        s.scene.board.material = material;
+        s.scene.board.wood_rgb = colours[pick(rng, colours.len())];
+        s.scene.board.thickness_mm = thickness_mm;
+        s.scene.light.glare = glare;
+    }
+}
+
+/// A table of one of `colours` with `texture`.
+fn table_of(texture: TableTexture, colours: [[u8; 3]; 3]) -> impl Fn(&mut Setup, &mut Rng) + Send + Sync + 'static {
+    move |s, rng| {
+        s.scene.board.table_rgb = colours[pick(rng, colours.len())];
+        s.scene.board.table_texture = texture;
+    }
+}
+
 /// A hand reaching in from a random side with a random skin, sleeve and height.
 /// `reach` is drawn from the given range: how far in the fingertips come (0 = the edge,
 /// negative = short of it, 0.5 = the centre).
@@ -174,20 +198,10 @@ fn buckets() -> Vec<Bucket> {
         s.scene.board.material = BoardMaterial::Bamboo;
         s.scene.board.wood_rgb = if rng.unit() < 0.6 { [216, 182, 124] } else { [168, 116, 70] };
     }));
-    all.push(bucket("board/vinyl", 6, |s, rng| {
-        s.scene.board.material = BoardMaterial::Vinyl;
-        let colours = [[238, 206, 140], [232, 222, 196], [214, 178, 120]];
-        s.scene.board.wood_rgb = colours[pick(rng, 3)];
-        s.scene.board.thickness_mm = 2.0;
-        s.scene.light.glare = 0.8;
-    }));
-    all.push(bucket("board/paper", 6, |s, rng| {
-        s.scene.board.material = BoardMaterial::Paper;
-        let colours = [[240, 230, 205], [236, 214, 160], [250, 248, 240]];
-        s.scene.board.wood_rgb = colours[pick(rng, 3)];
-        s.scene.board.thickness_mm = 1.0;
-        s.scene.light.glare = 0.1;
-    }));
+    let vinyl = [[238, 206, 140], [232, 222, 196], [214, 178, 120]];
+    all.push(bucket("board/vinyl", 6, flat_board(BoardMaterial::Vinyl, vinyl, 2.0, 0.8)));
+    let paper = [[240, 230, 205], [236, 214, 160], [250, 248, 240]];
+    all.push(bucket("board/paper", 6, flat_board(BoardMaterial::Paper, paper, 1.0, 0.1)));
     all.push(bucket("board/coloured-lines", 6, |s, rng| {
         let inks = [[110, 60, 30], [30, 50, 110], [150, 40, 40]];
         s.scene.board.line_rgb = Some(inks[pick(rng, 3)]);
@@ -221,16 +235,10 @@ fn buckets() -> Vec<Bucket> {
         s.scene.board.table_rgb = [28, 26, 26];
         s.scene.board.table_texture = TableTexture::Laminate;
     }));
-    all.push(bucket("surroundings/light-table", 6, |s, rng| {
-        let tables = [[228, 226, 220], [210, 190, 150], [200, 200, 196]];
-        s.scene.board.table_rgb = tables[pick(rng, 3)];
-        s.scene.board.table_texture = TableTexture::Laminate;
-    }));
-    all.push(bucket("surroundings/wood-table", 6, |s, rng| {
-        let tables = [[190, 140, 90], [120, 78, 46], [212, 170, 118]];
-        s.scene.board.table_rgb = tables[pick(rng, 3)];
-        s.scene.board.table_texture = TableTexture::Wood;
-    }));
+    let light_tables = [[228, 226, 220], [210, 190, 150], [200, 200, 196]];
+    all.push(bucket("surroundings/light-table", 6, table_of(TableTexture::Laminate, light_tables)));
+    let wood_tables = [[190, 140, 90], [120, 78, 46], [212, 170, 118]];
+    all.push(bucket("surroundings/wood-table", 6, table_of(TableTexture::Wood, wood_tables)));
     all.push(bucket("surroundings/neighbour-board", 6, add_neighbours));
     all.push(bucket("surroundings/loose-stones", 6, add_loose_stones));
     all.push(bucket("surroundings/sheet-and-clock", 6, add_sheet_and_clock));
@@ -838,38 +846,24 @@ pub struct OcclusionTrainingFrame {
 pub fn occlusion_training(max_side: u32, reader: &ReaderConfig) -> anyhow::Result<Vec<OcclusionTrainingFrame>> {
     let all = buckets();
     let jobs: Vec<(usize, bool)> = (0..all.len()).flat_map(|i| [(i, false), (i, true)]).collect();
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<anyhow::Result<Option<OcclusionTrainingFrame>>>>> =
-        Mutex::new((0..jobs.len()).map(|_| None).collect());
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                let j = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(bi, with_hand)) = jobs.get(j) else { break };
-                let b = &all[bi];
-                let seed = frame_seed(&format!("fit-occlusion:{}", b.name), usize::from(with_hand));
-                let mut rng = Rng::new(seed);
-                let mut setup = typical_hall(seed, &mut rng);
-                (b.apply)(&mut setup, &mut rng);
-                if with_hand && setup.scene.hands.is_empty() {
-                    setup.scene.hands.push(random_hand(&mut rng, [-0.05, 0.7]));
-                }
-                keep_board_in_frame(&mut setup.scene);
-                let (w, h) = (setup.scene.width, setup.scene.height);
-                let k = f64::from(max_side) / f64::from(w.max(h));
-                if k < 1.0 {
-                    setup.scene.width = ((f64::from(w) * k) as u32).max(64);
-                    setup.scene.height = ((f64::from(h) * k) as u32).max(64);
-                }
-                let outcome = training_frame(&b.name, &setup, reader);
-                if let Ok(mut r) = results.lock() {
-                    r[j] = Some(outcome);
-                }
-            });
+    let results = run_parallel(&jobs, |_, &(bi, with_hand)| {
+        let b = &all[bi];
+        let seed = frame_seed(&format!("fit-occlusion:{}", b.name), usize::from(with_hand));
+        let mut rng = Rng::new(seed);
+        let mut setup = typical_hall(seed, &mut rng);
+        (b.apply)(&mut setup, &mut rng);
+        if with_hand && setup.scene.hands.is_empty() {
+            setup.scene.hands.push(random_hand(&mut rng, [-0.05, 0.7]));
         }
-    });
-    let results = results.into_inner().map_err(|_| anyhow::anyhow!("a worker panicked"))?;
+        keep_board_in_frame(&mut setup.scene);
+        let (w, h) = (setup.scene.width, setup.scene.height);
+        let k = f64::from(max_side) / f64::from(w.max(h));
+        if k < 1.0 {
+            setup.scene.width = ((f64::from(w) * k) as u32).max(64);
+            setup.scene.height = ((f64::from(h) * k) as u32).max(64);
+        }
+        training_frame(&b.name, &setup, reader)
+    })?;
     let mut out = Vec::new();
     for (outcome, &(bi, with_hand)) in results.into_iter().zip(&jobs) {
         let frame = outcome
@@ -878,6 +872,27 @@ pub fn occlusion_training(max_side: u32, reader: &ReaderConfig) -> anyhow::Resul
         out.extend(frame);
     }
     Ok(out)
+}
+
+/// `run` over every job on up to four threads; the outcomes in the jobs' order (`None` for a
+/// job a panicking worker left undone).
+fn run_parallel<J: Sync, R: Send>(jobs: &[J], run: impl Fn(usize, &J) -> R + Sync) -> anyhow::Result<Vec<Option<R>>> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let j = next.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(j) else { break };
+                let outcome = run(j, job);
+                if let Ok(mut r) = results.lock() {
+                    r[j] = Some(outcome);
+                }
+            });
+        }
+    });
+    results.into_inner().map_err(|_| anyhow::anyhow!("a worker panicked"))
 }
 
 /// Renders one training frame and reads it on the exact grid (`None`: a margin-only hand).
@@ -918,44 +933,32 @@ fn run_suite(options: &StressArgs) -> anyhow::Result<Vec<BucketReport>> {
     if let Some(dir) = &options.save_frames {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<anyhow::Result<FrameScore>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
     let started = Instant::now();
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                let j = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(bi, k)) = jobs.get(j) else { break };
-                let b = &chosen[bi];
-                let setup = frame_setup(b, k, options.max_side);
-                let save = options.save_frames.as_ref().map(|dir| dir.join(format!("{}-{k}", file_stem(&b.name))));
-                let frame_name = format!("{}#{k}", b.name);
-                let given = options.corners_off.map(|cells| (cells, frame_name.as_str()));
-                let outcome = run_frame(&setup, &reader, save.as_deref(), given);
-                match &outcome {
-                    Ok(f) => eprintln!(
-                        "[{:>4}/{}] {:>6.0}s {} #{k} ({}×{}): {}; render {:.0} ms, vision {:.0} ms (read {:.0} ms)",
-                        j + 1,
-                        jobs.len(),
-                        started.elapsed().as_secs_f64(),
-                        b.name,
-                        setup.scene.width,
-                        setup.scene.height,
-                        f.failure.as_deref().unwrap_or("exact"),
-                        f.render_ms,
-                        f.vision_ms,
-                        f.read_ms
-                    ),
-                    Err(e) => eprintln!("[{:>4}/{}] {} #{k}: error {e:#}", j + 1, jobs.len(), b.name),
-                }
-                if let Ok(mut r) = results.lock() {
-                    r[j] = Some(outcome);
-                }
-            });
+    let results = run_parallel(&jobs, |j, &(bi, k)| {
+        let b = &chosen[bi];
+        let setup = frame_setup(b, k, options.max_side);
+        let save = options.save_frames.as_ref().map(|dir| dir.join(format!("{}-{k}", file_stem(&b.name))));
+        let frame_name = format!("{}#{k}", b.name);
+        let given = options.corners_off.map(|cells| (cells, frame_name.as_str()));
+        let outcome = run_frame(&setup, &reader, save.as_deref(), given);
+        match &outcome {
+            Ok(f) => eprintln!(
+                "[{:>4}/{}] {:>6.0}s {} #{k} ({}×{}): {}; render {:.0} ms, vision {:.0} ms (read {:.0} ms)",
+                j + 1,
+                jobs.len(),
+                started.elapsed().as_secs_f64(),
+                b.name,
+                setup.scene.width,
+                setup.scene.height,
+                f.failure.as_deref().unwrap_or("exact"),
+                f.render_ms,
+                f.vision_ms,
+                f.read_ms
+            ),
+            Err(e) => eprintln!("[{:>4}/{}] {} #{k}: error {e:#}", j + 1, jobs.len(), b.name),
         }
-    });
-    let results = results.into_inner().map_err(|_| anyhow::anyhow!("a worker panicked"))?;
+        outcome
+    })?;
     let mut per_bucket: Vec<Vec<FrameScore>> = vec![Vec::new(); chosen.len()];
     for (&(bi, k), outcome) in jobs.iter().zip(results) {
         let frame = outcome

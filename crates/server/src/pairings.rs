@@ -425,23 +425,8 @@ pub fn opengotha_results(xml: &str, round: u32) -> Result<Vec<(String, Outcome)>
 mod tests {
     use super::*;
 
-    const OPENGOTHA: &str = r#"<?xml version="1.0" encoding="UTF-8" standalone="no"?>
-<Tournament dataVersion="201" gothaMinorVersion="2" gothaVersion="346">
-<Players>
-<Player agaId="" club="Pari" country="FR" egfPin="" firstName="Jean" grade="3D" name="Du Pont" participating="11111" rank="3D" rating="2250" ratingOrigin="EGF" registeringStatus="FIN" smmsCorrection="0"/>
-<Player club="Lyon" country="FR" firstName="Li" name="Wang" rank="1K" registeringStatus="FIN"/>
-<Player club="Lyon" country="FR" firstName="Ann" name="O'Neil &amp; Co" rank="5K" registeringStatus="FIN"/>
-<Player club="Lyon" country="FR" firstName="Bo" name="Berg" rank="8K" registeringStatus="FIN"/>
-</Players>
-<Games>
-<Game blackPlayer="WANGLI" handicap="0" knownColor="true" result="RESULT_WHITEWINS" roundNumber="1" tableNumber="1" whitePlayer="DUPONTJEAN"/>
-<Game blackPlayer="BERGBO" handicap="3" knownColor="true" result="RESULT_UNKNOWN" roundNumber="2" tableNumber="2" whitePlayer="O'NEIL&amp;COANN"/>
-<Game blackPlayer="DUPONTJEAN" handicap="0" knownColor="true" result="RESULT_UNKNOWN" roundNumber="2" tableNumber="1" whitePlayer="WANGLI"/>
-</Games>
-<TournamentParameterSet>
-<GeneralParameterSet basicTime="60" beginDate="2026-11-28" komi="6.5" name="Paris Open 2026" numberOfRounds="5" shortName="paris" size="19"/>
-</TournamentParameterSet>
-</Tournament>"#;
+    /// A tournament of four players over two rounds (shared with the rounds API test).
+    const OPENGOTHA: &str = include_str!("../tests/data/opengotha-round.xml");
 
     #[test]
     fn an_opengotha_round_is_read_with_players_ranks_handicap_and_komi() {

@@ -10,23 +10,8 @@ mod common;
 use common::*;
 use tengen_server::pairings::{opengotha_results, parse_opengotha, Outcome};
 
-const TOURNAMENT: &str = r#"<?xml version="1.0" encoding="UTF-8" standalone="no"?>
-<Tournament dataVersion="201" gothaMinorVersion="2" gothaVersion="346">
-<Players>
-<Player club="Pari" country="FR" firstName="Jean" name="Du Pont" rank="3D" registeringStatus="FIN"/>
-<Player club="Lyon" country="FR" firstName="Li" name="Wang" rank="1K" registeringStatus="FIN"/>
-<Player club="Lyon" country="FR" firstName="Ann" name="O'Neil" rank="5K" registeringStatus="FIN"/>
-<Player club="Lyon" country="FR" firstName="Bo" name="Berg" rank="8K" registeringStatus="FIN"/>
-</Players>
-<Games>
-<Game blackPlayer="WANGLI" handicap="0" knownColor="true" result="RESULT_WHITEWINS" roundNumber="1" tableNumber="1" whitePlayer="DUPONTJEAN"/>
-<Game blackPlayer="BERGBO" handicap="3" knownColor="true" result="RESULT_UNKNOWN" roundNumber="2" tableNumber="2" whitePlayer="O'NEILANN"/>
-<Game blackPlayer="DUPONTJEAN" handicap="0" knownColor="true" result="RESULT_UNKNOWN" roundNumber="2" tableNumber="1" whitePlayer="WANGLI"/>
-</Games>
-<TournamentParameterSet>
-<GeneralParameterSet komi="7.5" name="Paris Open 2026" numberOfRounds="5" size="19"/>
-</TournamentParameterSet>
-</Tournament>"#;
+/// A tournament of four players over two rounds (shared with the pairings unit tests).
+const TOURNAMENT: &str = include_str!("data/opengotha-round.xml");
 
 fn json(body: &[u8]) -> serde_json::Value {
     serde_json::from_slice(body).unwrap_or(serde_json::Value::Null)
@@ -80,7 +65,7 @@ async fn an_opengotha_round_starts_every_table_and_its_results_and_records_go_ba
     let (_, _, body) = http(addr, "GET", "/api/tables/2", &[], b"").await;
     assert_eq!(
         json(&body)["game_info"]["setup"]["pairing"]["white"]["surname"],
-        "O'Neil",
+        "O'Neil & Co",
         "{}",
         String::from_utf8_lossy(&body)
     );
@@ -118,11 +103,19 @@ async fn an_opengotha_round_starts_every_table_and_its_results_and_records_go_ba
     assert!(head.to_ascii_lowercase().contains("application/zip"), "{head}");
     let files = unzip(&zip);
     let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["R2-T001-Du_Pont_Jean-Wang_Li.sgf", "R2-T002-Berg_Bo-ONeil_Ann.sgf"]);
+    assert_eq!(names, ["R2-T001-Du_Pont_Jean-Wang_Li.sgf", "R2-T002-Berg_Bo-ONeil__Co_Ann.sgf"]);
     let sgf = &files[1].1;
-    for prop in
-        ["PB[Berg Bo]", "PW[O'Neil Ann]", "BR[8k]", "WR[5k]", "EV[Paris Open 2026]", "RO[2]", "HA[3]", "KM[0]", "DT["]
-    {
+    for prop in [
+        "PB[Berg Bo]",
+        "PW[O'Neil & Co Ann]",
+        "BR[8k]",
+        "WR[5k]",
+        "EV[Paris Open 2026]",
+        "RO[2]",
+        "HA[3]",
+        "KM[0]",
+        "DT[",
+    ] {
         assert!(sgf.contains(prop), "{prop} in {sgf}");
     }
     assert!(files[0].1.contains("RE[W+R]"), "{}", files[0].1);

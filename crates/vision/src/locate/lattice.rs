@@ -336,21 +336,43 @@ fn hough_lines(pixels: &[LinePixel], w: usize, h: usize) -> Vec<HoughLine> {
 
 /// Local maxima over ±3° and ±4 px of the accumulator at or above `floor`.
 fn hough_peaks(acc: &[f32], rho_bins: usize, floor: f32, max_rho: f32, step: f32) -> Vec<HoughLine> {
+    accumulator_peaks(acc, THETA_BINS, rho_bins, (6, 4), 4, floor)
+        .into_iter()
+        .map(|(t, r, v)| HoughLine { theta: (t as f32 * step) as f64, rho: (r as f32 - max_rho) as f64, votes: v })
+        .collect()
+}
+
+/// The cells of a Hough accumulator (`angles` rows of `rho_bins`) that are local maxima over
+/// ±`reach` (angle bins, ρ bins), above zero and at or above `floor`, leaving out `rho_margin`
+/// bins at each end of ρ: (angle bin, ρ bin, votes) in scan order. θ wraps with ρ mirrored;
+/// that seam is ignored. Of equal neighbours the first in scan order is the maximum.
+pub(super) fn accumulator_peaks<T: Copy + PartialOrd + Default>(
+    acc: &[T],
+    angles: usize,
+    rho_bins: usize,
+    reach: (i32, i32),
+    rho_margin: usize,
+    floor: T,
+) -> Vec<(usize, usize, T)> {
     let mut peaks = Vec::new();
-    for t in 0..THETA_BINS {
-        for r in 4..rho_bins.saturating_sub(4) {
+    for t in 0..angles {
+        for r in rho_margin..rho_bins.saturating_sub(rho_margin) {
             let v = acc[t * rho_bins + r];
-            if v < floor || v <= 0.0 {
+            if v < floor || v <= T::default() {
                 continue;
             }
             let mut is_max = true;
-            'scan: for dt in -6i32..=6 {
+            'scan: for dt in -reach.0..=reach.0 {
                 let tt = t as i32 + dt;
-                if tt < 0 || tt >= THETA_BINS as i32 {
+                if tt < 0 || tt >= angles as i32 {
                     continue;
                 }
-                for dr in -4i32..=4 {
-                    let o = acc[tt as usize * rho_bins + (r as i32 + dr) as usize];
+                for dr in -reach.1..=reach.1 {
+                    let rr = r as i32 + dr;
+                    if rr < 0 || rr >= rho_bins as i32 {
+                        continue;
+                    }
+                    let o = acc[tt as usize * rho_bins + rr as usize];
                     if o > v || (o == v && (dt, dr) < (0, 0)) {
                         is_max = false;
                         break 'scan;
@@ -358,7 +380,7 @@ fn hough_peaks(acc: &[f32], rho_bins: usize, floor: f32, max_rho: f32, step: f32
                 }
             }
             if is_max {
-                peaks.push(HoughLine { theta: (t as f32 * step) as f64, rho: (r as f32 - max_rho) as f64, votes: v });
+                peaks.push((t, r, v));
             }
         }
     }

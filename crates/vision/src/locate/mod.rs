@@ -704,22 +704,38 @@ pub(crate) fn board_on_a_dark_table(margin: f64) -> (GrayImage, GridGeometry) {
 /// As [`board_on_a_dark_table`], on a table of the given grey (the wood is 200).
 #[cfg(test)]
 pub(crate) fn board_on_a_table(margin: f64, table: u8) -> (GrayImage, GridGeometry) {
-    let (cell, origin) = (24.0, 70.0);
-    let img = GrayImage::from_fn(600, 580, |x, y| {
-        let (u, v) = ((f64::from(x) - origin) / cell, (f64::from(y) - origin) / cell);
+    drawn_board((600, 580), [70.0, 70.0], 24.0, margin, 1.0, [table, 50, 200])
+}
+
+/// A board seen straight on, drawn in greys, and its grid: a `frame` of pixels, the first
+/// intersection at `origin`, cells of `cell` px, the wood reaching `margin` cells beyond the
+/// outer lines (infinite: wood everywhere), lines `line_half_px` either side of their centre;
+/// `greys` are the table's, the lines' and the wood's.
+#[cfg(test)]
+pub(crate) fn drawn_board(
+    frame: (u32, u32),
+    origin: [f64; 2],
+    cell: f64,
+    margin: f64,
+    line_half_px: f64,
+    greys: [u8; 3],
+) -> (GrayImage, GridGeometry) {
+    let [table, line, wood] = greys;
+    let img = GrayImage::from_fn(frame.0, frame.1, |x, y| {
+        let (u, v) = ((f64::from(x) - origin[0]) / cell, (f64::from(y) - origin[1]) / cell);
         let on_board = |t: f64| (-margin..=18.0 + margin).contains(&t);
         let on_lines = |t: f64| (-0.05..=18.05).contains(&t);
-        let near = |t: f64| (t - t.round()).abs() * cell < 1.0 && on_lines(t);
+        let near = |t: f64| (t - t.round()).abs() * cell < line_half_px && on_lines(t);
         if !(on_board(u) && on_board(v)) {
             image::Luma([table])
         } else if (near(u) && on_lines(v)) || (near(v) && on_lines(u)) {
-            image::Luma([50])
+            image::Luma([line])
         } else {
-            image::Luma([200])
+            image::Luma([wood])
         }
     });
-    let h = [[cell, 0.0, origin], [0.0, cell, origin], [0.0, 0.0, 1.0]];
-    (img, GridGeometry { homography: h, lens: LensDistortion::none(600, 580) })
+    let h = [[cell, 0.0, origin[0]], [0.0, cell, origin[1]], [0.0, 0.0, 1.0]];
+    (img, GridGeometry { homography: h, lens: LensDistortion::none(frame.0, frame.1) })
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! without any line, and the 19 lines are centred in it (a board's grid is centred on the
 //! board), leaving only the width of the margin and the phase to the line evidence.
 
-use super::lattice::{bright_end, LIT_FRACTION};
+use super::lattice::{accumulator_peaks, bright_end, LIT_FRACTION};
 use super::refine::{self, Working};
 use crate::homography::{self, PointPair};
 use crate::work::WorkMeter;
@@ -171,37 +171,11 @@ fn four_sides(points: &[[f64; 2]], short_side: f64) -> Option<[[f64; 2]; 4]> {
             }
         }
     }
-    // Peaks: local maxima over ±5° and ±5 bins (θ wraps with ρ mirrored; the seam is ignored).
-    let mut peaks: Vec<(u32, usize, f64)> = Vec::new();
-    for t in 0..HOUGH_ANGLES {
-        for r in 0..rho_bins {
-            let v = acc[t * rho_bins + r];
-            if v < MIN_SIDE_POINTS {
-                continue;
-            }
-            let mut is_max = true;
-            'scan: for dt in -5i32..=5 {
-                let tt = t as i32 + dt;
-                if tt < 0 || tt >= HOUGH_ANGLES as i32 {
-                    continue;
-                }
-                for dr in -5i32..=5 {
-                    let rr = r as i32 + dr;
-                    if rr < 0 || rr >= rho_bins as i32 {
-                        continue;
-                    }
-                    let o = acc[tt as usize * rho_bins + rr as usize];
-                    if o > v || (o == v && (dt, dr) < (0, 0)) {
-                        is_max = false;
-                        break 'scan;
-                    }
-                }
-            }
-            if is_max {
-                peaks.push((v, t, r as f64 * rho_step - max_rho));
-            }
-        }
-    }
+    // Peaks: local maxima over ±5° and ±5 bins.
+    let mut peaks: Vec<(u32, usize, f64)> = accumulator_peaks(&acc, HOUGH_ANGLES, rho_bins, (5, 5), 0, MIN_SIDE_POINTS)
+        .into_iter()
+        .map(|(t, r, v)| (v, t, r as f64 * rho_step - max_rho))
+        .collect();
     peaks.sort_by_key(|p| std::cmp::Reverse(p.0));
     let angle_gap = |a: usize, b: usize| {
         let d = (a as i32 - b as i32).rem_euclid(HOUGH_ANGLES as i32);

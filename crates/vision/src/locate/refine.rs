@@ -587,23 +587,11 @@ pub(crate) fn orient_upright(geom: &GridGeometry) -> GridGeometry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use image::{GrayImage, Luma};
+    use image::GrayImage;
 
     /// A light board with dark 2-pixel lines on a 19×19 grid of 30-pixel cells, and its grid.
     fn drawn_board() -> (GrayImage, GridGeometry) {
-        let (cell, origin) = (30.0, 50.0);
-        let img = GrayImage::from_fn(640, 640, |x, y| {
-            let (u, v) = ((f64::from(x) - origin) / cell, (f64::from(y) - origin) / cell);
-            let inside = |t: f64| (-0.05..=18.05).contains(&t);
-            let near = |t: f64| (t - t.round()).abs() * cell < 1.0 && inside(t);
-            if (near(u) && inside(v)) || (near(v) && inside(u)) {
-                Luma([50])
-            } else {
-                Luma([200])
-            }
-        });
-        let h = [[cell, 0.0, origin], [0.0, cell, origin], [0.0, 0.0, 1.0]];
-        (img, GridGeometry { homography: h, lens: LensDistortion::none(640, 640) })
+        super::super::drawn_board((640, 640), [50.0, 50.0], 30.0, f64::INFINITY, 1.0, [200, 50, 200])
     }
 
     #[test]

@@ -231,19 +231,7 @@ mod tests {
 
     /// A small straight-on board (cells of `cell` px) drawn at `origin` on a plain table.
     fn small_board(frame: (u32, u32), origin: [f64; 2], cell: f64) -> GrayImage {
-        GrayImage::from_fn(frame.0, frame.1, |x, y| {
-            let (u, v) = ((f64::from(x) - origin[0]) / cell, (f64::from(y) - origin[1]) / cell);
-            let on_board = |t: f64| (-0.8..=18.8).contains(&t);
-            let on_lines = |t: f64| (-0.05..=18.05).contains(&t);
-            let near = |t: f64| (t - t.round()).abs() * cell < 0.6 && on_lines(t);
-            if !(on_board(u) && on_board(v)) {
-                image::Luma([90])
-            } else if (near(u) && on_lines(v)) || (near(v) && on_lines(u)) {
-                image::Luma([60])
-            } else {
-                image::Luma([210])
-            }
-        })
+        crate::locate::drawn_board(frame, origin, cell, 0.8, 0.6, [90, 60, 210]).0
     }
 
     fn factor_of(w: u32, h: u32) -> usize {
