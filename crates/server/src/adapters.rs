@@ -16,7 +16,7 @@ use crate::engine::{
     AnalyzeError, AnalyzerFactory, Corners, Engines, FrameAnalyzer, RefereeFactory, SystemClock, TableReferee,
 };
 use crate::error::Error;
-use crate::json::{GameView, RefereeEvent, RefereeRequest};
+use crate::json::GameView;
 use crate::model::Observation;
 use crate::store::GameRow;
 
@@ -128,31 +128,25 @@ impl RefereeAdapter {
 }
 
 impl TableReferee for RefereeAdapter {
-    fn observe(&mut self, at_ms: i64, observation: &Observation) -> Vec<RefereeEvent> {
+    fn observe(&mut self, at_ms: i64, observation: &Observation) -> Vec<referee::Event> {
         let obs = Self::to_referee_observation(at_ms, observation);
         let mut events = match observation.moved_cells {
             Some(shift) => self.referee.board_moved(obs.t, Some(shift)),
             None => Vec::new(),
         };
         events.extend(self.referee.observe(&obs));
-        let converted = events.iter().map(RefereeEvent::of_referee).collect();
-        self.events.extend(events);
-        converted
+        self.events.extend(events.iter().cloned());
+        events
     }
 
-    fn arbiter(&mut self, at_ms: i64, request: &RefereeRequest) -> Result<Vec<RefereeEvent>, Error> {
-        let action = match request {
-            RefereeRequest::Act(action) => action,
-            RefereeRequest::Nothing => return Ok(vec![]),
-            RefereeRequest::SetResult(result) => {
-                self.result_override = Some(result.clone());
-                return Ok(vec![RefereeEvent::result_set(result)]);
-            }
-        };
+    fn arbiter(&mut self, at_ms: i64, action: &referee::ArbiterAction) -> Result<Vec<referee::Event>, Error> {
         let events = self.referee.arbiter(seconds(at_ms), action).map_err(refusal)?;
-        let converted = events.iter().map(RefereeEvent::of_referee).collect();
-        self.events.extend(events);
-        Ok(converted)
+        self.events.extend(events.iter().cloned());
+        Ok(events)
+    }
+
+    fn set_result(&mut self, result: &str) {
+        self.result_override = Some(result.to_owned());
     }
 
     fn view(&self) -> GameView {
@@ -287,13 +281,13 @@ mod tests {
         let shift = moved.moved_cells.expect("the bump is reported");
         assert!(shift > 0.25, "shift {shift}");
         assert_eq!(moved.board_string(), first.board_string(), "the same stones are read after the bump");
-        let kinds: Vec<crate::json::Kind> = [first, still, moved]
+        let kinds: Vec<referee::EventKind> = [first, still, moved]
             .iter()
             .enumerate()
             .flat_map(|(i, o)| referee.observe(i as i64 * 500, o))
             .map(|e| e.kind)
             .collect();
-        let board_moved = crate::json::Kind::Referee(referee::EventKind::BoardMoved);
-        assert_eq!(kinds.iter().filter(|&&k| k == board_moved).count(), 1, "{kinds:?}");
+        let moved_count = kinds.iter().filter(|&&k| k == referee::EventKind::BoardMoved).count();
+        assert_eq!(moved_count, 1, "{kinds:?}");
     }
 }

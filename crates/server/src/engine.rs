@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use tengen_referee::RecordHeader;
+use tengen_referee::{self as referee, RecordHeader};
 use tengen_sgf::GameRecord;
 
 use crate::error::Error;
@@ -60,18 +60,43 @@ pub trait AnalyzerFactory: Send + Sync {
 
 /// The referee of one game: a pure state machine fed with observations and arbiter actions with
 /// their times. It must be deterministic: feeding the same inputs again gives the same state,
-/// which is how the service resumes a game after a restart (it replays its log).
+/// which is how the service resumes a game after a restart (it replays its log). It speaks the
+/// referee's types; the service turns its events into stored ones ([`apply_request`],
+/// `RefereeEvent::of_referee`).
 pub trait TableReferee: Send {
     /// Feeds one observation seen at `at_ms` (milliseconds since the Unix epoch).
-    fn observe(&mut self, at_ms: i64, observation: &Observation) -> Vec<RefereeEvent>;
-    /// Applies what an arbiter's action asks of the referee (read from the wire once, in
-    /// `json.rs`); on error nothing changed (a referee refusing an action says which kind of
-    /// refusal it is: not found, conflict, invalid action).
-    fn arbiter(&mut self, at_ms: i64, request: &RefereeRequest) -> Result<Vec<RefereeEvent>, Error>;
+    fn observe(&mut self, at_ms: i64, observation: &Observation) -> Vec<referee::Event>;
+    /// Applies one of the referee's arbiter actions (read from the wire once, in `json.rs`); on
+    /// error nothing changed (a referee refusing an action says which kind of refusal it is:
+    /// not found, conflict, invalid action).
+    fn arbiter(&mut self, at_ms: i64, action: &referee::ArbiterAction) -> Result<Vec<referee::Event>, Error>;
+    /// Takes a result the arbiter set by hand: it stands over the counted one in the view and
+    /// the record.
+    fn set_result(&mut self, result: &str);
     /// The current view of the game.
     fn view(&self) -> GameView;
     /// The game record so far, with `header`'s players, date and name.
     fn record(&self, header: &RecordHeader) -> GameRecord;
+}
+
+/// Applies what an arbiter's action asks of a table's referee (live, or replaying the log): the
+/// events as the log stores them. A result set by hand is the service's event (Art. 9); the
+/// referee only keeps the result.
+pub fn apply_request(
+    referee: &mut dyn TableReferee,
+    at_ms: i64,
+    request: &RefereeRequest,
+) -> Result<Vec<RefereeEvent>, Error> {
+    match request {
+        RefereeRequest::Act(action) => {
+            Ok(referee.arbiter(at_ms, action)?.iter().map(RefereeEvent::of_referee).collect())
+        }
+        RefereeRequest::SetResult(result) => {
+            referee.set_result(result);
+            Ok(vec![RefereeEvent::result_set(result)])
+        }
+        RefereeRequest::Nothing => Ok(Vec::new()),
+    }
 }
 
 /// Makes one referee per game.

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Corners, TableReferee};
+use crate::engine::{apply_request, Corners, TableReferee};
 use crate::error::Error;
 use crate::json::{ArbiterAction, RefereeRequest};
 use crate::model::Observation;
@@ -192,7 +192,7 @@ pub fn replay(referee: &mut dyn TableReferee, inputs: impl IntoIterator<Item = (
                 replayed.last_key = Some(RepeatKey::of(&observation));
             }
             LoggedInput::Action(action) => {
-                if let Err(err) = RefereeRequest::try_from(&action).and_then(|r| referee.arbiter(at_ms, &r)) {
+                if let Err(err) = RefereeRequest::try_from(&action).and_then(|r| apply_request(referee, at_ms, &r)) {
                     replayed.refused.push((at_ms, err));
                 }
             }

@@ -12,7 +12,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, Notify, Semaphore};
 
 use crate::auth::RateLimiter;
 use crate::config::TableConfig;
-use crate::engine::{Corners, Engines, FrameAnalyzer, RefereeFactory, TableReferee};
+use crate::engine::{apply_request, Corners, Engines, FrameAnalyzer, RefereeFactory, TableReferee};
 use crate::error::Error;
 use crate::imaging::FrameFormat;
 use crate::json::{
@@ -701,7 +701,8 @@ impl TableTask {
         let mut observation = observation;
         crate::log::quantise(&mut observation);
         let refereeing = Instant::now();
-        let events = self.referee.observe(frame.at_ms, &observation);
+        let events: Vec<RefereeEvent> =
+            self.referee.observe(frame.at_ms, &observation).iter().map(RefereeEvent::of_referee).collect();
         metrics.stages.add(Stage::Referee, refereeing.elapsed());
         let storing = Instant::now();
         let board = observation.board_string();
@@ -793,7 +794,7 @@ impl TableTask {
             // The new game's log starts with this event; the action is not a referee input.
             return Ok(self.log_and_publish(None, None, vec![(event, None)]).await?);
         }
-        let mut events = self.referee.arbiter(now, &request)?;
+        let mut events = apply_request(self.referee.as_mut(), now, &request)?;
         if let ArbiterAction::SetColours { black, white, .. } = &action {
             // The names stay the organiser's; wrong colours after move 10 (Art. 17.1) swap them
             // only where the record is written, from the referee's logged ruling.

@@ -15,13 +15,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tengen_referee::RecordHeader;
-use tengen_referee::{EventKind, Phase, Status};
+use tengen_referee::{ArbiterAction, Event, EventKind, Message, Phase, Status};
 use tengen_rules::{ByColor, Color, Move, Point, PointState, BOARD_POINTS};
 use tengen_server::engine::{
     AnalyzeError, AnalyzerFactory, Clock, Corners, Engines, FrameAnalyzer, RefereeFactory, SystemClock, TableReferee,
 };
 use tengen_server::error::Error;
-use tengen_server::json::{GameView, Kind, OpenAlert, RecordMove, RefereeEvent, RefereeRequest, Severity};
+use tengen_server::json::{GameView, OpenAlert, RecordMove};
 use tengen_server::model::Observation;
 use tengen_sgf::{GameRecord, RecordedMove};
 
@@ -97,22 +97,17 @@ impl SimpleReferee {
             Color::White
         }
     }
-    fn event(kind: EventKind, status: Status, severity: Severity, summary: String) -> RefereeEvent {
-        RefereeEvent {
-            kind: Kind::Referee(kind),
-            status,
-            article: None,
-            severity,
-            alert_id: None,
-            move_number: None,
-            summary,
-            detail: None,
-        }
+    /// The referee's event of `kind`, saying `summary` (in both languages), with no article.
+    fn event(kind: EventKind, status: Status, summary: String) -> Event {
+        let mut event = Event::new("test", "test", 0, 0.0, kind, Message::new(summary.clone(), summary));
+        event.status = status;
+        event.article = None;
+        event
     }
 }
 
 impl TableReferee for SimpleReferee {
-    fn observe(&mut self, at_ms: i64, obs: &Observation) -> Vec<RefereeEvent> {
+    fn observe(&mut self, at_ms: i64, obs: &Observation) -> Vec<Event> {
         if obs.points.contains(&PointState::Unknown) {
             return vec![];
         }
@@ -132,8 +127,7 @@ impl TableReferee for SimpleReferee {
             let number = u32::try_from(self.moves.len() + 1).unwrap();
             let point = Point::from_index(i);
             self.moves.push(RecordMove { number, colour, point: Some(point) });
-            let mut e =
-                Self::event(EventKind::Move, Status::Info, Severity::Info, format!("{colour:?} {}", point.to_sgf()));
+            let mut e = Self::event(EventKind::Move, Status::Info, format!("{colour:?} {}", point.to_sgf()));
             e.move_number = Some(number);
             events.push(e);
         }
@@ -150,59 +144,54 @@ impl TableReferee for SimpleReferee {
                 points: points.clone(),
                 raised_ms: Some(at_ms),
             });
-            let mut e = Self::event(
-                EventKind::MovedStone,
-                Status::Suspected,
-                Severity::Alert,
-                format!("stones gone: {}", sgf.join(" ")),
-            );
-            e.alert_id = Some(id);
-            e.article = Some("Art. 17.5".into());
+            let summary = format!("stones gone: {}", sgf.join(" "));
+            let mut e = Self::event(EventKind::MovedStone, Status::Suspected, summary.clone());
+            e.infraction = Some(id);
+            e.article = Some("17.5".into());
             e.move_number = u32::try_from(self.moves.len()).ok();
-            self.comments.push(format!("[Art. 17.5] {}", e.summary));
+            self.comments.push(format!("[Art. 17.5] {summary}"));
             events.push(e);
         }
         events
     }
 
-    fn arbiter(&mut self, _at_ms: i64, request: &RefereeRequest) -> Result<Vec<RefereeEvent>, Error> {
-        use tengen_referee::ArbiterAction as A;
-        match request {
-            RefereeRequest::Act(A::Confirm { infraction: alert_id } | A::Dismiss { infraction: alert_id }) => {
+    fn arbiter(&mut self, _at_ms: i64, action: &ArbiterAction) -> Result<Vec<Event>, Error> {
+        match action {
+            ArbiterAction::Confirm { infraction: alert_id } | ArbiterAction::Dismiss { infraction: alert_id } => {
                 let pos = self
                     .alerts
                     .iter()
                     .position(|a| a.alert_id == *alert_id)
                     .ok_or_else(|| Error::not_found(format!("no open alert {alert_id}")))?;
                 let alert = self.alerts.remove(pos);
-                let confirmed = matches!(request, RefereeRequest::Act(A::Confirm { .. }));
+                let confirmed = matches!(action, ArbiterAction::Confirm { .. });
                 if confirmed {
                     let side = self.to_move();
                     self.warnings[side] += 1;
                 }
                 let status = if confirmed { Status::Confirmed } else { Status::Dismissed };
-                let mut e = Self::event(EventKind::MovedStone, status, Severity::Info, alert.summary);
-                e.alert_id = Some(alert.alert_id);
+                let mut e = Self::event(EventKind::MovedStone, status, alert.summary);
+                e.infraction = Some(alert.alert_id);
                 Ok(vec![e])
             }
-            RefereeRequest::Act(A::Pass { side: colour }) => {
+            ArbiterAction::Pass { side: colour } => {
                 if *colour != self.to_move() {
                     return Err(Error::conflict("not that side's turn"));
                 }
                 let number = u32::try_from(self.moves.len() + 1).unwrap();
                 self.moves.push(RecordMove { number, colour: *colour, point: None });
-                Ok(vec![Self::event(EventKind::Pass, Status::Info, Severity::Info, format!("{colour:?} passes"))])
+                Ok(vec![Self::event(EventKind::Pass, Status::Info, format!("{colour:?} passes"))])
             }
-            RefereeRequest::Act(A::EndGame { .. }) => {
+            ArbiterAction::EndGame { .. } => {
                 self.phase = Phase::Ended;
-                Ok(vec![Self::event(EventKind::GameEnd, Status::Info, Severity::Info, "game ended".into())])
-            }
-            RefereeRequest::SetResult(result) => {
-                self.result = Some(result.clone());
-                Ok(vec![Self::event(EventKind::Result, Status::Info, Severity::Info, result.clone())])
+                Ok(vec![Self::event(EventKind::GameEnd, Status::Info, "game ended".into())])
             }
             _ => Err(Error::invalid_action("not supported by the test referee")),
         }
+    }
+
+    fn set_result(&mut self, result: &str) {
+        self.result = Some(result.to_owned());
     }
 
     fn view(&self) -> GameView {
