@@ -332,7 +332,14 @@ fn search(
         let initial = quad.and_then(|q| outline::lattice_in_outline(&fine, &q, lens, meter).map(|g| (q, g)));
         if let Some((quad, initial)) = initial {
             let edge = quad.map(|p| fine.to_full(p));
-            match with_margin(&fine, refine_from(&fine, &initial, options.lens.is_none(), true, meter)) {
+            let refined = with_margin(&fine, refine_from(&fine, &initial, options.lens.is_none(), true, meter));
+            // On a crowded board the rims and gaps between the stones make a lattice of crossings
+            // half a cell off, which a first lattice about half a cell off may lock onto.
+            let refined = refined.and_then(|located| match stones::between_stones(&fine, &located.geometry, meter) {
+                Some(reason) => Err(LocateError::NoBoard(reason)),
+                None => Ok(located),
+            });
+            match refined {
                 Ok(located) => best = Some(located),
                 // A fifth look, for a crowded board whose few crossings do not pin a grid: the
                 // lattice of its stones, grown from the outline's lattice.
@@ -692,6 +699,42 @@ pub fn debug_hypotheses(gray: &GrayImage) -> (Vec<GridGeometry>, GrayImage) {
         image::Luma([(s.data[y as usize * s.width + x as usize] * 600.0).min(255.0) as u8])
     });
     (geoms, img)
+}
+
+/// Development aid: the outline and stones' looks step by step (full-resolution pixels).
+#[doc(hidden)]
+#[derive(Debug, Clone, Default)]
+pub struct StonesDebug {
+    /// The board's outline, TL, TR, BR, BL as found.
+    pub outline: Option<[[f64; 2]; 4]>,
+    /// The first lattice centred in the outline.
+    pub initial: Option<GridGeometry>,
+    /// Disc centres found.
+    pub centres: Vec<[f64; 2]>,
+    /// The stones' lattice and how many centres agree with it.
+    pub lattice: Option<(GridGeometry, usize)>,
+    /// The fifth look's grid or its reason.
+    pub result: Option<Result<GridGeometry, String>>,
+}
+
+/// Development aid: runs the fourth and fifth looks on a frame and returns every step.
+#[doc(hidden)]
+pub fn debug_stones(gray: &GrayImage) -> StonesDebug {
+    let (width, height) = gray.dimensions();
+    let meter = WorkMeter::unlimited();
+    let fine = working(gray, &meter);
+    let lens = LensDistortion::none(width, height);
+    let mut out = StonesDebug::default();
+    let Some(quad) = outline::board_outline(&fine, &meter) else { return out };
+    let edge = quad.map(|p| fine.to_full(p));
+    out.outline = Some(edge);
+    let Some(initial) = outline::lattice_in_outline(&fine, &quad, lens, &meter) else { return out };
+    let (centres, lattice) = stones::debug_steps(&fine, &initial, &meter);
+    out.centres = centres;
+    out.lattice = lattice;
+    out.result = Some(stones::stone_grid(&fine, &initial, &edge, &meter).map(|g| g.geometry));
+    out.initial = Some(initial);
+    out
 }
 
 /// A light board (wood reaching `margin` cells beyond its outer lines) with dark lines on

@@ -59,25 +59,39 @@ pub(crate) fn board_outline(work: &Working, meter: &WorkMeter) -> Option<[[f64; 
 /// frame and its outline fills it (see [`FILL_RATIO_RANGE`]).
 struct RegionOutline {
     quad: [[f64; 2]; 4],
+    /// The quadrilateral's area is within [`FILL_RATIO_RANGE`] of the region's.
+    fills: bool,
     whole: bool,
 }
 
-/// The outline of the largest 4-connected region of the working image at least `floor` bright;
-/// `None` when the region is too small to hold a readable board or no four sides are found.
+/// Most further lit regions tried as pieces of the largest one's board (a priori: a few dark
+/// chains of stones across a crowded board split its lit surface into a few large pieces).
+const MAX_PIECES: usize = 3;
+/// A further lit region is tried as a piece of the board only when it holds at least this share
+/// of the largest region's pixels (a priori: a piece cut off by a chain of dark stones holds a
+/// sizeable part of the board's lit surface; small lit things on the table, glints and grain, do
+/// not).
+const MIN_PIECE_SHARE: usize = 4;
+
+/// The outline of the largest 4-connected region of the working image at least `floor` bright,
+/// joined by further large lit regions within a cell of it when their union fills its outline
+/// and that outline is larger (a chain of dark stones across a crowded board splits its lit
+/// surface into pieces, and the largest piece alone is a part of the board); `None` when the
+/// region is too small to hold a readable board or no four sides are found.
 fn lit_region_outline(work: &Working, floor: f32, meter: &WorkMeter) -> Option<RegionOutline> {
     let plane = &work.plane;
     let (w, h) = (plane.width, plane.height);
     meter.charge(4 * (w * h) as u64);
     let lit: Vec<bool> = plane.data.iter().map(|&v| v >= floor).collect();
-    // Largest 4-connected lit region.
+    // 4-connected lit regions and their sizes (label 0: not lit).
     let mut label = vec![0u32; w * h];
-    let (mut best, mut best_size, mut next) = (0u32, 0usize, 0u32);
+    let mut sizes = vec![0usize];
     let mut stack = Vec::new();
     for start in 0..w * h {
         if !lit[start] || label[start] != 0 {
             continue;
         }
-        next += 1;
+        let next = sizes.len() as u32;
         let mut size = 0;
         label[start] = next;
         stack.push(start);
@@ -103,38 +117,126 @@ fn lit_region_outline(work: &Working, floor: f32, meter: &WorkMeter) -> Option<R
                 visit(i + w);
             }
         }
-        if size > best_size {
-            (best, best_size) = (next, size);
-        }
+        sizes.push(size);
     }
+    let mut order: Vec<u32> = (1..sizes.len() as u32).collect();
+    order.sort_by_key(|&l| std::cmp::Reverse(sizes[l as usize]));
+    let best = *order.first()?;
+    let best_size = sizes[best as usize];
     // A readable board has cells of at least 4 px: 18² cells of 16 px².
     if best_size < 18 * 18 * 16 {
         return None;
     }
-    // The region's outer boundary: its extreme pixels per row and per column, except where the
-    // image's border cuts it off; and its area between the extremes of each row.
+    let mut chosen = vec![false; sizes.len()];
+    chosen[best as usize] = true;
+    let mut outline = pieces_outline(&label, w, h, &chosen, meter);
+    for &piece in order.iter().skip(1).take(MAX_PIECES) {
+        if sizes[piece as usize] * MIN_PIECE_SHARE < best_size {
+            break;
+        }
+        // A piece of the same board is parted from it by stones only: within a cell of it.
+        let Some(current) = outline.as_ref() else { break };
+        let reach = (0..4)
+            .map(|i| {
+                let (a, b) = (current.quad[i], current.quad[(i + 1) % 4]);
+                (a[0] - b[0]).hypot(a[1] - b[1])
+            })
+            .fold(0.0, f64::max)
+            / PIECE_REACH_DIVISOR;
+        if !within_reach(&label, w, h, &chosen, piece, reach, meter) {
+            continue;
+        }
+        chosen[piece as usize] = true;
+        let joined = pieces_outline(&label, w, h, &chosen, meter);
+        // Joined when the union fills its outline (the frame may cut both) and it is larger.
+        let larger = joined.as_ref().is_some_and(|j| j.fills && quad_area(&j.quad) > quad_area(&current.quad));
+        if larger {
+            outline = joined;
+        } else {
+            chosen[piece as usize] = false;
+        }
+    }
+    outline
+}
+
+/// Pieces are joined only within a cell of the chosen regions, a cell being the current
+/// outline's longest side over this (a priori: a board's side holds 18 cells and two margins of
+/// about a cell; a chain of stones one stone wide parts two pieces by about a cell, while another
+/// board or lit thing on the table lies beyond a strip of table).
+const PIECE_REACH_DIVISOR: f64 = 20.0;
+
+/// Whether any pixel of region `piece` lies within `reach` pixels (chessboard distance) of the
+/// `chosen` regions.
+fn within_reach(label: &[u32], w: usize, h: usize, chosen: &[bool], piece: u32, reach: f64, meter: &WorkMeter) -> bool {
+    let r = reach.ceil().max(1.0) as usize;
+    meter.charge(2 * (w * h) as u64);
+    // Within r of a chosen pixel along the row, then along the column: a square dilation.
+    let mut near_row = vec![false; w * h];
+    for y in 0..h {
+        let row = &label[y * w..(y + 1) * w];
+        let mut last: Option<usize> = None;
+        for x in 0..w {
+            if chosen[row[x] as usize] {
+                last = Some(x);
+            }
+            near_row[y * w + x] = last.is_some_and(|l| x - l <= r);
+        }
+        let mut next: Option<usize> = None;
+        for x in (0..w).rev() {
+            if chosen[row[x] as usize] {
+                next = Some(x);
+            }
+            near_row[y * w + x] |= next.is_some_and(|n| n - x <= r);
+        }
+    }
+    for x in 0..w {
+        let (mut last, mut next): (Option<usize>, Option<usize>) = (None, None);
+        let mut near = vec![false; h];
+        for y in 0..h {
+            if near_row[y * w + x] {
+                last = Some(y);
+            }
+            near[y] = last.is_some_and(|l| y - l <= r);
+        }
+        for y in (0..h).rev() {
+            if near_row[y * w + x] {
+                next = Some(y);
+            }
+            if (near[y] || next.is_some_and(|n| n - y <= r)) && label[y * w + x] == piece {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The outline of the lit regions whose labels are `chosen`, taken together: their outer
+/// boundary (extreme pixels per row and per column, except where the image's border cuts it
+/// off) and whether it is a whole board's.
+fn pieces_outline(label: &[u32], w: usize, h: usize, chosen: &[bool], meter: &WorkMeter) -> Option<RegionOutline> {
+    let member = |l: u32| chosen[l as usize];
     let mut points: Vec<[f64; 2]> = Vec::new();
     let (mut spanned, mut cut_off) = (0usize, false);
     let inside = |x: usize, y: usize| x >= 2 && y >= 2 && x + 2 < w && y + 2 < h;
     for y in 0..h {
         let row = &label[y * w..(y + 1) * w];
-        if let (Some(a), Some(b)) = (row.iter().position(|&l| l == best), row.iter().rposition(|&l| l == best)) {
+        if let (Some(a), Some(b)) = (row.iter().position(|&l| member(l)), row.iter().rposition(|&l| member(l))) {
             spanned += b + 1 - a;
             cut_off |= !inside(a, y) || !inside(b, y);
             points.extend([a, b].into_iter().filter(|&x| inside(x, y)).map(|x| [x as f64, y as f64]));
         }
     }
     for x in 0..w {
-        let ys = (0..h).filter(|&y| label[y * w + x] == best);
+        let ys = (0..h).filter(|&y| member(label[y * w + x]));
         let (first, last) = ys.fold((None, None), |(f, _), y| (f.or(Some(y)), Some(y)));
         if let (Some(a), Some(b)) = (first, last) {
             points.extend([a, b].into_iter().filter(|&y| inside(x, y)).map(|y| [x as f64, y as f64]));
         }
     }
-    meter.charge(points.len() as u64 * HOUGH_ANGLES as u64);
+    meter.charge(points.len() as u64 * HOUGH_ANGLES as u64 + (w * h) as u64);
     let quad = clockwise_from_top_left(four_sides(&points, w.min(h) as f64)?);
-    let ratio = quad_area(&quad) / spanned.max(1) as f64;
-    Some(RegionOutline { quad, whole: !cut_off && (FILL_RATIO_RANGE.0..=FILL_RATIO_RANGE.1).contains(&ratio) })
+    let fills = (FILL_RATIO_RANGE.0..=FILL_RATIO_RANGE.1).contains(&(quad_area(&quad) / spanned.max(1) as f64));
+    Some(RegionOutline { quad, fills, whole: !cut_off && fills })
 }
 
 /// Area of a quadrilateral (shoelace; either winding).
@@ -298,6 +400,30 @@ mod tests {
         let bright = bright_end(&work.plane);
         assert!(lit_region_outline(&work, LIT_FRACTION * bright, &meter).is_none_or(|o| !o.whole));
         let quad = board_outline(&work, &meter).expect("an outline at a raised floor");
+        let wood =
+            [[-margin, -margin], [18.0 + margin, -margin], [18.0 + margin, 18.0 + margin], [-margin, 18.0 + margin]];
+        for (q, w) in quad.iter().zip(wood) {
+            let p = truth.project(w[0], w[1]);
+            assert!((q[0] - p[0]).hypot(q[1] - p[1]) < 4.0, "corner {q:?} vs {p:?}");
+        }
+    }
+
+    #[test]
+    fn a_board_split_by_a_chain_of_dark_stones_is_outlined_whole() {
+        // A column of dark stones from the top edge to the bottom edge splits the lit wood into
+        // two pieces; the larger alone is a whole-looking part of the board.
+        let margin = 0.9;
+        let (mut img, truth) = super::super::board_on_a_dark_table(margin);
+        let (cell, origin) = (24.0, 70.0);
+        for (x, y, p) in img.enumerate_pixels_mut() {
+            let (u, v) = ((f64::from(x) - origin) / cell, (f64::from(y) - origin) / cell);
+            if (u - 12.0).abs() < 0.46 && (-margin..=18.0 + margin).contains(&v) {
+                *p = Luma([30]);
+            }
+        }
+        let meter = WorkMeter::unlimited();
+        let work = super::super::working(&img, &meter);
+        let quad = board_outline(&work, &meter).expect("an outline");
         let wood =
             [[-margin, -margin], [18.0 + margin, -margin], [18.0 + margin, 18.0 + margin], [-margin, 18.0 + margin]];
         for (q, w) in quad.iter().zip(wood) {

@@ -381,6 +381,55 @@ fn centred_shifts(grid: &GridGeometry, outline: &[[f64; 2]; 4]) -> [Option<i32>;
     })
 }
 
+/// A grid's points must lie under the stones, not between them: the median distance of the disc
+/// centres on its board from its nearest points, along each family, beyond which the grid is
+/// taken to lie between the stones (a priori: midway between a stone on its point, 0, and a
+/// stone between two points, ½ cell).
+const MAX_STONE_OFFSET_CELLS: f64 = 0.25;
+
+/// Whether a grid lies between the stones of a crowded board (at least [`MIN_STONES`] disc
+/// centres on its board) rather than under them; `Some(reason)` when it does. No judgement on a
+/// board with fewer stones.
+pub(crate) fn between_stones(work: &Working, geom: &GridGeometry, meter: &WorkMeter) -> Option<String> {
+    let rect = rectify(work, geom, meter)?;
+    let last = (BOARD_LINES - 1) as f64;
+    let on_board = |t: f64| (-0.5..=last + 0.5).contains(&t);
+    let offsets: Vec<[f64; 2]> = disc_centres(&rect)
+        .into_iter()
+        .filter(|p| on_board(p[0]) && on_board(p[1]))
+        .map(|p| [(p[0] - p[0].round()).abs(), (p[1] - p[1].round()).abs()])
+        .collect();
+    if offsets.len() < MIN_STONES {
+        return None;
+    }
+    let median = |k: usize| {
+        let mut v: Vec<f64> = offsets.iter().map(|o| o[k]).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (along_columns, along_rows) = (median(0), median(1));
+    (along_columns.max(along_rows) > MAX_STONE_OFFSET_CELLS).then(|| {
+        format!(
+            "the grid lies between the stones ({} disc centres a median {along_columns:.2}, {along_rows:.2} cell from its points)",
+            offsets.len()
+        )
+    })
+}
+
+/// Development aid: the disc centres (full-resolution pixels) and the stones' lattice grown
+/// through them (with the number of centres agreeing), from a first lattice.
+pub(crate) fn debug_steps(
+    work: &Working,
+    initial: &GridGeometry,
+    meter: &WorkMeter,
+) -> (Vec<[f64; 2]>, Option<(GridGeometry, usize)>) {
+    let Some(rect) = rectify(work, initial, meter) else { return (Vec::new(), None) };
+    let centres = disc_centres(&rect);
+    let pixels = centres.iter().map(|p| initial.project(p[0], p[1])).collect();
+    let grown = grow_lattice(&centres).map(|(g, agreeing)| (refine::reindex(initial, &g), agreeing.len()));
+    (pixels, grown)
+}
+
 /// Finds the board from the stones, starting from a first lattice within about two cells of it.
 /// `Err` says which step gave up.
 /// `outline` is the board's outer edge (the lit region's quadrilateral the first lattice was
@@ -593,6 +642,18 @@ mod tests {
         let (lo, hi) = (-5.0, 23.0);
         let wide = [truth.project(lo, lo), truth.project(hi, lo), truth.project(hi, hi), truth.project(lo, hi)];
         assert_eq!(centred_shifts(&truth, &wide), [None, None]);
+    }
+
+    #[test]
+    fn a_grid_half_a_cell_off_lies_between_the_stones() {
+        let (img, truth) = crowded_board(true);
+        let meter = WorkMeter::unlimited();
+        let work = super::super::working(&img, &meter);
+        assert_eq!(between_stones(&work, &truth, &meter), None);
+        for (dc, dr) in [(0.5, 0.0), (0.0, 0.5), (0.5, 0.5)] {
+            let off = refine::reindex(&truth, &refine::translation(dc, dr));
+            assert!(between_stones(&work, &off, &meter).is_some(), "moved ({dc}, {dr})");
+        }
     }
 
     #[test]

@@ -1,0 +1,214 @@
+//! Development aid: the outline and stones' looks step by step on labelled photos or saved
+//! stress frames, each step scored against the truth.
+//!
+//! `stones_debug DIR [--only TEXT] [--png OUTDIR]`
+
+use std::error::Error;
+use std::path::{Path, PathBuf};
+
+use image::{Rgb, RgbImage};
+use nalgebra::Vector3;
+use tengen_rules::BOARD_LINES;
+use tengen_vision::evaluate::worst_intersection_error_cells;
+use tengen_vision::{decode_rgb, GridGeometry, LensDistortion};
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            walk(&p, out);
+        } else if p.extension().and_then(|e| e.to_str()).is_some_and(|e| ["jpg", "jpeg"].contains(&e)) {
+            out.push(p);
+        }
+    }
+}
+
+fn sidecar(p: &Path, suffix: &str) -> PathBuf {
+    let mut s = p.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+fn pair(v: &serde_json::Value) -> Option<[f64; 2]> {
+    Some([v.get(0)?.as_f64()?, v.get(1)?.as_f64()?])
+}
+
+/// The 361 true intersections and the 19 rows of the position.
+fn truth_of(path: &Path) -> Option<(Vec<[f64; 2]>, Vec<String>)> {
+    if let Ok(text) = std::fs::read_to_string(sidecar(path, ".grid.json")) {
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let points: Vec<[f64; 2]> = v
+            .get("points_px")?
+            .as_array()?
+            .iter()
+            .flat_map(|row| row.as_array().into_iter().flatten())
+            .filter_map(pair)
+            .collect();
+        let grid = std::fs::read_to_string(sidecar(path, ".grid.txt")).ok()?;
+        return Some((points, grid.lines().map(str::to_string).collect()));
+    }
+    let text = std::fs::read_to_string(path.with_extension("truth.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let points: Vec<[f64; 2]> = v.get("intersections")?.as_array()?.iter().filter_map(pair).collect();
+    let grid = v.get("grid")?.as_array()?.iter().filter_map(|r| r.as_str().map(str::to_string)).collect();
+    Some((points, grid))
+}
+
+/// Board coordinates of a pixel under a grid (lens ignored beyond undistortion).
+fn board_of(g: &GridGeometry, p: [f64; 2]) -> Option<[f64; 2]> {
+    let inv = g.matrix().try_inverse()?;
+    let u = g.lens.undistort(p);
+    let q = inv * Vector3::new(u[0], u[1], 1.0);
+    (q.z.abs() > 1e-12).then(|| [q.x / q.z, q.y / q.z])
+}
+
+/// Median whole-line shift of `g` against the truth and the worst residual after it, in cells.
+fn offset(g: &GridGeometry, points: &[[f64; 2]]) -> String {
+    let n = BOARD_LINES;
+    let mut d: Vec<[f64; 2]> = Vec::new();
+    for r in 0..n {
+        for c in 0..n {
+            if let Some(q) = board_of(g, points[r * n + c]) {
+                d.push([q[0] - c as f64, q[1] - r as f64]);
+            }
+        }
+    }
+    let med = |k: usize| {
+        let mut v: Vec<f64> = d.iter().map(|x| x[k]).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let (mc, mr) = (med(0), med(1));
+    let worst = d.iter().map(|x| (x[0] - mc.round()).hypot(x[1] - mr.round())).fold(0.0, f64::max);
+    let spread = d.iter().map(|x| (x[0] - mc).hypot(x[1] - mr)).fold(0.0, f64::max);
+    format!("median ({mc:+.2}, {mr:+.2}), spread {spread:.2}, worst after whole lines {worst:.2}")
+}
+
+fn dot(img: &mut RgbImage, p: [f64; 2], r: i32, colour: Rgb<u8>) {
+    let (w, h) = img.dimensions();
+    for dy in -r..=r {
+        for dx in -r..=r {
+            let (x, y) = (p[0] as i32 + dx, p[1] as i32 + dy);
+            if x >= 0 && y >= 0 && (x as u32) < w && (y as u32) < h {
+                img.put_pixel(x as u32, y as u32, colour);
+            }
+        }
+    }
+}
+
+fn draw_grid(img: &mut RgbImage, geom: &GridGeometry, colour: Rgb<u8>) {
+    let last = (BOARD_LINES - 1) as f64;
+    for k in 0..BOARD_LINES {
+        let mut t = 0.0;
+        while t <= last {
+            for p in [geom.project(k as f64, t), geom.project(t, k as f64)] {
+                dot(img, p, 0, colour);
+            }
+            t += 0.02;
+        }
+    }
+}
+
+fn main() -> Result<(), Box<dyn Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let dir = PathBuf::from(args.first().ok_or("usage: stones_debug DIR [--only TEXT] [--png OUTDIR]")?);
+    let value = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let only = value("--only");
+    let png = value("--png").map(PathBuf::from);
+    let mut files = Vec::new();
+    walk(&dir, &mut files);
+    files.sort();
+    let n = BOARD_LINES;
+    for path in files {
+        let rel = path.strip_prefix(&dir).unwrap_or(&path).to_string_lossy().to_string();
+        if only.as_ref().is_some_and(|o| !rel.contains(o.as_str())) {
+            continue;
+        }
+        let Some((points, grid)) = truth_of(&path) else { continue };
+        if points.len() != n * n {
+            continue;
+        }
+        let frame = decode_rgb(&std::fs::read(&path)?)?;
+        let gray = tengen_vision::grey(&frame.rgb);
+        let (w, h) = gray.dimensions();
+        let truth = GridGeometry::from_corners(
+            [points[0], points[n - 1], points[n * n - 1], points[n * (n - 1)]],
+            LensDistortion::none(w, h),
+        )
+        .ok_or("truth corners")?;
+        let stone_at = |c: i64, r: i64| {
+            (0..n as i64).contains(&c)
+                && (0..n as i64).contains(&r)
+                && grid.get(r as usize).and_then(|row| row.chars().nth(c as usize)).is_some_and(|ch| ch != '.')
+        };
+        let stones =
+            (0..n as i64).flat_map(|r| (0..n as i64).map(move |c| (c, r))).filter(|&(c, r)| stone_at(c, r)).count();
+        let d = tengen_vision::locate::debug_stones(&gray);
+        println!("{rel}: {stones} stones");
+        match &d.initial {
+            Some(g) => println!("  outline lattice: {}", offset(g, &points)),
+            None => println!("  outline: {}", if d.outline.is_some() { "no lattice" } else { "none" }),
+        }
+        // Disc centres against the truth: on a stone's point, on an empty point, off the board,
+        // between points.
+        let (mut on_stone, mut on_empty, mut off_board, mut between) = (0, 0, 0, 0);
+        let mut tops: Vec<[f64; 2]> = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for p in &d.centres {
+            let Some(q) = board_of(&truth, *p) else { continue };
+            let (c, r) = (q[0].round(), q[1].round());
+            let res = [q[0] - c, q[1] - r];
+            if !(-0.5..=18.5).contains(&q[0]) || !(-0.5..=18.5).contains(&q[1]) {
+                off_board += 1;
+            } else if res[0].hypot(res[1]) > 0.3 {
+                between += 1;
+            } else if stone_at(c as i64, r as i64) {
+                on_stone += 1;
+                seen.insert((c as i64, r as i64));
+                tops.push(res);
+            } else {
+                on_empty += 1;
+            }
+        }
+        let med = |k: usize| {
+            let mut v: Vec<f64> = tops.iter().map(|x| x[k]).collect();
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+        };
+        println!(
+            "  centres {}: on stones {on_stone} ({} of {stones} stones, top offset ({:+.2}, {:+.2})), on empty {on_empty}, between {between}, off board {off_board}",
+            d.centres.len(),
+            seen.len(),
+            med(0),
+            med(1)
+        );
+        match &d.lattice {
+            Some((g, agreeing)) => println!("  stones' lattice ({agreeing} agree): {}", offset(g, &points)),
+            None => println!("  stones' lattice: none"),
+        }
+        match &d.result {
+            Some(Ok(g)) => println!("  result: worst {:.2} cell", worst_intersection_error_cells(g, &points)),
+            Some(Err(e)) => println!("  result: {e}"),
+            None => println!("  result: not run"),
+        }
+        if let Some(out) = &png {
+            let mut rgb = frame.rgb.clone();
+            for p in &points {
+                dot(&mut rgb, *p, 1, Rgb([0, 255, 0]));
+            }
+            if let Some(g) = &d.initial {
+                draw_grid(&mut rgb, g, Rgb([255, 255, 0]));
+            }
+            if let Some((g, _)) = &d.lattice {
+                draw_grid(&mut rgb, g, Rgb([0, 128, 255]));
+            }
+            for p in &d.centres {
+                dot(&mut rgb, *p, 2, Rgb([255, 0, 0]));
+            }
+            std::fs::create_dir_all(out)?;
+            rgb.save(out.join(format!("{}.png", rel.replace('/', "_"))))?;
+        }
+    }
+    Ok(())
+}
