@@ -16,7 +16,6 @@ use crate::engine::{
     AnalyzeError, AnalyzerFactory, Corners, Engines, FrameAnalyzer, RefereeFactory, SystemClock, TableReferee,
 };
 use crate::error::Error;
-use crate::json::GameView;
 use crate::model::Observation;
 use crate::store::GameRow;
 
@@ -149,8 +148,12 @@ impl TableReferee for RefereeAdapter {
         self.result_override = Some(result.to_owned());
     }
 
-    fn view(&self) -> GameView {
-        GameView::of_referee(&self.referee.state(), self.result_override.as_deref())
+    fn snapshot(&self) -> referee::Snapshot {
+        self.referee.state()
+    }
+
+    fn hand_result(&self) -> Option<&str> {
+        self.result_override.as_deref()
     }
 
     fn record(&self, header: &RecordHeader) -> GameRecord {

@@ -62,7 +62,7 @@ pub trait AnalyzerFactory: Send + Sync {
 /// their times. It must be deterministic: feeding the same inputs again gives the same state,
 /// which is how the service resumes a game after a restart (it replays its log). It speaks the
 /// referee's types; the service turns its events into stored ones ([`apply_request`],
-/// `RefereeEvent::of_referee`).
+/// `RefereeEvent::of_referee`) and its snapshot into the dashboard's view ([`game_view`]).
 pub trait TableReferee: Send {
     /// Feeds one observation seen at `at_ms` (milliseconds since the Unix epoch).
     fn observe(&mut self, at_ms: i64, observation: &Observation) -> Vec<referee::Event>;
@@ -73,8 +73,10 @@ pub trait TableReferee: Send {
     /// Takes a result the arbiter set by hand: it stands over the counted one in the view and
     /// the record.
     fn set_result(&mut self, result: &str);
-    /// The current view of the game.
-    fn view(&self) -> GameView;
+    /// The referee's view of the game now.
+    fn snapshot(&self) -> referee::Snapshot;
+    /// The result the arbiter set by hand, if any: it stands over the counted one.
+    fn hand_result(&self) -> Option<&str>;
     /// The game record so far, with `header`'s players, date and name.
     fn record(&self, header: &RecordHeader) -> GameRecord;
 }
@@ -97,6 +99,12 @@ pub fn apply_request(
         }
         RefereeRequest::Nothing => Ok(Vec::new()),
     }
+}
+
+/// The game as the dashboard draws it: the referee's snapshot at the wire edge, with a result
+/// set by hand standing over the counted one.
+pub fn game_view(referee: &dyn TableReferee) -> GameView {
+    GameView::of_referee(&referee.snapshot(), referee.hand_result())
 }
 
 /// Makes one referee per game.

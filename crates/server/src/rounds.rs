@@ -112,7 +112,7 @@ fn table_order(id: &str) -> (u64, String) {
 async fn view_of(hub: &crate::Hub, game: &GameRow) -> ApiResult<crate::json::GameView> {
     match hub.tables.get(&game.table).and_then(|t| t.live()).filter(|l| l.game.id == game.id) {
         Some(live) => Ok(live.view),
-        None => Ok(crate::replay_referee(hub, game).await?.view()),
+        None => Ok(crate::engine::game_view(crate::replay_referee(hub, game).await?.as_ref())),
     }
 }
 

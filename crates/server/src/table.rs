@@ -12,7 +12,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, Notify, Semaphore};
 
 use crate::auth::RateLimiter;
 use crate::config::TableConfig;
-use crate::engine::{apply_request, Corners, Engines, FrameAnalyzer, RefereeFactory, TableReferee};
+use crate::engine::{apply_request, game_view, Corners, Engines, FrameAnalyzer, RefereeFactory, TableReferee};
 use crate::error::Error;
 use crate::imaging::FrameFormat;
 use crate::json::{
@@ -425,7 +425,7 @@ pub fn new_table(
         white: None,
         setup: GameSetup { start: config.start, pairing: None },
     };
-    let view = shared.engines.referees.new_game(&game).view();
+    let view = game_view(shared.engines.referees.new_game(&game).as_ref());
     Arc::new(TableHandle {
         id: config.id.clone(),
         name: config.name.clone().unwrap_or_else(|| format!("Table {}", config.id)),
@@ -502,7 +502,7 @@ pub async fn run_pipeline(
         .ok_or_else(|| StoreError::Cluster(format!("table {}: its pipeline already runs", config.id)))?;
     if let Ok(mut live) = handle.live.write() {
         live.game = game.clone();
-        live.view = referee.view();
+        live.view = game_view(referee.as_ref());
         live.calibration = calibration;
     }
     handle.running.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -892,7 +892,7 @@ impl TableTask {
     }
 
     fn publish_table(&self) {
-        let view = self.referee.view();
+        let view = game_view(self.referee.as_ref());
         let summary = match self.handle.live.write() {
             Ok(mut live) => {
                 live.view = view;

@@ -15,13 +15,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tengen_referee::RecordHeader;
-use tengen_referee::{ArbiterAction, Event, EventKind, Message, Phase, Status};
+use tengen_referee::{
+    ArbiterAction, Event, EventKind, InfractionView, Message, Phase, PointRef, RecordAction, RecordEntry, Snapshot,
+    Status,
+};
 use tengen_rules::{ByColor, Color, Move, Point, PointState, BOARD_POINTS};
 use tengen_server::engine::{
     AnalyzeError, AnalyzerFactory, Clock, Corners, Engines, FrameAnalyzer, RefereeFactory, SystemClock, TableReferee,
 };
 use tengen_server::error::Error;
-use tengen_server::json::{GameView, OpenAlert, RecordMove};
+use tengen_server::json::RecordMove;
 use tengen_server::model::Observation;
 use tengen_sgf::{GameRecord, RecordedMove};
 
@@ -62,12 +65,19 @@ impl AnalyzerFactory for PixelBoards {
     }
 }
 
+/// Seconds since the epoch, the referee's time base.
+#[allow(clippy::cast_precision_loss)]
+fn seconds(at_ms: i64) -> f64 {
+    at_ms as f64 / 1000.0
+}
+
 /// A deterministic referee double (see the module doc).
 pub struct SimpleReferee {
     legal: Vec<char>,
     physical: Vec<char>,
     moves: Vec<RecordMove>,
-    alerts: Vec<OpenAlert>,
+    /// Its open alerts, as the referee raised them.
+    alerts: Vec<Event>,
     next_alert: u64,
     warnings: ByColor<u32>,
     phase: Phase,
@@ -136,19 +146,14 @@ impl TableReferee for SimpleReferee {
             self.next_alert += 1;
             let points: Vec<Point> = vanished.iter().map(|&i| Point::from_index(i)).collect();
             let sgf: Vec<String> = points.iter().map(|p| p.to_sgf()).collect();
-            self.alerts.push(OpenAlert {
-                alert_id: id,
-                kind: EventKind::MovedStone,
-                article: Some("Art. 17.5".into()),
-                summary: format!("stones gone from the board: {}", sgf.join(" ")),
-                points: points.clone(),
-                raised_ms: Some(at_ms),
-            });
             let summary = format!("stones gone: {}", sgf.join(" "));
             let mut e = Self::event(EventKind::MovedStone, Status::Suspected, summary.clone());
             e.infraction = Some(id);
             e.article = Some("17.5".into());
             e.move_number = u32::try_from(self.moves.len()).ok();
+            e.points = points.iter().map(|&p| PointRef::of(p)).collect();
+            e.t = seconds(at_ms);
+            self.alerts.push(e.clone());
             self.comments.push(format!("[Art. 17.5] {summary}"));
             events.push(e);
         }
@@ -161,7 +166,7 @@ impl TableReferee for SimpleReferee {
                 let pos = self
                     .alerts
                     .iter()
-                    .position(|a| a.alert_id == *alert_id)
+                    .position(|a| a.infraction == Some(*alert_id))
                     .ok_or_else(|| Error::not_found(format!("no open alert {alert_id}")))?;
                 let alert = self.alerts.remove(pos);
                 let confirmed = matches!(action, ArbiterAction::Confirm { .. });
@@ -170,8 +175,8 @@ impl TableReferee for SimpleReferee {
                     self.warnings[side] += 1;
                 }
                 let status = if confirmed { Status::Confirmed } else { Status::Dismissed };
-                let mut e = Self::event(EventKind::MovedStone, status, alert.summary);
-                e.infraction = Some(alert.alert_id);
+                let mut e = Self::event(EventKind::MovedStone, status, alert.message.en);
+                e.infraction = alert.infraction;
                 Ok(vec![e])
             }
             ArbiterAction::Pass { side: colour } => {
@@ -194,21 +199,57 @@ impl TableReferee for SimpleReferee {
         self.result = Some(result.to_owned());
     }
 
-    fn view(&self) -> GameView {
-        GameView {
-            legal: self.legal.iter().collect(),
-            physical: self.physical.iter().collect(),
-            moves: self.moves.clone(),
+    fn snapshot(&self) -> Snapshot {
+        // Its boards in the referee's alphabet (`.XO`), 19 rows.
+        let rows = |points: &[char]| -> Vec<String> {
+            let text: String = points
+                .iter()
+                .map(|&c| match c {
+                    'B' => 'X',
+                    'W' => 'O',
+                    other => other,
+                })
+                .collect();
+            text.as_bytes().chunks(19).map(|row| String::from_utf8_lossy(row).into_owned()).collect()
+        };
+        let moves = self
+            .moves
+            .iter()
+            .map(|m| RecordEntry {
+                number: m.number,
+                side: m.colour,
+                action: m.point.map_or(RecordAction::Pass, |point| RecordAction::Place { point }),
+                t: 0.0,
+                captured: vec![],
+                struck: false,
+            })
+            .collect();
+        let open =
+            |e: &Event| InfractionView { id: e.infraction.unwrap_or_default(), status: e.status, event: e.clone() };
+        Snapshot {
+            table: "test".into(),
+            game: "test".into(),
+            phase: self.phase,
+            legal: rows(&self.legal),
+            physical: rows(&self.physical),
+            differences: vec![],
+            moves,
             to_move: self.to_move(),
-            open_alerts: self.alerts.clone(),
+            to_move_uncertain: false,
+            move_number: u32::try_from(self.moves.len()).unwrap(),
+            open_infractions: self.alerts.iter().map(open).collect(),
+            decided_infractions: vec![],
             warnings: self.warnings,
             captures: ByColor::default(),
             dead: vec![],
-            phase: self.phase,
-            result: self.result.clone(),
-            result_text: None,
+            result: None,
+            colours_corrected: false,
             players_swapped: false,
         }
+    }
+
+    fn hand_result(&self) -> Option<&str> {
+        self.result.as_deref()
     }
 
     fn record(&self, header: &RecordHeader) -> GameRecord {
