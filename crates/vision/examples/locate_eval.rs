@@ -24,6 +24,10 @@ use tengen_vision::decode_rgb;
 use tengen_vision::evaluate::parse_corners_label;
 use tengen_vision::{locate, GridGeometry, LocateOptions};
 
+#[path = "common/label_files.rs"]
+mod label_files;
+use label_files::walk_images;
+
 fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -110,21 +114,9 @@ fn shows_hand(source: &str) -> bool {
         .any(|words| words.first() == Some(&source) && words.get(1) == Some(&"hand"))
 }
 
-fn collect_images(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect_images(&p, out);
-        } else if p.extension().is_some_and(|e| e == "jpg" || e == "png") {
-            out.push(p);
-        }
-    }
-}
-
 fn folder(dir: &Path, outdir: Option<PathBuf>) -> Result<(), Box<dyn Error>> {
     let mut paths = Vec::new();
-    collect_images(dir, &mut paths);
+    walk_images(dir, &["jpg", "png"], &mut paths);
     paths.sort();
     let mut located_count = 0;
     for path in &paths {

@@ -33,6 +33,10 @@ use tengen_vision::evaluate::{corner_errors_cells, displaced_corners, worst_inte
 use tengen_vision::locate::{refine_corners, Refinement};
 use tengen_vision::{locate, GridGeometry, LocateOptions};
 
+#[path = "common/label_files.rs"]
+mod label_files;
+use label_files::{grid_points, pair, sidecar, walk_images};
+
 /// What a photo's labels say about the grid's geometry.
 enum Truth {
     /// All 361 intersections, row-major from the seen top-left.
@@ -70,34 +74,6 @@ fn source_of(rel: &str) -> Option<String> {
     }
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| ["jpg", "jpeg", "png"].contains(&e.to_ascii_lowercase().as_str()))
-        {
-            out.push(p);
-        }
-    }
-}
-
-fn sidecar(p: &Path, suffix: &str) -> PathBuf {
-    let mut s = p.as_os_str().to_owned();
-    s.push(suffix);
-    PathBuf::from(s)
-}
-
-fn pair(v: &serde_json::Value) -> Option<[f64; 2]> {
-    Some([v.get(0)?.as_f64()?, v.get(1)?.as_f64()?])
-}
-
 /// The `corners_px` of a label file: four pixel pairs.
 fn corners_px(v: &serde_json::Value) -> Option<[[f64; 2]; 4]> {
     let corners: Vec<[f64; 2]> = v.get("corners_px")?.as_array()?.iter().filter_map(pair).collect();
@@ -107,13 +83,7 @@ fn corners_px(v: &serde_json::Value) -> Option<[[f64; 2]; 4]> {
 fn truth_of(path: &Path) -> Option<Truth> {
     if let Ok(text) = std::fs::read_to_string(sidecar(path, ".grid.json")) {
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-        let points: Vec<[f64; 2]> = v
-            .get("points_px")?
-            .as_array()?
-            .iter()
-            .flat_map(|row| row.as_array().into_iter().flatten())
-            .filter_map(pair)
-            .collect();
+        let points = grid_points(&v)?;
         return Some(Truth::Points(points, corners_px(&v)?));
     }
     if let Ok(text) = std::fs::read_to_string(sidecar(path, ".corners.json")) {
@@ -169,7 +139,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let offset: Option<f64> = value("--offset").map(|v| v.parse()).transpose()?;
     let verbose = flag("--verbose");
     let mut files = Vec::new();
-    walk(&dir, &mut files);
+    walk_images(&dir, &["jpg", "jpeg", "png"], &mut files);
     files.sort();
     let mut sources: BTreeMap<String, SourceScore> = BTreeMap::new();
     for path in files {

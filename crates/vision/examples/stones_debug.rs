@@ -12,39 +12,15 @@ use tengen_rules::BOARD_LINES;
 use tengen_vision::evaluate::worst_intersection_error_cells;
 use tengen_vision::{decode_rgb, GridGeometry, LensDistortion};
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().and_then(|e| e.to_str()).is_some_and(|e| ["jpg", "jpeg"].contains(&e)) {
-            out.push(p);
-        }
-    }
-}
-
-fn sidecar(p: &Path, suffix: &str) -> PathBuf {
-    let mut s = p.as_os_str().to_owned();
-    s.push(suffix);
-    PathBuf::from(s)
-}
-
-fn pair(v: &serde_json::Value) -> Option<[f64; 2]> {
-    Some([v.get(0)?.as_f64()?, v.get(1)?.as_f64()?])
-}
+#[path = "common/label_files.rs"]
+mod label_files;
+use label_files::{grid_points, pair, sidecar, walk_images};
 
 /// The 361 true intersections and the 19 rows of the position.
 fn truth_of(path: &Path) -> Option<(Vec<[f64; 2]>, Vec<String>)> {
     if let Ok(text) = std::fs::read_to_string(sidecar(path, ".grid.json")) {
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-        let points: Vec<[f64; 2]> = v
-            .get("points_px")?
-            .as_array()?
-            .iter()
-            .flat_map(|row| row.as_array().into_iter().flatten())
-            .filter_map(pair)
-            .collect();
+        let points = grid_points(&v)?;
         let grid = std::fs::read_to_string(sidecar(path, ".grid.txt")).ok()?;
         return Some((points, grid.lines().map(str::to_string).collect()));
     }
@@ -117,7 +93,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let only = value("--only");
     let png = value("--png").map(PathBuf::from);
     let mut files = Vec::new();
-    walk(&dir, &mut files);
+    walk_images(&dir, &["jpg", "jpeg"], &mut files);
     files.sort();
     let n = BOARD_LINES;
     for path in files {
