@@ -364,6 +364,16 @@ mod tests {
     use super::*;
     use image::{GrayImage, Luma};
 
+    /// Each corner of `quad` within 4 px of the wood's corner `margin` cells outside the grid.
+    fn assert_outlines_the_wood(quad: &[[f64; 2]; 4], truth: &GridGeometry, margin: f64) {
+        let wood =
+            [[-margin, -margin], [18.0 + margin, -margin], [18.0 + margin, 18.0 + margin], [-margin, 18.0 + margin]];
+        for (q, w) in quad.iter().zip(wood) {
+            let p = truth.project(w[0], w[1]);
+            assert!((q[0] - p[0]).hypot(q[1] - p[1]) < 4.0, "margin {margin}: corner {q:?} vs {p:?}");
+        }
+    }
+
     #[test]
     fn the_outline_is_the_boards_wood_and_the_lattice_sits_centred_in_it() {
         for margin in [0.4, 0.9, 1.6] {
@@ -371,16 +381,7 @@ mod tests {
             let meter = WorkMeter::unlimited();
             let work = super::super::working(&img, &meter);
             let quad = board_outline(&work, &meter).expect("an outline");
-            let wood = [
-                [-margin, -margin],
-                [18.0 + margin, -margin],
-                [18.0 + margin, 18.0 + margin],
-                [-margin, 18.0 + margin],
-            ];
-            for (q, w) in quad.iter().zip(wood) {
-                let p = truth.project(w[0], w[1]);
-                assert!((q[0] - p[0]).hypot(q[1] - p[1]) < 4.0, "margin {margin}: corner {q:?} vs {p:?}");
-            }
+            assert_outlines_the_wood(&quad, &truth, margin);
             let lattice = lattice_in_outline(&work, &quad, truth.lens, &meter).expect("a lattice");
             for (c, r) in [(0.0, 0.0), (18.0, 0.0), (18.0, 18.0), (0.0, 18.0), (9.0, 9.0)] {
                 let (a, b) = (lattice.project(c, r), truth.project(c, r));
@@ -400,12 +401,7 @@ mod tests {
         let bright = bright_end(&work.plane);
         assert!(lit_region_outline(&work, LIT_FRACTION * bright, &meter).is_none_or(|o| !o.whole));
         let quad = board_outline(&work, &meter).expect("an outline at a raised floor");
-        let wood =
-            [[-margin, -margin], [18.0 + margin, -margin], [18.0 + margin, 18.0 + margin], [-margin, 18.0 + margin]];
-        for (q, w) in quad.iter().zip(wood) {
-            let p = truth.project(w[0], w[1]);
-            assert!((q[0] - p[0]).hypot(q[1] - p[1]) < 4.0, "corner {q:?} vs {p:?}");
-        }
+        assert_outlines_the_wood(&quad, &truth, margin);
     }
 
     #[test]
@@ -424,12 +420,7 @@ mod tests {
         let meter = WorkMeter::unlimited();
         let work = super::super::working(&img, &meter);
         let quad = board_outline(&work, &meter).expect("an outline");
-        let wood =
-            [[-margin, -margin], [18.0 + margin, -margin], [18.0 + margin, 18.0 + margin], [-margin, 18.0 + margin]];
-        for (q, w) in quad.iter().zip(wood) {
-            let p = truth.project(w[0], w[1]);
-            assert!((q[0] - p[0]).hypot(q[1] - p[1]) < 4.0, "corner {q:?} vs {p:?}");
-        }
+        assert_outlines_the_wood(&quad, &truth, margin);
     }
 
     #[test]
