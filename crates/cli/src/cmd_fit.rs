@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use tengen_vision::fit::ReaderModelFile;
-use tengen_vision::fit::{OcclusionModelFile, COVERED_FEATURE_NAMES, FEATURE_NAMES};
+use tengen_vision::fit::{OcclusionModelFile, COVERED_FEATURE_NAMES, EDGE_FEATURE_NAMES, FEATURE_NAMES};
 use tengen_vision::ReaderConfig;
 
 /// Arguments of `tengen fit`.
@@ -89,6 +89,7 @@ fn fit_occlusion(
         frames_per_source,
         features: FEATURE_NAMES.iter().map(|s| (*s).to_string()).collect(),
         covered_features: COVERED_FEATURE_NAMES.iter().map(|s| (*s).to_string()).collect(),
+        edge_features: EDGE_FEATURE_NAMES.iter().map(|s| (*s).to_string()).collect(),
         model,
     };
     write_model(
@@ -102,9 +103,10 @@ fn fit_occlusion(
     }
     println!("  cell patch: weights {:?}, bias {:.4}", model.weights, model.bias);
     println!("  covered group: weights {:?}, bias {:.4}", model.covered.weights, model.covered.bias);
+    println!("  edge run: weights {:?}, bias {:.4}", model.edge.weights, model.edge.bias);
     if let Some(path) = dump {
         let mut tsv = format!(
-            "source\tname\thand\tp\tp_covered\trules\tcells\tcovered\tcrossed\t{}\t{}\n",
+            "source\tname\thand\tp\tp_covered\tp_edge\trules\tcells\tcovered\tcrossed\tedge_run\tedge_margin\tedge_chroma\t{}\t{}\n",
             FEATURE_NAMES.join("\t"),
             COVERED_FEATURE_NAMES.join("\t")
         );
@@ -112,16 +114,20 @@ fn fit_occlusion(
             let x = s.evidence.features();
             let xc = s.evidence.covered_features();
             tsv.push_str(&format!(
-                "{}\t{}\t{}\t{:.4}\t{:.4}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                "{}\t{}\t{}\t{:.4}\t{:.4}\t{:.4}\t{}\t{}\t{}\t{}\t{:.2}\t{:.2}\t{:.2}\t{}\t{}\n",
                 s.source,
                 s.name,
                 u8::from(s.hand),
                 model.probability(&s.evidence),
                 model.covered_probability(&s.evidence),
+                model.edge_probability(&s.evidence),
                 u8::from(s.evidence.rules_fired),
                 s.evidence.foreign_cells,
                 s.evidence.covered_points,
                 s.evidence.crossed_points,
+                s.evidence.edge_run,
+                s.evidence.edge_margin,
+                s.evidence.edge_chroma,
                 x.iter().map(|v| format!("{v:.3}")).collect::<Vec<_>>().join("\t"),
                 xc.iter().map(|v| format!("{v:.3}")).collect::<Vec<_>>().join("\t")
             ));

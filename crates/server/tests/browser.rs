@@ -651,12 +651,20 @@ async fn a_hall_of_a_hundred_tables_puts_the_tables_that_need_the_arbiter_first(
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// How long the phone video shows the empty board before the sample game starts.
+const EMPTY_BOARD_LEAD_SECONDS: f64 = 6.0;
+
 /// The first `seconds` of the rendered `opening-capture` sample game as a Y4M video at 3 frames
 /// a second (each frame held for its recorded time): what Chromium's fake camera plays.
 fn sample_game_video(dir: &std::path::Path, seconds: f64) -> Option<PathBuf> {
     let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/opening-capture");
     let schedule = tengen_server::sources::folder_schedule(&samples)?;
     let mut list = String::from("ffconcat version 1.0\n");
+    // The empty board first, held long enough for the page to open the camera and start sending
+    // before the first hand comes: a camera that joins a game later takes what it first sees as
+    // the position the game starts from.
+    let (first, _) = schedule.first()?;
+    list.push_str(&format!("file '{}'\nduration {EMPTY_BOARD_LEAD_SECONDS:.3}\n", first.display()));
     for pair in schedule.windows(2).take_while(|w| w[1].1 <= seconds) {
         list.push_str(&format!("file '{}'\nduration {:.3}\n", pair[0].0.display(), pair[1].1 - pair[0].1));
     }

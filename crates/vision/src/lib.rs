@@ -21,6 +21,7 @@ mod image_io;
 pub mod locate;
 mod occlusion;
 mod occlusion_model;
+mod over_edge;
 mod reader_model;
 mod reading;
 mod rectify;
@@ -32,7 +33,7 @@ mod work;
 pub mod fit {
     pub use crate::occlusion_model::{
         fit as fit_occlusion, OcclusionEvidence, OcclusionFitError, OcclusionModelFile, OcclusionSample,
-        COVERED_FEATURE_NAMES, FEATURE_NAMES,
+        COVERED_FEATURE_NAMES, EDGE_FEATURE_NAMES, FEATURE_NAMES,
     };
     pub use crate::reader_model::{fit as fit_reader, ClassPrior, FitError, LabelledFrame, ReaderModelFile};
 }

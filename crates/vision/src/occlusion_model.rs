@@ -6,7 +6,8 @@
 //! A crowded board under a coloured lamp has big patches that stray from the board colour only
 //! as far as its typical cell does; a hand strays far beyond it. A second logistic model decides
 //! the same for the covered-point test's group (board-coloured points without lines), against
-//! how often the frame's bare board shows no lines anyway.
+//! how often the frame's bare board shows no lines anyway. A third decides whether a run across
+//! the board's outer edge (see `over_edge`) is a hand reaching over it.
 
 use std::sync::LazyLock;
 
@@ -37,6 +38,21 @@ pub const COVERED_FEATURE_NAMES: [&str; COVERED_FEATURES] = [
     "the largest covered group reaches the outer lines",
     "ln(median line contrast of the frame's other bare-board points + 1/100)",
 ];
+
+/// Number of features the edge-run model weighs.
+pub const EDGE_FEATURES: usize = 3;
+
+/// What each feature of the edge-run model is, in order.
+pub const EDGE_FEATURE_NAMES: [&str; EDGE_FEATURES] = [
+    "ln(run length along the edge, spacings)",
+    "ln(length of its margin departing in chroma, spacings)",
+    "ln(1 + median chroma departure of its margin, spreads)",
+];
+
+/// Shortest run across the edge the edge-run model judges, in spacings (a priori: two positions
+/// a quarter spacing apart; a finger is about half a spacing wide). Also the floor of the
+/// margin length's logarithm.
+pub const EDGE_MIN_RUN: f32 = 0.5;
 
 /// Offset that keeps the colour-distance logarithms finite on a frame of perfectly even wood.
 const DISTANCE_FLOOR: f32 = 0.05;
@@ -80,6 +96,12 @@ pub struct OcclusionEvidence {
     /// Median line contrast of those points (the frame's bare board, leaving out the covered
     /// groups): how visible this frame's lines are where nothing lies on them.
     pub bare_lines: f32,
+    /// Length of the longest run across the board's outer edge, in spacings (0 when none).
+    pub edge_run: f32,
+    /// How much of that run has its margin departing in chroma, in spacings.
+    pub edge_margin: f32,
+    /// Median chroma departure of that run's margin, in spreads.
+    pub edge_chroma: f32,
     /// What the hand-set tests alone decided (any of the three firing).
     pub rules_fired: bool,
     /// Whether the board-coloured-without-lines test or the edge-crossing test (whose hand-set
@@ -97,6 +119,21 @@ impl OcclusionEvidence {
     /// Whether the covered-point test found a group big enough to judge.
     pub fn covered_found(&self) -> bool {
         self.covered_points > 0
+    }
+
+    /// Whether the edge test found a run long enough to judge.
+    pub fn edge_found(&self) -> bool {
+        self.edge_run >= EDGE_MIN_RUN
+    }
+
+    /// The edge-run model's feature vector.
+    pub fn edge_features(&self) -> [f64; EDGE_FEATURES] {
+        let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
+        [
+            finite(f64::from(self.edge_run.max(EDGE_MIN_RUN)).ln()),
+            finite(f64::from(self.edge_margin.max(EDGE_MIN_RUN)).ln()),
+            finite(f64::from(self.edge_chroma.max(0.0)).ln_1p()),
+        ]
     }
 
     /// The covered-group model's feature vector.
@@ -141,6 +178,18 @@ pub struct OcclusionModel {
     pub bias: f64,
     /// Whether the covered-point test's group is a hand.
     pub covered: CoveredGroupModel,
+    /// Whether the run across the board's edge is a hand.
+    pub edge: EdgeRunModel,
+}
+
+/// The edge test's decision: P(hand) = 1 / (1 + exp(−(bias + weights · features))), features
+/// [`EDGE_FEATURE_NAMES`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EdgeRunModel {
+    /// One weight per feature (see [`EDGE_FEATURE_NAMES`]).
+    pub weights: [f64; EDGE_FEATURES],
+    /// The intercept.
+    pub bias: f64,
 }
 
 /// The covered-point test's decision: P(hand) = 1 / (1 + exp(−(bias + weights · features))),
@@ -164,6 +213,8 @@ pub struct OcclusionModelFile {
     pub features: Vec<String>,
     /// The covered-group model's features, in the order of its weights.
     pub covered_features: Vec<String>,
+    /// The edge-run model's features, in the order of its weights.
+    pub edge_features: Vec<String>,
     /// The model.
     pub model: OcclusionModel,
 }
@@ -204,9 +255,21 @@ impl OcclusionModel {
         evidence.covered_found() && self.covered_probability(evidence) > 0.5
     }
 
-    /// Whether the frame counts as occluded: the patch is a hand, or another test fired.
+    /// Probability that the run across the board's edge is a hand.
+    pub fn edge_probability(&self, evidence: &OcclusionEvidence) -> f64 {
+        logistic(self.edge.bias, &self.edge.weights, &evidence.edge_features())
+    }
+
+    /// Whether the run across the board's edge counts as a hand: there is one long enough and a
+    /// hand is more likely than not.
+    pub fn edge_is_hand(&self, evidence: &OcclusionEvidence) -> bool {
+        evidence.edge_found() && self.edge_probability(evidence) > 0.5
+    }
+
+    /// Whether the frame counts as occluded: the patch or the edge run is a hand, or another
+    /// test fired.
     pub fn occluded(&self, evidence: &OcclusionEvidence) -> bool {
-        self.patch_is_hand(evidence) || evidence.other_tests_fired
+        self.patch_is_hand(evidence) || self.edge_is_hand(evidence) || evidence.other_tests_fired
     }
 }
 
@@ -252,17 +315,24 @@ pub enum OcclusionFitError {
 /// separable set's weights finite and the model smooth between the few real hands.
 const RIDGE: f64 = 0.01;
 
-/// Fits both models by weighted maximum likelihood (Newton's method with a weak ridge). Hands
+/// Fits the three models by weighted maximum likelihood (Newton's method with a weak ridge). Hands
 /// and clean frames weigh the same in total (a missed hand costs what a false alarm does), and
 /// within each, every source weighs the same (a source with many frames of one board and lamp
 /// must not become "the" look of a hand or of a clean board). Each model sees only the frames
-/// where its test found something to judge (see [`OcclusionEvidence::cells_found`] and
-/// [`OcclusionEvidence::covered_found`]).
+/// where its test found something to judge (see [`OcclusionEvidence::cells_found`],
+/// [`OcclusionEvidence::covered_found`] and [`OcclusionEvidence::edge_found`]).
 pub fn fit(samples: &[OcclusionSample]) -> Result<OcclusionModel, OcclusionFitError> {
     let (weights, bias) = fit_logistic(samples, OcclusionEvidence::cells_found, OcclusionEvidence::features)?;
     let (covered_weights, covered_bias) =
         fit_logistic(samples, OcclusionEvidence::covered_found, OcclusionEvidence::covered_features)?;
-    Ok(OcclusionModel { weights, bias, covered: CoveredGroupModel { weights: covered_weights, bias: covered_bias } })
+    let (edge_weights, edge_bias) =
+        fit_logistic(samples, OcclusionEvidence::edge_found, OcclusionEvidence::edge_features)?;
+    Ok(OcclusionModel {
+        weights,
+        bias,
+        covered: CoveredGroupModel { weights: covered_weights, bias: covered_bias },
+        edge: EdgeRunModel { weights: edge_weights, bias: edge_bias },
+    })
 }
 
 /// One logistic model over the samples `found` keeps, with features `features`.
@@ -360,6 +430,11 @@ mod tests {
         }
     }
 
+    /// A frame whose edge test found a run of `length` spacings departing `chroma` spreads.
+    fn edge(frame: OcclusionEvidence, length: f32, chroma: f32) -> OcclusionEvidence {
+        OcclusionEvidence { edge_run: length, edge_margin: length / 2.0, edge_chroma: chroma, ..frame }
+    }
+
     /// Hands are patches far outside the frame's own colour spread; a crowded board under a
     /// coloured lamp has big patches only as far from the board as its typical cell. The fit
     /// learns the difference, whatever the sizes.
@@ -386,6 +461,19 @@ mod tests {
                 evidence: frame(k % 3, 0.5, 0.2),
                 hand: false,
             });
+            // Runs across the edge: a hand's margin departs far in chroma, a stray run's little.
+            samples.push(OcclusionSample {
+                source: "edge".into(),
+                name: String::new(),
+                evidence: edge(frame(0, 0.0, 0.2), 0.5 + 0.25 * (k % 6) as f32, 8.0 + k as f32),
+                hand: true,
+            });
+            samples.push(OcclusionSample {
+                source: "edge".into(),
+                name: String::new(),
+                evidence: edge(frame(0, 0.0, 0.2), 0.5 + 0.25 * (k % 3) as f32, 3.0 + 0.1 * k as f32),
+                hand: false,
+            });
         }
         let model = fit(&samples).unwrap();
         assert!(model.occluded(&frame(12, 5.0, 0.3)));
@@ -396,6 +484,10 @@ mod tests {
         assert!(model.covered_is_hand(&covered(frame(0, 0.0, 0.2), 6, 0.002)));
         assert!(!model.covered_is_hand(&covered(frame(0, 0.0, 0.2), 6, 0.3)));
         assert!(!model.covered_is_hand(&frame(0, 0.0, 0.2)));
+        // A run whose margin departs far in chroma is a hand; a short faint one, or none, is not.
+        assert!(model.occluded(&edge(frame(0, 0.0, 0.2), 1.0, 15.0)));
+        assert!(!model.edge_is_hand(&edge(frame(0, 0.0, 0.2), 0.5, 3.5)));
+        assert!(!model.edge_is_hand(&edge(frame(0, 0.0, 0.2), 0.25, 30.0)));
         // Frames without a patch to judge are left out of the fit.
         let only_plain: Vec<_> = samples.iter().filter(|s| s.source == "plain").cloned().collect();
         assert!(fit(&only_plain).is_err());

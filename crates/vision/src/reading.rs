@@ -15,6 +15,7 @@ use crate::occlusion::{
     cells_under_stones, detect, edges_crossed_by_skin, is_glare_luma, OcclusionConfig, CLIPPED_LUMA,
 };
 use crate::occlusion_model::{OcclusionEvidence, OcclusionModel};
+use crate::over_edge::longest_edge_run;
 use crate::reader_model::ReaderModel;
 use crate::rectify::{CameraFoot, RectifiedBoard};
 
@@ -165,8 +166,13 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
         &classified.outlier,
         &config.occlusion,
     );
+    // Fingers or a hand reaching only over the board's edge: something runs across it.
+    let edge = longest_edge_run(image, geometry, camera.as_ref(), &stones);
     let mut evidence = OcclusionEvidence {
         foreign_cells,
+        edge_run: edge.length,
+        edge_margin: edge.margin,
+        edge_chroma: edge.chroma,
         crossed_points: crossed.len(),
         largest_patch: mask.largest_patch,
         patch_distance: mask.patch_distance,
@@ -226,7 +232,12 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
             }
         }
     }
-    evidence.rules_fired = cells_fired || groups.joined > 0 || crossing_fired;
+    evidence.rules_fired = cells_fired || groups.joined > 0 || crossing_fired || evidence.edge_found();
+    // A run across the edge flags the frame but hides no point: the hand lies over the margin,
+    // and what it covers on the first line the other tests judge.
+    if evidence.edge_found() && config.occlusion_model.as_ref().is_none_or(|model| model.edge_is_hand(&evidence)) {
+        mask.occluded = true;
+    }
     if mask.occluded {
         // A hand the cell-centre test found may spread over the board (its shadow, the sleeve's
         // edge); a group of covered points alone is fingers, which reach as far as a crossing's.

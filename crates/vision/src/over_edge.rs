@@ -1,0 +1,421 @@
+//! Hands that reach only over the board's edge: what lies *across* the edge. Such a hand hides
+//! too few cell centres for the cell test and is skin-, sleeve- or shadow-coloured, but beyond
+//! the edge the table departs from its typical look all along the arm and its shadow, and where
+//! the hand lies over the wood, the margin between the first line and the board's physical edge
+//! departs in chroma (a shadow changes brightness, not the log ratios). The margin is judged
+//! just inside the edge measured on this frame (the step from margin wood to table), so that its
+//! samples never land on the table beside the board (a bowl there is no hand). The run's
+//! lengths and departure are weighed by a fitted model (`OcclusionModel.edge`).
+
+use image::RgbImage;
+use tengen_rules::BOARD_LINES;
+
+use crate::features::median;
+use crate::geometry::GridGeometry;
+use crate::rectify::{bilinear, CameraFoot};
+
+/// Positions along an edge, a quarter spacing apart from the first to the last line.
+const POSITION_STEP: f64 = 0.25;
+/// Positions per edge.
+const POSITIONS: usize = 73;
+/// The board's edge is searched between these depths outside the first line, in spacings (a
+/// priori: boards have margins of about 0.5–1.2 spacings; 2 leaves room for a grid a little off).
+const EDGE_SEARCH: (f64, f64) = (0.3, 2.0);
+/// Depth step of the edge search, in spacings.
+const EDGE_SEARCH_STEP: f64 = 0.02;
+/// Half width of the windows compared on either side of a candidate edge, in spacings.
+const EDGE_WINDOW: f64 = 0.1;
+/// The margin is judged no nearer the first line than this (a line's width and blur) ...
+const MARGIN_START: f64 = 0.25;
+/// ... and no nearer the measured edge than this (the edge's own blur and the search's step).
+const EDGE_GUARD: f64 = 0.12;
+/// Samples across the margin, just inside the edge (whatever crosses the edge covers the margin
+/// there, however short of the first line it stops) ...
+const MARGIN_SAMPLES: usize = 2;
+/// ... spread over this depth (two samples, so that one noisy pixel is not a hand).
+const MARGIN_SPAN: f64 = 0.1;
+/// Samples outwards past the edge (and past where a first-line stone's top can reach) ...
+const OUTER_SAMPLES: usize = 9;
+/// ... this far apart, in spacings.
+const OUTER_STEP: f64 = 0.15;
+/// How far a first-line stone reaches outwards from its point, before its top's lean (radius
+/// 0.48, 0.1 off its point, 0.1 blur).
+const STONE_REACH: f64 = 0.68;
+/// A go stone's thickness, in grid spacings.
+const STONE_THICKNESS: f64 = 0.42;
+/// A first-line stone hides the margin along the edge this far from its point (radius, off
+/// its point and blur).
+const STONE_ALONG: f64 = 0.6;
+/// The edge is taken only when at least this share of its measured positions lie within
+/// `EDGE_WINDOW` of their median (a priori: a hand or a bowl crosses less than half an edge; a
+/// grid placed among the stones, whose steps are stones' rims at any depth, fails it) ...
+const EDGE_AGREE_SHARE: f64 = 0.5;
+/// ... and at least this many positions were measured (one or two agree by chance).
+const EDGE_MIN_POSITIONS: usize = 3;
+/// Where a first-line stone's top shows more than this far from its point (spacings, either
+/// way), the view is steep there and the reader's "empty" on a first-line point is no proof
+/// that its margin is bare (a priori: a stone's radius; the disc the reader samples at the
+/// point then misses the stone's top altogether, and at 55–60° first-line white stones are read
+/// empty), so the margin there is not judged.
+const STEEP_LEAN: f64 = 0.48;
+/// A table board's greatest thickness, in spacings (a priori: 60 mm, the thickest table goban,
+/// over a 22 mm spacing). On the near side the board's side face shows below its edge as far
+/// as a point this deep projects, so the samples beyond the edge start past it.
+const BOARD_THICKNESS: f64 = 2.7;
+/// Robust-spread floors of the log colour: chroma (ln r/g, ln b/g) and ln luminance (a priori:
+/// JPEG and sensor noise on a smooth surface).
+const SPREAD_FLOOR: [f32; 3] = [0.03, 0.03, 0.05];
+/// A sample departs from its edge's typical colour at the same depth beyond this many spreads.
+const DEPART: f32 = 3.0;
+
+/// The longest stretch of an edge where something runs across it: beyond the edge the table
+/// departs from its typical look all along (an arm, its shadow), and somewhere along it the
+/// margin inside the edge departs in chroma too (the hand itself over the wood).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EdgeRun {
+    /// Its length along the edge, in spacings (0 when none).
+    pub length: f32,
+    /// How much of it has the margin departing in chroma, in spacings.
+    pub margin: f32,
+    /// Median over those positions of the margin's chroma departure (in spreads; the least
+    /// departing margin sample of each position).
+    pub chroma: f32,
+}
+
+/// The log colour (ln r/g, ln b/g, ln luminance) of an RGB sample; NaN outside the image.
+fn log_colour(v: [f32; 3]) -> [f32; 3] {
+    if v.iter().any(|c| !c.is_finite()) {
+        return [f32::NAN; 3];
+    }
+    let [r, g, b] = v.map(|c| c.max(1.0));
+    [(r / g).ln(), (b / g).ln(), ((r + g + b) / 3.0).ln()]
+}
+
+/// One edge of the board: where its positions lie and which way is out.
+struct Side {
+    /// Board position of the first-line point at position `t` (0–18 along the edge).
+    at: fn(f64) -> [f64; 2],
+    /// Outward unit direction in board coordinates.
+    out: [f64; 2],
+    /// Whether a first-line point (col, row) lies on this edge, and its position along it.
+    along: fn(usize, usize) -> Option<usize>,
+}
+
+const LAST: usize = BOARD_LINES - 1;
+
+const SIDES: [Side; 4] = [
+    Side { at: |t| [t, 0.0], out: [0.0, -1.0], along: |c, r| (r == 0).then_some(c) },
+    Side { at: |t| [t, LAST as f64], out: [0.0, 1.0], along: |c, r| (r == LAST).then_some(c) },
+    Side { at: |t| [0.0, t], out: [-1.0, 0.0], along: |c, r| (c == 0).then_some(r) },
+    Side { at: |t| [LAST as f64, t], out: [1.0, 0.0], along: |c, r| (c == LAST).then_some(r) },
+];
+
+/// The longest run across any edge (see [`EdgeRun`]). `stones` is `[row][col]`, the points
+/// read as stones: where a first-line stone lies the margin is its, not the board's.
+pub fn longest_edge_run(
+    image: &RgbImage,
+    geometry: &GridGeometry,
+    camera: Option<&CameraFoot>,
+    stones: &[[bool; BOARD_LINES]],
+) -> EdgeRun {
+    let mut best = EdgeRun::default();
+    for side in &SIDES {
+        let run = side_run(image, geometry, camera, stones, side);
+        if run.length > best.length || (run.length == best.length && run.chroma > best.chroma) {
+            best = run;
+        }
+    }
+    best
+}
+
+/// The colour sampled at depth `d` outside the first line at position `t` of `side`.
+fn sample(image: &RgbImage, geometry: &GridGeometry, side: &Side, t: f64, d: f64) -> [f32; 3] {
+    let p = (side.at)(t);
+    let q = geometry.project(p[0] + side.out[0] * d, p[1] + side.out[1] * d);
+    log_colour(bilinear(image, q[0], q[1]))
+}
+
+/// The board's physical edge along `side`, as a depth outside the first line (spacings): per
+/// position without a first-line stone, the depth of the strongest colour step between two
+/// windows; the median over the positions (a hand over a few of them does not move it). `None`
+/// when no position sees the step inside the image.
+fn measured_edge(image: &RgbImage, geometry: &GridGeometry, side: &Side, open: &[bool]) -> Option<f64> {
+    let n = ((EDGE_SEARCH.1 - EDGE_SEARCH.0 + 2.0 * EDGE_WINDOW) / EDGE_SEARCH_STEP).round() as usize + 1;
+    let w = (EDGE_WINDOW / EDGE_SEARCH_STEP).round() as usize;
+    let mut depths: Vec<f32> = Vec::new();
+    for (k, _) in open.iter().enumerate().filter(|(k, o)| **o && k % 2 == 0) {
+        let t = k as f64 * POSITION_STEP;
+        let profile: Vec<[f32; 3]> = (0..n)
+            .map(|i| sample(image, geometry, side, t, EDGE_SEARCH.0 - EDGE_WINDOW + i as f64 * EDGE_SEARCH_STEP))
+            .collect();
+        if profile.iter().any(|c| !c[2].is_finite()) {
+            continue;
+        }
+        let mean = |a: usize, b: usize| {
+            let mut m = [0.0f32; 3];
+            for c in &profile[a..b] {
+                for (mm, v) in m.iter_mut().zip(c) {
+                    *mm += v;
+                }
+            }
+            m.map(|v| v / (b - a) as f32)
+        };
+        let best = (w..n - w)
+            .map(|i| {
+                let (a, b) = (mean(i - w, i), mean(i, i + w));
+                let step: f32 = a.iter().zip(&b).map(|(x, y)| (x - y).powi(2)).sum();
+                (step, i)
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((_, i)) = best {
+            depths.push((EDGE_SEARCH.0 - EDGE_WINDOW + i as f64 * EDGE_SEARCH_STEP) as f32);
+        }
+    }
+    let d = median(&mut depths.clone());
+    let agree = depths.iter().filter(|x| (**x - d).abs() <= EDGE_WINDOW as f32 + 1e-4).count();
+    let agreed = depths.len() >= EDGE_MIN_POSITIONS && agree as f64 >= EDGE_AGREE_SHARE * depths.len() as f64;
+    (d.is_finite() && agreed).then_some(f64::from(d))
+}
+
+/// Median and robust spread (1.4826 × MAD, floored) of each channel over the finite values.
+fn typical(values: impl Iterator<Item = [f32; 3]>) -> ([f32; 3], [f32; 3]) {
+    let v: Vec<[f32; 3]> = values.filter(|c| c.iter().all(|x| x.is_finite())).collect();
+    let mut centre = [f32::NAN; 3];
+    let mut spread = [f32::NAN; 3];
+    for ch in 0..3 {
+        let mut xs: Vec<f32> = v.iter().map(|c| c[ch]).collect();
+        let m = median(&mut xs);
+        let mut dev: Vec<f32> = xs.iter().map(|x| (x - m).abs()).collect();
+        centre[ch] = m;
+        spread[ch] = (1.4826 * median(&mut dev)).max(SPREAD_FLOOR[ch]);
+    }
+    (centre, spread)
+}
+
+/// Departure of `x` from `centre` in spreads, the largest over `channels`; NaN when unknown.
+fn departure(x: [f32; 3], (centre, spread): &([f32; 3], [f32; 3]), channels: std::ops::Range<usize>) -> f32 {
+    let d: Vec<f32> = channels.map(|c| (x[c] - centre[c]).abs() / spread[c]).collect();
+    if d.iter().any(|v| v.is_nan()) {
+        return f32::NAN;
+    }
+    d.into_iter().fold(0.0, f32::max)
+}
+
+/// The longest run along one side.
+fn side_run(
+    image: &RgbImage,
+    geometry: &GridGeometry,
+    camera: Option<&CameraFoot>,
+    stones: &[[bool; BOARD_LINES]],
+    side: &Side,
+) -> EdgeRun {
+    // Positions whose margin no first-line stone reaches.
+    let mut stone_at = Vec::new();
+    for (row, line) in stones.iter().enumerate() {
+        for (col, &s) in line.iter().enumerate() {
+            if let Some(a) = (side.along)(col, row).filter(|_| s) {
+                stone_at.push(a as f64);
+            }
+        }
+    }
+    let free: Vec<bool> = (0..POSITIONS)
+        .map(|k| {
+            let t = k as f64 * POSITION_STEP;
+            stone_at.iter().all(|&a| (a - t).abs() > STONE_ALONG)
+        })
+        .collect();
+    let Some(edge) = measured_edge(image, geometry, side, &free) else { return EdgeRun::default() };
+    let margin_end = edge - EDGE_GUARD;
+    let margin_open = margin_end - MARGIN_SPAN >= MARGIN_START;
+    let margin_depths: Vec<f64> =
+        (0..MARGIN_SAMPLES).map(|i| margin_end - MARGIN_SPAN * i as f64 / (MARGIN_SAMPLES - 1) as f64).collect();
+    // How far a point raised by `h` (negative: below the board's surface) shows outwards.
+    let outward = |t: f64, h: f64| {
+        let p = (side.at)(t);
+        camera.map_or(0.0, |cam| {
+            let q = cam.raised(p, h);
+            (q[0] - p[0]) * side.out[0] + (q[1] - p[1]) * side.out[1]
+        })
+    };
+    // Outer samples start past the edge and its side face on the near side, and past the
+    // farthest a first-line stone's top leans on the far side.
+    let outer_start = |t: f64| {
+        let lean = outward(t, STONE_THICKNESS).max(0.0);
+        let face = outward(t, -BOARD_THICKNESS).max(0.0);
+        (edge + EDGE_GUARD + face.min(3.0)).max(STONE_REACH + lean.min(2.0))
+    };
+    // Positions where the view is steep: their margin is not judged.
+    let steep: Vec<bool> =
+        (0..POSITIONS).map(|k| outward(k as f64 * POSITION_STEP, STONE_THICKNESS).abs() > STEEP_LEAN).collect();
+    let outer: Vec<Vec<[f32; 3]>> = (0..POSITIONS)
+        .map(|k| {
+            let t = k as f64 * POSITION_STEP;
+            let start = outer_start(t);
+            (0..OUTER_SAMPLES).map(|i| sample(image, geometry, side, t, start + i as f64 * OUTER_STEP)).collect()
+        })
+        .collect();
+    let margin: Vec<Vec<[f32; 3]>> = (0..POSITIONS)
+        .map(|k| {
+            let t = k as f64 * POSITION_STEP;
+            margin_depths.iter().map(|&d| sample(image, geometry, side, t, d)).collect()
+        })
+        .collect();
+    let outer_typical: Vec<_> = (0..OUTER_SAMPLES).map(|i| typical(outer.iter().map(|o| o[i]))).collect();
+    let margin_typical: Vec<_> = (0..MARGIN_SAMPLES)
+        .map(|i| typical(margin.iter().zip(&free).filter(|(_, f)| **f).map(|(m, _)| m[i])))
+        .collect();
+    // Per position: whether the table beyond the edge departs there (all outer samples but one,
+    // never the innermost), and where the margin is open and departs in chroma, how far (the
+    // least departing of its samples).
+    let judged: Vec<(bool, Option<f32>)> = (0..POSITIONS)
+        .map(|k| {
+            let d: Vec<f32> = outer[k].iter().zip(&outer_typical).map(|(x, t)| departure(*x, t, 0..3)).collect();
+            let departing = d.iter().filter(|v| **v > DEPART).count();
+            let outer_departs = d[0] > DEPART && departing + 1 >= OUTER_SAMPLES;
+            if !outer_departs {
+                return (false, None);
+            }
+            if !(margin_open && free[k]) || steep[k] {
+                return (true, None);
+            }
+            let chroma: Vec<f32> = margin[k].iter().zip(&margin_typical).map(|(x, t)| departure(*x, t, 0..2)).collect();
+            let chroma = if chroma.iter().any(|v| v.is_nan()) {
+                f32::NAN
+            } else {
+                chroma.into_iter().fold(f32::INFINITY, f32::min)
+            };
+            (true, (chroma > DEPART).then_some(chroma))
+        })
+        .collect();
+    let mut best = EdgeRun::default();
+    let mut k = 0;
+    while k < POSITIONS {
+        if !judged[k].0 {
+            k += 1;
+            continue;
+        }
+        let start = k;
+        while k < POSITIONS && judged[k].0 {
+            k += 1;
+        }
+        let mut chroma: Vec<f32> = judged[start..k].iter().filter_map(|j| j.1).collect();
+        if chroma.is_empty() {
+            continue;
+        }
+        let run = EdgeRun {
+            length: ((k - start) as f64 * POSITION_STEP) as f32,
+            margin: (chroma.len() as f64 * POSITION_STEP) as f32,
+            chroma: median(&mut chroma),
+        };
+        if run.length > best.length || (run.length == best.length && run.chroma > best.chroma) {
+            best = run;
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::LensDistortion;
+    use image::Rgb;
+
+    /// A top-down board, 20 pixels per spacing, with a margin of `margin` spacings and 60
+    /// pixels of table around it; `paint` may cover any place (board coordinates).
+    fn scene(margin: f64, paint: impl Fn(f64, f64) -> Option<[u8; 3]>) -> (RgbImage, GridGeometry) {
+        let (px, border) = (20.0, 60.0 + margin * 20.0);
+        let size = (18.0 * px + 2.0 * border) as u32;
+        let image = RgbImage::from_fn(size, size, |x, y| {
+            let (col, row) = ((f64::from(x) - border) / px, (f64::from(y) - border) / px);
+            let board = (-margin..=18.0 + margin).contains(&col) && (-margin..=18.0 + margin).contains(&row);
+            let on_line = board
+                && (0.0..=18.0).contains(&col)
+                && (0.0..=18.0).contains(&row)
+                && ((col - col.round()).abs() < 0.05 || (row - row.round()).abs() < 0.05);
+            Rgb(paint(col, row).unwrap_or(if on_line {
+                [60, 45, 30]
+            } else if board {
+                [200, 160, 100]
+            } else {
+                [60, 90, 70]
+            }))
+        });
+        let geometry = GridGeometry {
+            homography: [[px, 0.0, border], [0.0, px, border], [0.0, 0.0, 1.0]],
+            lens: LensDistortion::none(size, size),
+        };
+        (image, geometry)
+    }
+
+    fn no_stones() -> Vec<[bool; BOARD_LINES]> {
+        vec![[false; BOARD_LINES]; BOARD_LINES]
+    }
+
+    #[test]
+    fn the_edge_is_measured_where_the_wood_meets_the_table() {
+        for margin in [0.7, 1.1] {
+            let (image, geometry) = scene(margin, |_, _| None);
+            let free = vec![true; POSITIONS];
+            let edge = measured_edge(&image, &geometry, &SIDES[2], &free).expect("an edge");
+            assert!((edge - margin).abs() < 0.08, "margin {margin}: edge at {edge}");
+        }
+    }
+
+    #[test]
+    fn an_edge_whose_positions_disagree_is_not_taken() {
+        // Wood out to 0.5, 1.1 or 1.7 spacings by turns along the left edge (as where a grid
+        // lies among the stones): no depth holds for half the positions.
+        let (image, geometry) = scene(0.5, |col, row| {
+            let reach = 0.5 + 0.6 * (row.rem_euclid(1.5) / 0.5).floor();
+            (col < -0.5 && col >= -reach && (0.0..=18.0).contains(&row)).then_some([200, 160, 100])
+        });
+        let free = vec![true; POSITIONS];
+        assert_eq!(measured_edge(&image, &geometry, &SIDES[2], &free), None);
+        let (image, geometry) = scene(0.5, |_, _| None);
+        assert!(measured_edge(&image, &geometry, &SIDES[2], &free).is_some());
+    }
+
+    #[test]
+    fn a_hand_over_the_margin_and_table_is_a_run_and_a_clean_board_has_none() {
+        let (image, geometry) = scene(0.7, |_, _| None);
+        assert_eq!(longest_edge_run(&image, &geometry, None, &no_stones()).length, 0.0);
+        // Skin over rows 5–8 from the left, its tip 0.3 spacing outside the first line.
+        let (image, geometry) =
+            scene(0.7, |col, row| (col < -0.3 && (5.0..=8.0).contains(&row)).then_some([215, 160, 140]));
+        let run = longest_edge_run(&image, &geometry, None, &no_stones());
+        assert!((2.5..=3.5).contains(&run.length), "{run:?}");
+        assert!(run.chroma > DEPART && (2.5..=3.5).contains(&run.margin), "{run:?}");
+    }
+
+    #[test]
+    fn an_object_on_the_table_beside_the_edge_is_no_run() {
+        // A bowl on the table beside the left edge, its foot touching the board's edge: the
+        // table beyond changes, the margin does not.
+        let (image, geometry) = scene(0.7, |col, row| {
+            let d = ((col + 2.5).powi(2) + (row - 9.0).powi(2)).sqrt();
+            (col < -0.7 && d < 1.8).then_some([30, 30, 35])
+        });
+        assert_eq!(longest_edge_run(&image, &geometry, None, &no_stones()).length, 0.0);
+    }
+
+    #[test]
+    fn first_line_stones_leave_their_margin_out() {
+        // White stones along the left edge, rows 5–8, and a bowl beyond them: no open margin.
+        let (image, geometry) = scene(0.7, |col, row| {
+            let stone = (5.0..=8.0).contains(&row.round()) && (col.powi(2) + (row - row.round()).powi(2)).sqrt() < 0.48;
+            let bowl = col < -0.7 && (4.0..=9.0).contains(&row);
+            if stone {
+                Some([230, 230, 232])
+            } else if bowl {
+                Some([30, 30, 35])
+            } else {
+                None
+            }
+        });
+        let mut stones = no_stones();
+        for row in stones.iter_mut().take(9).skip(5) {
+            row[0] = true;
+        }
+        assert_eq!(longest_edge_run(&image, &geometry, None, &stones).length, 0.0);
+    }
+}
