@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{infractions, kinds, moves, only_infraction, p, Table};
+use common::{infractions, kinds, moves, only_infraction, p, points_of, Table};
 use tengen_referee::{
     ArbiterAction, ArbiterError, DifferenceCause, EventKind, Input, Observation, RecordAction, Referee, RefereeConfig,
     Status,
@@ -62,8 +62,7 @@ fn wrong_colours_article_17_1() {
 #[test]
 fn double_move_article_17_2_confirmed_voids_the_second_move() {
     let mut t = Table::new();
-    t.play("D4", 'X', &[]);
-    t.play("Q16", 'O', &[]);
+    t.play_moves(&["D4", "Q16"]);
     let ev = t.play("Q4", 'X', &[]);
     assert!(infractions(&ev).is_empty());
     let ev = t.play("D16", 'X', &[]);
@@ -105,40 +104,33 @@ fn double_move_dismissed_is_an_unrecorded_pass() {
 #[test]
 fn takeback_article_17_3_lifted_and_replayed_elsewhere() {
     let mut t = Table::new();
-    t.play("D4", 'X', &[]);
-    t.play("Q16", 'O', &[]);
-    t.play("Q4", 'X', &[]);
+    t.play_moves(&["D4", "Q16", "Q4"]);
     t.put("Q4", '.');
     let ev = t.play("R4", 'X', &[]);
     let e = only_infraction(&ev, EventKind::Takeback, "17.3");
     assert_eq!(e.side, Some(Color::Black));
-    let pts: Vec<String> = e.points.iter().map(|p| p.point.human()).collect();
-    assert_eq!(pts, vec!["Q4", "R4"]);
+    assert_eq!(points_of(&e), vec!["Q4", "R4"]);
     assert!(moves(&ev).is_empty(), "the replayed stone is not a new move");
     assert_eq!(t.state().legal[15].chars().nth(16), Some('X'), "until confirmed, the record holds R4");
     assert!(t.state().differences.is_empty());
     // Confirmed: the stone goes back to Q4, Black is warned.
     let ev = t.arbiter(ArbiterAction::Confirm { infraction: e.infraction.expect("id") });
     assert!(kinds(&ev).contains(&EventKind::Warning));
-    t.put("R4", '.').put("Q4", 'X');
-    assert!(t.show().is_empty());
-    let ev = t.play("D16", 'O', &[]);
-    assert_eq!(moves(&ev), vec![(Color::White, "D16".into())]);
-    assert!(infractions(&ev).is_empty());
+    t.put_expected(&[("R4", '.'), ("Q4", 'X')]);
+    t.play_moves(&["D16"]);
 }
 
 #[test]
 fn takeback_lifted_then_replayed_in_a_later_view() {
     let mut t = Table::new();
-    t.play("D4", 'X', &[]);
-    t.play("Q16", 'O', &[]);
+    t.play_moves(&["D4", "Q16"]);
     t.put("Q16", '.');
     let e = only_infraction(&t.show(), EventKind::Takeback, "17.3");
     let ev = t.play("R16", 'O', &[]);
     assert!(moves(&ev).is_empty(), "{:?}", kinds(&ev));
     assert_eq!(kinds(&ev), vec![EventKind::Takeback]);
     assert_eq!(ev[0].infraction, e.infraction, "the same takeback, now replayed");
-    assert_eq!(ev[0].points.iter().map(|p| p.point.human()).collect::<Vec<_>>(), vec!["Q16", "R16"]);
+    assert_eq!(points_of(&ev[0]), vec!["Q16", "R16"]);
     assert!(t.state().differences.is_empty(), "the record follows the board until a ruling");
     assert!(infractions(&t.play("C3", 'X', &[])).is_empty());
 }
@@ -146,8 +138,7 @@ fn takeback_lifted_then_replayed_in_a_later_view() {
 #[test]
 fn takeback_lifted_only() {
     let mut t = Table::new();
-    t.play("D4", 'X', &[]);
-    t.play("Q16", 'O', &[]);
+    t.play_moves(&["D4", "Q16"]);
     t.put("Q16", '.');
     let ev = t.show();
     let e = only_infraction(&ev, EventKind::Takeback, "17.3");
@@ -155,40 +146,30 @@ fn takeback_lifted_only() {
     // Dismissed (an accident, put back): the stone returns and play goes on.
     assert_eq!(t.state().differences.len(), 1);
     t.arbiter(ArbiterAction::Dismiss { infraction: e.infraction.expect("id") });
-    t.put("Q16", 'O');
-    assert!(t.show().is_empty());
+    t.put_expected(&[("Q16", 'O')]);
     assert!(infractions(&t.play("C3", 'X', &[])).is_empty());
 }
 
 #[test]
 fn moved_stone_article_17_5() {
     let mut t = Table::new();
-    t.play("D4", 'X', &[]);
-    t.play("Q16", 'O', &[]);
-    t.play("Q4", 'X', &[]);
-    t.play("D16", 'O', &[]);
+    t.play_moves(&["D4", "Q16", "Q4", "D16"]);
     // D4 slides to E4 while Black is to move.
     t.put("D4", '.').put("E4", 'X');
     let ev = t.show();
     let e = only_infraction(&ev, EventKind::MovedStone, "17.5");
-    let pts: Vec<String> = e.points.iter().map(|p| p.point.human()).collect();
-    assert_eq!(pts, vec!["D4", "E4"]);
+    assert_eq!(points_of(&e), vec!["D4", "E4"]);
     assert!(moves(&ev).is_empty(), "a slid stone is not a move");
     assert_eq!(t.state().differences.len(), 2);
     // Put back, then Black plays normally.
-    t.put("E4", '.').put("D4", 'X');
-    assert!(t.show().is_empty());
-    let ev = t.play("C16", 'X', &[]);
-    assert_eq!(moves(&ev), vec![(Color::Black, "C16".into())]);
-    assert!(infractions(&ev).is_empty());
+    t.put_expected(&[("E4", '.'), ("D4", 'X')]);
+    t.play_moves(&["C16"]);
 }
 
 #[test]
 fn scattered_board_article_17_6_lists_the_stones_to_restore() {
     let mut t = Table::new();
-    for (at, ch) in [("D4", 'X'), ("Q16", 'O'), ("Q4", 'X'), ("D16", 'O'), ("K10", 'X'), ("C3", 'O')] {
-        t.play(at, ch, &[]);
-    }
+    t.play_moves(&["D4", "Q16", "Q4", "D16", "K10", "C3"]);
     // A sleeve sweeps the lower left: D4 and C3 gone, K10 and Q4 shoved.
     t.put("D4", '.').put("C3", '.').put("K10", '.').put("L11", 'X').put("Q4", '.').put("R3", 'X');
     let ev = t.show();
@@ -213,9 +194,7 @@ fn scattered_board_article_17_6_lists_the_stones_to_restore() {
 #[test]
 fn wrong_capture_article_18_1() {
     let mut t = Table::new();
-    t.play("D4", 'X', &[]);
-    t.play("D5", 'O', &[]);
-    t.play("Q4", 'X', &[]);
+    t.play_moves(&["D4", "D5", "Q4"]);
     // White plays E4 and lifts D4, which still has liberties.
     let ev = t.play("E4", 'O', &["D4"]);
     let e = only_infraction(&ev, EventKind::WrongCapture, "18.1");
@@ -237,28 +216,14 @@ fn missed_capture_article_18_2_when_the_opponent_moves() {
     assert_eq!(e.points[0].point.human(), "D5");
     assert_eq!(moves(&ev), vec![(Color::White, "S16".into())]);
     // Lifting it later is expected (the ruling removes it); nothing new is raised.
-    t.put("D5", '.');
-    assert!(t.show().is_empty());
+    t.put_expected(&[("D5", '.')]);
 }
 
 #[test]
 fn missed_capture_after_the_grace_time_and_partly_removed() {
     let mut t = Table::new();
     // Black captures two white stones at D5 and E5 with F5; only D5 is lifted.
-    for (at, ch) in [
-        ("D4", 'X'),
-        ("D5", 'O'),
-        ("E4", 'X'),
-        ("E5", 'O'),
-        ("C5", 'X'),
-        ("Q16", 'O'),
-        ("D6", 'X'),
-        ("R16", 'O'),
-        ("E6", 'X'),
-        ("S16", 'O'),
-    ] {
-        t.play(at, ch, &[]);
-    }
+    t.play_moves(&["D4", "D5", "E4", "E5", "C5", "Q16", "D6", "R16", "E6", "S16"]);
     let ev = t.play("F5", 'X', &["D5"]);
     assert!(infractions(&ev).is_empty());
     let ev = t.wait(40.0);
@@ -303,8 +268,7 @@ fn ko_retaken_article_18_3() {
     let ev = t.play("B18", 'O', &["C18"]);
     let e = only_infraction(&ev, EventKind::KoRetaken, "18.3");
     assert_eq!(e.side, Some(Color::White));
-    let pts: Vec<String> = e.points.iter().map(|p| p.point.human()).collect();
-    assert_eq!(pts, vec!["B18", "C18"]);
+    assert_eq!(points_of(&e), vec!["B18", "C18"]);
     assert!(moves(&ev).is_empty(), "the retake is void");
     let st = t.state();
     assert_eq!(st.to_move, Color::Black, "the void retake counts as a pass");
@@ -315,9 +279,7 @@ fn ko_retaken_article_18_3() {
 fn forbidden_point_article_19() {
     let mut t = Table::new();
     // Black stones around A19's neighbours: White at A19 would have no liberty.
-    for (at, ch) in [("B19", 'X'), ("Q16", 'O'), ("A18", 'X')] {
-        t.play(at, ch, &[]);
-    }
+    t.play_moves(&["B19", "Q16", "A18"]);
     let ev = t.play("A19", 'O', &[]);
     let e = only_infraction(&ev, EventKind::ForbiddenPoint, "19");
     assert_eq!(e.side, Some(Color::White));
@@ -368,9 +330,7 @@ fn repetition_article_6_and_no_result_article_20_3_in_a_triple_ko() {
 #[test]
 fn several_moves_at_once_are_ordered_by_legality() {
     let mut t = Table::new();
-    for (at, ch) in [("B2", 'X'), ("A2", 'O'), ("Q16", 'X'), ("B1", 'O'), ("D16", 'X'), ("Q4", 'O')] {
-        t.play(at, ch, &[]);
-    }
+    t.play_moves(&["B2", "A2", "Q16", "B1", "D16", "Q4"]);
     // Missed frames: A3 (B), R16 (W), A1 (B) capturing A2 — all seen at once. A1 is a
     // forbidden point until A3 is played, so only one order fits.
     t.put("A3", 'X').put("R16", 'O').put("A1", 'X').put("A2", '.');
@@ -418,8 +378,7 @@ fn flicker_and_unknown_points_never_make_moves_and_an_unclear_point_is_reported(
 #[test]
 fn end_of_game_passes_dead_stones_count_and_warnings() {
     let mut t = Table::new();
-    t.play("D4", 'X', &[]);
-    t.play("Q16", 'O', &[]);
+    t.play_moves(&["D4", "Q16"]);
     t.arbiter(ArbiterAction::Pass { side: Color::Black });
     let ev = t.arbiter(ArbiterAction::Pass { side: Color::White });
     assert_eq!(kinds(&ev), vec![EventKind::Pass, EventKind::GameEnd]);
@@ -526,8 +485,7 @@ fn notices_board_moved_occluded_and_refused_arbiter_actions() {
 #[test]
 fn the_arbiter_can_adopt_the_physical_board() {
     let mut t = Table::new();
-    t.play("D4", 'X', &[]);
-    t.play("Q16", 'O', &[]);
+    t.play_moves(&["D4", "Q16"]);
     t.put("D4", '.').put("E4", 'X');
     let e = only_infraction(&t.show(), EventKind::MovedStone, "17.5");
     // The chief arbiter rules the moved stone stands (Art. 17.5 (2)).
@@ -563,9 +521,7 @@ fn time_never_runs_backwards_and_a_bad_time_is_not_a_crash() {
 #[test]
 fn the_arbiter_corrects_a_misread_move_and_the_rules_guard_the_correction() {
     let mut t = Table::new();
-    for (at, ch) in [("D4", 'X'), ("Q16", 'O'), ("D16", 'X'), ("Q4", 'O')] {
-        t.play(at, ch, &[]);
-    }
+    t.play_moves(&["D4", "Q16", "D16", "Q4"]);
     let before = t.state();
     // Refused corrections change nothing: an occupied point, a later move made illegal, a
     // move that does not exist (a point that is not one is refused where the action is read).
@@ -637,9 +593,7 @@ fn wrong_colours_found_by_the_arbiter_are_ruled_by_move_ten() {
 #[test]
 fn a_move_under_an_open_infraction_or_after_play_ended_is_not_corrected() {
     let mut t = Table::new();
-    t.play("D4", 'X', &[]);
-    t.play("Q16", 'O', &[]);
-    t.play("Q4", 'X', &[]);
+    t.play_moves(&["D4", "Q16", "Q4"]);
     t.put("Q4", '.');
     let e = only_infraction(&t.play("R4", 'X', &[]), EventKind::Takeback, "17.3");
     let before = t.state();

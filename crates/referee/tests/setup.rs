@@ -102,8 +102,7 @@ fn a_handicap_game_waits_for_its_stones_then_white_moves_first() {
     assert!(t.events.is_empty(), "an empty board: the stones are not down yet");
     assert_eq!(t.state().phase, Phase::Waiting);
     // Put down two at a time, with the hand lifted in between: still waiting.
-    t.put("Q16", 'X').put("D4", 'X');
-    assert!(t.show().is_empty());
+    t.put_expected(&[("Q16", 'X'), ("D4", 'X')]);
     assert_eq!(t.state().phase, Phase::Waiting);
     t.put("Q4", 'X').put("D16", 'X');
     let ev = t.show();

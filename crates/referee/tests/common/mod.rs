@@ -69,8 +69,27 @@ impl Table {
     /// Six moves (D4, D5, C5, Q16, E5, R16) that leave White's D5 in atari, Black to take it
     /// at D6 — the start of every capture scenario.
     pub fn play_atari_on_d5(&mut self) {
-        for (at, ch) in [("D4", 'X'), ("D5", 'O'), ("C5", 'X'), ("Q16", 'O'), ("E5", 'X'), ("R16", 'O')] {
-            self.play(at, ch, &[]);
+        self.play_moves(&["D4", "D5", "C5", "Q16", "E5", "R16"]);
+    }
+
+    /// Puts these stones ('X', 'O', or '.' to lift one) and shows the board: a change the
+    /// referee expects, which must raise nothing.
+    pub fn put_expected(&mut self, stones: &[(&str, char)]) {
+        for &(at, ch) in stones {
+            self.put(at, ch);
+        }
+        let events = self.show();
+        assert!(events.is_empty(), "{:#?}", kinds(&events));
+    }
+
+    /// Ordinary moves in turn, each by the side to move and shown as a camera shows it: each
+    /// must be recorded as that side's move and raise no infraction.
+    pub fn play_moves(&mut self, points: &[&str]) {
+        for at in points {
+            let side = self.state().to_move;
+            let events = self.play(at, if side == Color::Black { 'X' } else { 'O' }, &[]);
+            assert_eq!(moves(&events), vec![(side, (*at).to_owned())], "{at}");
+            assert!(infractions(&events).is_empty(), "{at}: {:#?}", kinds(&events));
         }
     }
 
@@ -122,6 +141,11 @@ pub fn moves(events: &[Event]) -> Vec<(Color, String)> {
         .filter(|e| e.kind == EventKind::Move)
         .map(|e| (e.side.expect("a move has a side"), e.points[0].point.human()))
         .collect()
+}
+
+/// The points an event concerns, in the people's form ("D4").
+pub fn points_of(event: &Event) -> Vec<String> {
+    event.points.iter().map(|p| p.point.human()).collect()
 }
 
 pub fn only_infraction(events: &[Event], kind: EventKind, article: &str) -> Event {
