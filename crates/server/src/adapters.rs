@@ -267,10 +267,8 @@ mod tests {
     fn a_bumped_board_is_relocated_and_the_referee_raises_board_moved() {
         let position = Position::empty().with(3, 3, Stone::BLACK).with(15, 15, Stone::WHITE);
         let scene = Scene::preset("webcam").expect("preset").with_size(960, 720).with_seed(4);
-        let mut bumped = scene.clone();
-        bumped.camera.offset = [scene.camera.offset[0] + 0.08, scene.camera.offset[1] - 0.05];
-        let mut with_hand = scene.clone().with_hand(Hand::placing(Side::South, 9.0, 9.0, 1.0, None));
-        with_hand.seed = scene.seed;
+        let bumped = scene.clone().with_board_shifted(0.08, -0.05);
+        let with_hand = scene.clone().with_hand(Hand::placing(Side::South, 9.0, 9.0, 1.0, None));
         let mut analyzer = VisionAnalyzer::new(None);
         let mut referee = RefereeAdapter::new("t", 1, 7.5, referee::StartPosition::Even);
         let first = analyzer.analyze(&jpeg(&position, &scene)).expect("located");

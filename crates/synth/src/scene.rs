@@ -270,6 +270,13 @@ impl Scene {
         self.hands.push(hand);
         self
     }
+
+    /// This scene with the board moved in the image by these fractions of the image's width
+    /// (+ right) and height (+ down): a board bumped on the table.
+    pub fn with_board_shifted(mut self, right: f64, down: f64) -> Self {
+        self.camera.offset = [self.camera.offset[0] + right, self.camera.offset[1] + down];
+        self
+    }
 }
 
 /// Camera placement relative to the board. The camera aims at the board centre (shifted by
