@@ -45,7 +45,7 @@ use tengen_server::config::ClusterConfig;
 use tengen_server::Config;
 
 mod common;
-use common::{bench_config, cpu_seconds, post_frame, posting_tables, rendered_frames, status_mib};
+use common::{bench_config, cpu_seconds, post_frame, posting_tables, rendered_frames, status_mib, EachTable};
 
 const FPS: f64 = 2.0;
 const NODE_ENV: &str = "TENGEN_BENCH_CLUSTER_NODE";
@@ -493,20 +493,10 @@ impl tengen_server::FrameAnalyzer for PixelBoard {
     }
     fn set_calibration(&mut self, _corners: Option<tengen_server::engine::Corners>) {}
 }
-struct PixelBoards;
-impl tengen_server::engine::AnalyzerFactory for PixelBoards {
-    fn create(
-        &self,
-        _table: &str,
-        _calibration: Option<tengen_server::engine::Corners>,
-    ) -> Box<dyn tengen_server::FrameAnalyzer> {
-        Box::new(PixelBoard)
-    }
-}
 
 fn stand_in_engines() -> tengen_server::Engines {
     let mut engines = tengen_server::adapters::standard_engines();
-    engines.analyzers = Arc::new(PixelBoards);
+    engines.analyzers = Arc::new(EachTable(|| Box::new(PixelBoard)));
     engines
 }
 

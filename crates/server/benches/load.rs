@@ -27,7 +27,9 @@ use std::time::{Duration, Instant};
 use tengen_server::metrics::Stage;
 
 mod common;
-use common::{bench_config, bench_dir, cpu_seconds, post_frame, posting_tables, rendered_frames, status_mib};
+use common::{
+    bench_config, bench_dir, cpu_seconds, post_frame, posting_tables, rendered_frames, status_mib, EachTable,
+};
 
 const FPS: f64 = 2.0;
 
@@ -72,23 +74,13 @@ impl tengen_server::FrameAnalyzer for DecodeOnly {
     }
     fn set_calibration(&mut self, _corners: Option<tengen_server::engine::Corners>) {}
 }
-struct DecodeOnlyFactory;
-impl tengen_server::engine::AnalyzerFactory for DecodeOnlyFactory {
-    fn create(
-        &self,
-        _table: &str,
-        _calibration: Option<tengen_server::engine::Corners>,
-    ) -> Box<dyn tengen_server::FrameAnalyzer> {
-        Box::new(DecodeOnly)
-    }
-}
 
 async fn run_level(tables: usize, warmup: f64, seconds: f64, frames: &[[Arc<Vec<u8>>; 2]], decode_only: bool) -> Level {
     let dir = bench_dir(&format!("load-{tables}"));
     let config = bench_config(&dir, posting_tables(tables));
     let mut engines = tengen_server::adapters::standard_engines();
     if decode_only {
-        engines.analyzers = Arc::new(DecodeOnlyFactory);
+        engines.analyzers = Arc::new(EachTable(|| Box::new(DecodeOnly)));
     }
     let server = tengen_server::start(config, engines).await.unwrap();
     let addr = server.addr;

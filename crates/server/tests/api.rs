@@ -57,11 +57,9 @@ async fn feed(hub: &Arc<tengen_server::Hub>, table: &str, stones: &[(u32, u32, c
 
 #[tokio::test]
 async fn bad_requests_get_clear_json_errors_and_change_nothing() {
-    let dir = temp_dir("api-bad");
-    let mut config = test_config(dir.clone(), &["1"]);
-    config.max_frame_bytes = 4096;
-    let server = tengen_server::start(config, test_engines()).await.unwrap();
-    let hub = Arc::clone(&server.hub);
+    let service =
+        TestService::start_with("api-bad", &["1"], test_engines(), |config| config.max_frame_bytes = 4096).await;
+    let hub = service.hub();
     let png = board_png(&[(3, 3, 'B')]);
 
     let cases: Vec<(Request<Body>, StatusCode, &str)> = vec![
@@ -155,15 +153,13 @@ async fn bad_requests_get_clear_json_errors_and_change_nothing() {
     assert_eq!(t["move_number"], 0);
     let (_, events) = call(&hub, get("/api/events")).await;
     assert_eq!(events["events"].as_array().unwrap().len(), 0, "{events}");
-    server.shutdown().await.unwrap();
-    let _ = std::fs::remove_dir_all(dir);
+    service.stop().await;
 }
 
 #[tokio::test]
 async fn frames_become_moves_alerts_with_evidence_and_arbiter_decisions() {
-    let dir = temp_dir("api-flow");
-    let server = tengen_server::start(test_config(dir.clone(), &["1", "2"]), test_engines()).await.unwrap();
-    let hub = Arc::clone(&server.hub);
+    let service = TestService::start("api-flow", &["1", "2"]).await;
+    let hub = service.hub();
 
     feed(&hub, "1", &[]).await;
     feed(&hub, "1", &[(15, 3, 'B')]).await;
@@ -269,15 +265,13 @@ async fn frames_become_moves_alerts_with_evidence_and_arbiter_decisions() {
         String::from_utf8(axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap().to_vec()).unwrap();
     assert!(old_sgf.contains(";B[pd]"), "the finished game's record is rebuilt from its log: {old_sgf}");
     assert_eq!(table_json(&hub, "1").await["move_number"], 0);
-    server.shutdown().await.unwrap();
-    let _ = std::fs::remove_dir_all(dir);
+    service.stop().await;
 }
 
 #[tokio::test]
 async fn a_restart_resumes_every_table_from_the_log() {
-    let dir = temp_dir("api-restart");
-    let server = tengen_server::start(test_config(dir.clone(), &["a", "b"]), test_engines()).await.unwrap();
-    let hub = Arc::clone(&server.hub);
+    let service = TestService::start("api-restart", &["a", "b"]).await;
+    let hub = service.hub();
     feed(&hub, "a", &[(3, 3, 'B')]).await;
     feed(&hub, "a", &[(3, 3, 'B'), (15, 15, 'W')]).await;
     feed(&hub, "b", &[(9, 9, 'B')]).await;
@@ -285,11 +279,10 @@ async fn a_restart_resumes_every_table_from_the_log() {
     let before_a = table_json(&hub, "a").await;
     let before_b = table_json(&hub, "b").await;
     assert_eq!(before_b["open_alerts"], 1);
-    server.shutdown().await.unwrap();
     drop(hub);
 
-    let server = tengen_server::start(test_config(dir.clone(), &["a", "b"]), test_engines()).await.unwrap();
-    let hub = Arc::clone(&server.hub);
+    let service = service.restart(test_engines()).await;
+    let hub = service.hub();
     let after_a = table_json(&hub, "a").await;
     let after_b = table_json(&hub, "b").await;
     assert_eq!(after_a["view"], before_a["view"]);
@@ -305,17 +298,14 @@ async fn a_restart_resumes_every_table_from_the_log() {
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    server.shutdown().await.unwrap();
-    let _ = std::fs::remove_dir_all(dir);
+    service.stop().await;
 }
 
 #[tokio::test]
 async fn posted_frames_are_rate_limited_per_camera() {
-    let dir = temp_dir("api-rate");
-    let mut config = test_config(dir.clone(), &["1"]);
-    config.max_camera_fps = 2.0;
-    let server = tengen_server::start(config, test_engines()).await.unwrap();
-    let hub = Arc::clone(&server.hub);
+    let service =
+        TestService::start_with("api-rate", &["1"], test_engines(), |config| config.max_camera_fps = 2.0).await;
+    let hub = service.hub();
     let png = board_png(&[]);
     let mut statuses = vec![];
     for _ in 0..8 {
@@ -323,16 +313,14 @@ async fn posted_frames_are_rate_limited_per_camera() {
     }
     assert!(statuses.iter().take(4).all(|s| *s == StatusCode::ACCEPTED), "{statuses:?}");
     assert!(statuses.contains(&StatusCode::TOO_MANY_REQUESTS), "{statuses:?}");
-    server.shutdown().await.unwrap();
-    let _ = std::fs::remove_dir_all(dir);
+    service.stop().await;
 }
 
 #[tokio::test]
 async fn sse_streams_live_events_and_resumes_after_last_event_id() {
-    let dir = temp_dir("api-sse");
-    let server = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines()).await.unwrap();
-    let hub = Arc::clone(&server.hub);
-    let addr = server.addr;
+    let service = TestService::start("api-sse", &["1"]).await;
+    let hub = service.hub();
+    let addr = service.addr();
     let live = tokio::spawn(async move { read_sse(addr, "/api/stream", None, 2).await });
     tokio::time::sleep(Duration::from_millis(200)).await;
     feed(&hub, "1", &[(3, 3, 'B')]).await;
@@ -352,8 +340,16 @@ async fn sse_streams_live_events_and_resumes_after_last_event_id() {
     assert_eq!(resumed[0].0, seen[1].0);
     let (status, _, _) = http(addr, "GET", "/api/stream?table=missing", &[], b"").await;
     assert_eq!(status, 404);
-    server.shutdown_now();
-    let _ = std::fs::remove_dir_all(dir);
+    service.stop_now();
+}
+
+/// Waits up to five seconds for the table's summary to show what `shows` looks for.
+async fn summary_shows(
+    table: &tengen_server::table::TableHandle,
+    shows: impl Fn(&tengen_server::json::TableSummary) -> bool,
+) -> bool {
+    let shows = &shows;
+    wait_until(5, || async move { shows(&table.summary().unwrap()) }).await
 }
 
 #[tokio::test]
@@ -406,40 +402,21 @@ async fn pulled_cameras_mjpeg_and_snapshot_feed_their_tables_and_report_loss() {
     let camera_addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
 
-    let dir = temp_dir("api-pull");
-    let mut config = test_config(dir.clone(), &["m", "s"]);
-    config.camera_timeout_secs = 0.6;
-    config.tables[0].camera = tengen_server::CameraConfig::Mjpeg { url: format!("http://{camera_addr}/video") };
-    config.tables[1].camera =
-        tengen_server::CameraConfig::Snapshot { url: format!("http://{camera_addr}/snapshot.png"), interval_ms: 100 };
-    let server = tengen_server::start(config, test_engines()).await.unwrap();
-    let hub = Arc::clone(&server.hub);
-    let m = Arc::clone(&hub.tables["m"]);
-    assert!(
-        wait_until(5, || {
-            let m = Arc::clone(&m);
-            async move { m.summary().unwrap().move_number == 1 }
-        })
-        .await,
-        "MJPEG frames were read"
-    );
-    let s = Arc::clone(&hub.tables["s"]);
-    assert!(
-        wait_until(5, || {
-            let s = Arc::clone(&s);
-            async move { s.summary().unwrap().move_number == 1 }
-        })
-        .await,
-        "snapshots were pulled"
-    );
+    let service = TestService::start_with("api-pull", &["m", "s"], test_engines(), |config| {
+        config.camera_timeout_secs = 0.6;
+        config.tables[0].camera = tengen_server::CameraConfig::Mjpeg { url: format!("http://{camera_addr}/video") };
+        config.tables[1].camera = tengen_server::CameraConfig::Snapshot {
+            url: format!("http://{camera_addr}/snapshot.png"),
+            interval_ms: 100,
+        };
+    })
+    .await;
+    let hub = service.hub();
+    let (m, s) = (&hub.tables["m"], &hub.tables["s"]);
+    assert!(summary_shows(m, |t| t.move_number == 1).await, "MJPEG frames were read");
+    assert!(summary_shows(s, |t| t.move_number == 1).await, "snapshots were pulled");
     // The stream went silent: the camera is reported lost, with an event.
-    assert!(
-        wait_until(5, || {
-            let m = Arc::clone(&m);
-            async move { m.summary().unwrap().camera == tengen_server::json::CameraStatus::Lost }
-        })
-        .await
-    );
+    assert!(summary_shows(m, |t| t.camera == tengen_server::json::CameraStatus::Lost).await);
     // The status shows first; the event reaches the log a moment later (the pipeline writes it
     // after it has set the status), so a loaded machine can see the one without the other.
     let store = hub.store.clone();
@@ -457,22 +434,19 @@ async fn pulled_cameras_mjpeg_and_snapshot_feed_their_tables_and_report_loss() {
     );
     // The snapshot camera keeps going meanwhile: one dead camera stalls nobody else.
     assert_eq!(s.summary().unwrap().camera, tengen_server::json::CameraStatus::Live);
-    server.shutdown_now();
-    let _ = std::fs::remove_dir_all(dir);
+    service.stop_now();
 }
 
 #[tokio::test]
 async fn the_dashboard_and_its_assets_are_served() {
-    let dir = temp_dir("api-dash");
-    let server = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines()).await.unwrap();
+    let service = TestService::start("api-dash", &["1"]).await;
     for (path, kind) in [("/", "text/html"), ("/dashboard.js", "text/javascript"), ("/dashboard.css", "text/css")] {
-        let (status, head, body) = http(server.addr, "GET", path, &[], b"").await;
+        let (status, head, body) = http(service.addr(), "GET", path, &[], b"").await;
         assert_eq!(status, 200, "{path}");
         assert!(head.to_ascii_lowercase().contains(&format!("content-type: {kind}")), "{head}");
         assert!(!body.is_empty());
     }
-    server.shutdown_now();
-    let _ = std::fs::remove_dir_all(dir);
+    service.stop_now();
 }
 
 /// Fetches a table's live SGF.
@@ -484,9 +458,8 @@ async fn sgf_of(hub: &Arc<tengen_server::Hub>, table: &str) -> String {
 
 #[tokio::test]
 async fn the_arbiter_corrects_the_record_and_the_colours_and_both_survive_a_restart() {
-    let dir = temp_dir("api-correct");
-    let server = tengen_server::start(test_config(dir.clone(), &["1"]), real_referee_engines()).await.unwrap();
-    let hub = Arc::clone(&server.hub);
+    let service = TestService::start_with("api-correct", &["1"], real_referee_engines(), |_| {}).await;
+    let hub = service.hub();
     // Eleven moves: Black on row 3, White on row 15, column by column.
     let mut board: Vec<(u32, u32, char)> = Vec::new();
     for n in 0..=11u32 {
@@ -536,14 +509,12 @@ async fn the_arbiter_corrects_the_record_and_the_colours_and_both_survive_a_rest
     assert!(sgf.contains(";B[jj]") && !sgf.contains("B[bd]") && sgf.contains(";W[bp]"), "{sgf}");
     assert!(sgf.contains("PB[Bo]") && sgf.contains("PW[Ann]"), "{sgf}");
     let corrected = table_json(&hub, "1").await;
-    server.shutdown().await.unwrap();
     drop(hub);
 
-    let server = tengen_server::start(test_config(dir.clone(), &["1"]), real_referee_engines()).await.unwrap();
-    let hub = Arc::clone(&server.hub);
+    let service = service.restart(real_referee_engines()).await;
+    let hub = service.hub();
     assert_eq!(table_json(&hub, "1").await["view"], corrected["view"]);
     let sgf = sgf_of(&hub, "1").await;
     assert!(sgf.contains(";B[jj]") && sgf.contains("PB[Bo]") && sgf.contains("PW[Ann]"), "{sgf}");
-    server.shutdown().await.unwrap();
-    let _ = std::fs::remove_dir_all(dir);
+    service.stop().await;
 }

@@ -18,8 +18,16 @@ use tengen_server::store::EventFilter;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// The Chromium binary, if installed.
+/// The Chromium binary, if installed; when not, says that the browser test is skipped.
 pub fn chromium() -> Option<PathBuf> {
+    let found = installed_chromium();
+    if found.is_none() {
+        println!("browser test skipped: chromium is not installed (apt-get install -y chromium)");
+    }
+    found
+}
+
+fn installed_chromium() -> Option<PathBuf> {
     let candidates = ["chromium", "chromium-browser", "google-chrome"];
     let path = std::env::var_os("PATH")?;
     for dir in std::env::split_paths(&path) {
@@ -44,10 +52,6 @@ impl Drop for Browser {
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.profile);
     }
-}
-
-fn launch(binary: &PathBuf) -> (Browser, u16) {
-    launch_with(binary, &[])
 }
 
 /// Chromium with extra switches (a fake camera, a self-signed certificate accepted).
@@ -193,6 +197,13 @@ impl DevTools {
         result["result"]["value"].clone()
     }
 
+    /// Keeps these dashboard settings (`tengen.<key>`) in the page's storage and reloads it.
+    async fn reload_with(&mut self, settings: &[(&str, &str)]) {
+        let kept: String =
+            settings.iter().map(|(key, value)| format!("localStorage.setItem('tengen.{key}', '{value}'); ")).collect();
+        self.eval(&format!("{kept}location.reload(); true")).await;
+    }
+
     async fn wait_for(&mut self, expression: &str, secs: u64) -> bool {
         let deadline = Instant::now() + Duration::from_secs(secs);
         while Instant::now() < deadline {
@@ -213,51 +224,23 @@ impl DevTools {
     }
 }
 
-async fn feed(hub: &Arc<tengen_server::Hub>, addr: std::net::SocketAddr, stones: &[(u32, u32, char)]) {
-    let before = hub.tables["1"].metrics.latency.count();
-    assert_eq!(post_png(addr, "1", stones).await, 202);
-    assert!(analysed(&hub.tables["1"], before, 5).await);
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dashboard_shows_a_new_alert_and_the_arbiter_confirms_it() {
-    let Some(binary) = chromium() else {
-        println!("browser test skipped: chromium is not installed (apt-get install -y chromium)");
-        return;
-    };
-    let dir = temp_dir("browser");
-    let server = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines()).await.unwrap();
-    let hub = Arc::clone(&server.hub);
-    let addr = server.addr;
-    feed(&hub, addr, &[(15, 3, 'B')]).await;
+    let Some(binary) = chromium() else { return };
+    let service = TestService::start("browser", &["1"]).await;
+    let hub = service.hub();
+    let addr = service.addr();
+    feed_table(&hub, addr, "1", &[(15, 3, 'B')]).await;
 
-    let (_browser, port) = launch(&binary);
-    let (_, _, body) = http(std::net::SocketAddr::from(([127, 0, 0, 1], port)), "GET", "/json/list", &[], b"").await;
-    let targets: Value = serde_json::from_slice(&body).unwrap();
-    let page = targets.as_array().unwrap().iter().find(|t| t["type"] == "page").expect("a page target").clone();
-    let ws_url = page["webSocketDebuggerUrl"].as_str().unwrap();
-    let path = &ws_url[ws_url.find("/devtools").unwrap()..];
-    let mut tools = DevTools::connect(port, path).await;
-
-    let url = format!("http://{addr}/#/table/1");
-    tools.call("Page.navigate", json!({ "url": url })).await;
-    assert!(tools.wait_for("document.readyState === 'complete' && !!document.querySelector('#t-name')", 15).await);
+    let (_browser, mut tools) = open_dashboard(&binary, addr, "/#/table/1").await;
     // The arbiter enters the token (kept in localStorage) and the page reloads with it.
-    tools.eval(&format!("localStorage.setItem('tengen.token', '{ARBITER}'); localStorage.setItem('tengen.lang', 'en'); location.reload(); true")).await;
-    assert!(
-        tools
-            .wait_for(
-                "document.querySelector('#conn') && document.querySelector('#conn').classList.contains('live')",
-                15
-            )
-            .await,
-        "the SSE stream connected"
-    );
+    tools.reload_with(&[("token", ARBITER), ("lang", "en")]).await;
+    assert!(tools.wait_for("!!document.querySelector('#conn.live')", 15).await, "the SSE stream connected");
     assert!(tools.wait_for("document.querySelector('#moves').children.length === 1", 10).await, "the move is listed");
     assert!(tools.wait_for("!document.body.classList.contains('readonly')", 5).await, "arbiter mode");
 
     // Black's stone is taken off the board: the referee raises an alert, the page shows it.
-    feed(&hub, addr, &[]).await;
+    feed_table(&hub, addr, "1", &[]).await;
     assert!(
         tools.wait_for("!!document.querySelector('#alerts .alert button.confirm')", 15).await,
         "the alert appeared on the dashboard"
@@ -289,8 +272,7 @@ async fn dashboard_shows_a_new_alert_and_the_arbiter_confirms_it() {
         "the live badge stays live"
     );
     println!("browser test: alert shown and confirmed in headless chromium");
-    server.shutdown_now();
-    let _ = std::fs::remove_dir_all(dir);
+    service.stop_now();
 }
 
 fn base64_decode(text: &str) -> Vec<u8> {
@@ -331,12 +313,7 @@ async fn capture_dashboard_screenshot() {
         return;
     };
     let out = std::env::var("TENGEN_SCREENSHOT_OUT").unwrap_or_else(|_| "dashboard.png".into());
-    let (_browser, port) = launch(&binary);
-    let (_, _, body) = http(std::net::SocketAddr::from(([127, 0, 0, 1], port)), "GET", "/json/list", &[], b"").await;
-    let targets: Value = serde_json::from_slice(&body).unwrap();
-    let page = targets.as_array().unwrap().iter().find(|t| t["type"] == "page").unwrap().clone();
-    let ws_url = page["webSocketDebuggerUrl"].as_str().unwrap();
-    let mut tools = DevTools::connect(port, &ws_url[ws_url.find("/devtools").unwrap()..]).await;
+    let (_browser, mut tools) = open_browser(&binary).await;
     tools
         .call(
             "Emulation.setDeviceMetricsOverride",
@@ -378,6 +355,14 @@ async fn open_browser_with(binary: &PathBuf, extra: &[String]) -> (Browser, DevT
     let page = targets.as_array().unwrap().iter().find(|t| t["type"] == "page").expect("a page target").clone();
     let ws_url = page["webSocketDebuggerUrl"].as_str().unwrap();
     let tools = DevTools::connect(port, &ws_url[ws_url.find("/devtools").unwrap()..]).await;
+    (browser, tools)
+}
+
+/// Opens the dashboard at `path` in a fresh headless Chromium, once its script has loaded.
+async fn open_dashboard(binary: &PathBuf, addr: std::net::SocketAddr, path: &str) -> (Browser, DevTools) {
+    let (browser, mut tools) = open_browser(binary).await;
+    tools.call("Page.navigate", json!({ "url": format!("http://{addr}{path}") })).await;
+    assert!(tools.wait_for("document.readyState === 'complete' && typeof I18N === 'object'", 15).await);
     (browser, tools)
 }
 
@@ -424,13 +409,9 @@ const VISIBLE_TEXT: &str = "document.title + '\\n' + document.body.innerText";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_language_shows_every_visible_string_translated() {
-    let Some(binary) = chromium() else {
-        println!("browser test skipped: chromium is not installed (apt-get install -y chromium)");
-        return;
-    };
-    let dir = temp_dir("browser-i18n");
-    let server = tengen_server::start(test_config(dir.clone(), &["1", "2"]), real_referee_engines()).await.unwrap();
-    let (hub, addr) = (Arc::clone(&server.hub), server.addr);
+    let Some(binary) = chromium() else { return };
+    let service = TestService::start_with("browser-i18n", &["1", "2"], real_referee_engines(), |_| {}).await;
+    let (hub, addr) = (service.hub(), service.addr());
     // Table 1: an alert with evidence, decided arbiter actions and a camera notice in its events.
     show_board(&hub, addr, "1", &STONES_AT_START).await;
     assert_eq!(hub.tables["1"].summary().unwrap().open_alerts, 1);
@@ -442,9 +423,7 @@ async fn each_language_shows_every_visible_string_translated() {
     hub.tables["2"].arbiter(tengen_server::json::ArbiterAction::EndGame { resigned: None }).await.unwrap();
     hub.tables["2"].arbiter(tengen_server::json::ArbiterAction::Count).await.unwrap();
     assert!(hub.tables["2"].summary().unwrap().result.is_some(), "table 2 is counted");
-    let (_browser, mut tools) = open_browser(&binary).await;
-    tools.call("Page.navigate", json!({ "url": format!("http://{addr}/") })).await;
-    assert!(tools.wait_for("document.readyState === 'complete' && typeof I18N === 'object'", 15).await);
+    let (_browser, mut tools) = open_dashboard(&binary, addr, "/").await;
     // Every key of every language.
     let missing = tools.eval("Object.keys(I18N).flatMap((l) => Object.keys(I18N.en).filter((k) => !(k in I18N[l])).map((k) => l + ':' + k))").await;
     assert_eq!(missing, json!([]), "keys without a translation");
@@ -498,8 +477,7 @@ async fn each_language_shows_every_visible_string_translated() {
         }
     }
     println!("browser test: English, 简体中文 and 繁體中文 complete on the hall and table views");
-    server.shutdown_now();
-    let _ = std::fs::remove_dir_all(dir);
+    service.stop_now();
 }
 
 /// Words of the other language(s) in a page's visible text: Latin words in Chinese (coordinates,
@@ -529,16 +507,11 @@ fn untranslated_words(lang: &str, text: &str, table_names: &[String]) -> Vec<Str
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_alerts_evidence_is_zoomed_on_its_points_and_rings_them() {
-    let Some(binary) = chromium() else {
-        println!("browser test skipped: chromium is not installed (apt-get install -y chromium)");
-        return;
-    };
-    let dir = temp_dir("browser-evidence");
-    let server = tengen_server::start(test_config(dir.clone(), &["1"]), real_referee_engines()).await.unwrap();
-    let (hub, addr) = (Arc::clone(&server.hub), server.addr);
+    let Some(binary) = chromium() else { return };
+    let service = TestService::start_with("browser-evidence", &["1"], real_referee_engines(), |_| {}).await;
+    let (hub, addr) = (service.hub(), service.addr());
     show_board(&hub, addr, "1", &STONES_AT_START).await;
-    let (_browser, mut tools) = open_browser(&binary).await;
-    tools.call("Page.navigate", json!({ "url": format!("http://{addr}/#/table/1") })).await;
+    let (_browser, mut tools) = open_dashboard(&binary, addr, "/#/table/1").await;
     assert!(tools.wait_for("document.querySelectorAll('#alerts .alert img').length === 2", 15).await);
     assert!(
         tools
@@ -562,23 +535,16 @@ async fn an_alerts_evidence_is_zoomed_on_its_points_and_rings_them() {
     let legend = tools.eval("document.querySelector('.legend').innerText").await;
     assert!(legend.as_str().unwrap_or("").contains("points of an open alert"), "{legend}");
     println!("browser test: evidence zoomed with its points ringed");
-    server.shutdown_now();
-    let _ = std::fs::remove_dir_all(dir);
+    service.stop_now();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_is_checked_when_entered_or_pasted() {
-    let Some(binary) = chromium() else {
-        println!("browser test skipped: chromium is not installed (apt-get install -y chromium)");
-        return;
-    };
-    let dir = temp_dir("browser-token");
-    let server = tengen_server::start(test_config(dir.clone(), &["1"]), test_engines()).await.unwrap();
-    let addr = server.addr;
-    let (_browser, mut tools) = open_browser(&binary).await;
-    tools.call("Page.navigate", json!({ "url": format!("http://{addr}/") })).await;
-    assert!(tools.wait_for("document.readyState === 'complete' && typeof I18N === 'object'", 15).await);
-    tools.eval("localStorage.setItem('tengen.lang', 'en'); location.reload(); true").await;
+    let Some(binary) = chromium() else { return };
+    let service = TestService::start("browser-token", &["1"]).await;
+    let addr = service.addr();
+    let (_browser, mut tools) = open_dashboard(&binary, addr, "/").await;
+    tools.reload_with(&[("lang", "en")]).await;
     assert!(tools.wait_for("!!document.querySelector('#conn.live')", 15).await);
     assert!(tools.wait_for("document.body.classList.contains('readonly')", 5).await);
     // A wrong token typed and confirmed with Enter: said at once, still read-only, not kept.
@@ -601,29 +567,22 @@ async fn a_token_is_checked_when_entered_or_pasted() {
     assert!(tools.wait_for("!document.body.classList.contains('readonly')", 5).await, "arbiter mode");
     assert_eq!(tools.eval("localStorage.getItem('tengen.token')").await, json!(ARBITER));
     println!("browser test: token checked on Enter and on paste");
-    server.shutdown_now();
-    let _ = std::fs::remove_dir_all(dir);
+    service.stop_now();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hall_of_a_hundred_tables_puts_the_tables_that_need_the_arbiter_first() {
-    let Some(binary) = chromium() else {
-        println!("browser test skipped: chromium is not installed (apt-get install -y chromium)");
-        return;
-    };
-    let dir = temp_dir("browser-hall");
+    let Some(binary) = chromium() else { return };
     let ids: Vec<String> = (1..=100).map(|i| i.to_string()).collect();
     let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-    let server = tengen_server::start(test_config(dir.clone(), &id_refs), real_referee_engines()).await.unwrap();
-    let (hub, addr) = (Arc::clone(&server.hub), server.addr);
+    let service = TestService::start_with("browser-hall", &id_refs, real_referee_engines(), |_| {}).await;
+    let (hub, addr) = (service.hub(), service.addr());
     // Alerts at three tables, in this order: the longest waiting comes first.
     for table in ["73", "8", "41"] {
         show_board(&hub, addr, table, &STONES_AT_START).await;
     }
-    let (_browser, mut tools) = open_browser(&binary).await;
-    tools.call("Page.navigate", json!({ "url": format!("http://{addr}/") })).await;
-    assert!(tools.wait_for("document.readyState === 'complete' && typeof I18N === 'object'", 15).await);
-    tools.eval("localStorage.setItem('tengen.lang', 'en'); localStorage.setItem('tengen.sort', 'need'); location.reload(); true").await;
+    let (_browser, mut tools) = open_dashboard(&binary, addr, "/").await;
+    tools.reload_with(&[("lang", "en"), ("sort", "need")]).await;
     assert!(tools.wait_for("document.querySelectorAll('.card').length === 100", 20).await, "a hundred cards");
     let order =
         "[...document.querySelectorAll('.card')].filter((c) => !c.hidden).slice(0, 5).map((c) => c.dataset.table)";
@@ -647,8 +606,7 @@ async fn a_hall_of_a_hundred_tables_puts_the_tables_that_need_the_arbiter_first(
     tools.eval("(() => { const o = document.querySelector('#only-need'); o.checked = false; o.dispatchEvent(new Event('change')); const s = document.querySelector('#sort'); s.value = 'table'; s.dispatchEvent(new Event('change')); return true; })()").await;
     assert_eq!(tools.eval(order).await, json!(["1", "2", "3", "4", "5"]));
     println!("browser test: a hall of 100 tables sorted and filtered by need");
-    server.shutdown_now();
-    let _ = std::fs::remove_dir_all(dir);
+    service.stop_now();
 }
 
 /// How long the phone video shows the empty board before the sample game starts.
@@ -683,24 +641,23 @@ fn sample_game_video(dir: &std::path::Path, seconds: f64) -> Option<PathBuf> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_phone_page_films_a_game_and_its_moves_arrive() {
-    let Some(binary) = chromium() else {
-        println!("browser test skipped: chromium is not installed (apt-get install -y chromium)");
-        return;
-    };
+    let Some(binary) = chromium() else { return };
     if !Command::new("ffmpeg").arg("-version").output().is_ok_and(|o| o.status.success()) {
         println!("phone test skipped: ffmpeg is not installed (apt-get install -y ffmpeg)");
         return;
     }
-    let dir = temp_dir("browser-phone");
-    let Some(video) = sample_game_video(&dir, 24.0) else {
+    let service =
+        TestService::start_with("browser-phone", &["1"], tengen_server::adapters::standard_engines(), |config| {
+            config.https_listen = Some("127.0.0.1:0".into());
+        })
+        .await;
+    let Some(video) = sample_game_video(&service.dir, 24.0) else {
         println!("phone test skipped: the samples folder is not beside the crate");
+        service.stop_now();
         return;
     };
-    let mut config = test_config(dir.join("data"), &["1"]);
-    config.https_listen = Some("127.0.0.1:0".into());
-    let server = tengen_server::start(config, tengen_server::adapters::standard_engines()).await.unwrap();
-    let (hub, addr) = (Arc::clone(&server.hub), server.addr);
-    let https = server.https_addr.expect("HTTPS is served");
+    let (hub, addr) = (service.hub(), service.addr());
+    let https = service.server.https_addr.expect("HTTPS is served");
     // The dashboard's link for table 1 (arbiter only), as its QR code encodes it.
     let auth = format!("Bearer {ARBITER}");
     let (status, _, _) = http(addr, "GET", "/api/tables/1/phone", &[], b"").await;
@@ -764,6 +721,5 @@ async fn a_phone_page_films_a_game_and_its_moves_arrive() {
         "browser test: a phone page (fake camera playing a rendered game) delivered {} moves over HTTPS",
         recorded.len()
     );
-    server.shutdown_now();
-    let _ = std::fs::remove_dir_all(dir);
+    service.stop_now();
 }

@@ -207,9 +207,7 @@ async fn a_node_killed_and_restarted_on_an_empty_folder_rebuilds_its_tables_from
         }
         tokio::time::sleep(Duration::from_millis(30)).await;
     }
-    post_png(addr, "c", &[(3, 3, 'B')]).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    post_png(addr, "c", &[]).await;
+    raise_alert(addr, "c").await;
     assert!(
         wait_until(10, || async move {
             move_number(addr, "a").await == 8
@@ -259,7 +257,18 @@ async fn an_unreachable_nats_is_said_at_start() {
     assert!(text.contains("cannot reach NATS at") && text.contains(&url), "{text}");
 }
 
-/// Which live node runs each table, from their `/healthz`.
+/// A hall of two nodes over tables a and b, their leases living `ttl` seconds: the nodes, and
+/// table a's node (its name and address) and the other node's address.
+async fn two_nodes_for_table_a(
+    nats: &str,
+    dir: &Path,
+    ttl: f64,
+) -> (Vec<NodeProcess>, String, std::net::SocketAddr, std::net::SocketAddr) {
+    let (children, nodes) = hall_with_ttl(nats, dir, &["n1", "n2"], &["a", "b"], ttl).await;
+    let (owner_name, owner, other) = owner_and_other(&nodes, "a").await;
+    (children, owner_name, owner, other)
+}
+
 /// In a hall of two nodes: the name and address of the node that owns `table`, and the other's.
 async fn owner_and_other(
     nodes: &[(String, std::net::SocketAddr)],
@@ -271,6 +280,7 @@ async fn owner_and_other(
     (owner_name, owner, other)
 }
 
+/// Which live node runs each table, from their `/healthz`.
 async fn owners(nodes: &[(String, std::net::SocketAddr)]) -> std::collections::BTreeMap<String, String> {
     let mut owners = std::collections::BTreeMap::new();
     for (name, addr) in nodes {
@@ -493,8 +503,7 @@ async fn arbiter_request(addr: std::net::SocketAddr, method: &str, path: &str, b
 async fn an_arbiter_action_posted_to_any_node_is_carried_out_by_the_tables_node_with_its_answer() {
     let Some(nats) = NatsServer::start("cluster arbiter") else { return };
     let dir = temp_dir("cluster-arbiter");
-    let (children, nodes) = hall(&nats.url, &dir, &["n1", "n2"], &["a", "b"]).await;
-    let (_, owner, other) = owner_and_other(&nodes, "a").await;
+    let (children, _, owner, other) = two_nodes_for_table_a(&nats.url, &dir, 2.0).await;
 
     // A stone taken off table a's board: an alert, on the table's node.
     assert_eq!(post_png(other, "a", &[(3, 3, 'B')]).await, 202);
@@ -870,8 +879,7 @@ async fn evidence_images_are_in_the_hall_for_every_node_and_an_image_not_stored_
     let Some(mut nats) = NatsServer::start("cluster evidence") else { return };
     let dir = temp_dir("cluster-evidence");
     // Leases live 8 s: longer than the outage below, so no table changes hands meanwhile.
-    let (children, nodes) = hall_with_ttl(&nats.url, &dir, &["n1", "n2"], &["a", "b"], 8.0).await;
-    let (owner_name, owner, other) = owner_and_other(&nodes, "a").await;
+    let (children, owner_name, owner, other) = two_nodes_for_table_a(&nats.url, &dir, 8.0).await;
 
     // A stone taken off table a's board: an alert with before/after images.
     assert!(play_on(owner, "a", 1).await);
@@ -937,8 +945,7 @@ async fn evidence_images_are_in_the_hall_for_every_node_and_an_image_not_stored_
 async fn the_games_of_a_table_analysed_elsewhere_are_served_by_every_node() {
     let Some(nats) = NatsServer::start("cluster games by id") else { return };
     let dir = temp_dir("cluster-games");
-    let (children, nodes) = hall(&nats.url, &dir, &["n1", "n2"], &["a", "b"]).await;
-    let (_, owner, other) = owner_and_other(&nodes, "a").await;
+    let (children, _, owner, other) = two_nodes_for_table_a(&nats.url, &dir, 2.0).await;
     let addrs = [owner, other];
     let table = ["a".to_owned()];
 

@@ -56,9 +56,7 @@ async fn kill_9_mid_game_loses_no_event_and_resumes_the_position() {
         assert_eq!(post_png(addr, "1", &position(n)).await, 202);
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    post_png(addr, "2", &[(3, 3, 'B')]).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    post_png(addr, "2", &[]).await;
+    raise_alert(addr, "2").await;
     assert!(
         wait_until(10, || async move {
             get_json(addr, "/api/tables/1").await["move_number"] == 12

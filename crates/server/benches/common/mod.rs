@@ -112,3 +112,18 @@ pub fn bench_config(dir: &std::path::Path, tables: Vec<tengen_server::TableConfi
         ..tengen_server::Config::default()
     }
 }
+
+/// Gives every table a fresh analyser from one function: the stand-in analysers keep no
+/// calibration, so the table and its calibration do not matter to them.
+#[allow(dead_code)] // not every benchmark that includes this module replaces the vision
+pub struct EachTable(pub fn() -> Box<dyn tengen_server::FrameAnalyzer>);
+
+impl tengen_server::engine::AnalyzerFactory for EachTable {
+    fn create(
+        &self,
+        _table: &str,
+        _calibration: Option<tengen_server::engine::Corners>,
+    ) -> Box<dyn tengen_server::FrameAnalyzer> {
+        (self.0)()
+    }
+}

@@ -353,6 +353,62 @@ pub fn test_config(data_dir: PathBuf, tables: &[&str]) -> tengen_server::Config 
     }
 }
 
+/// A service on a data folder of its own, started with [`test_config`]; stopping it removes the
+/// folder.
+pub struct TestService {
+    pub server: tengen_server::RunningServer,
+    pub dir: PathBuf,
+    config: tengen_server::Config,
+}
+
+impl TestService {
+    /// The service of these tables with the test doubles ([`test_engines`]).
+    pub async fn start(name: &str, tables: &[&str]) -> Self {
+        Self::start_with(name, tables, test_engines(), |_| {}).await
+    }
+
+    /// The service of these tables with `engines`, its configuration changed by `adjust`.
+    pub async fn start_with(
+        name: &str,
+        tables: &[&str],
+        engines: Engines,
+        adjust: impl FnOnce(&mut tengen_server::Config),
+    ) -> Self {
+        let dir = temp_dir(name);
+        let mut config = test_config(dir.clone(), tables);
+        adjust(&mut config);
+        let server = tengen_server::start(config.clone(), engines).await.unwrap();
+        Self { server, dir, config }
+    }
+
+    pub fn hub(&self) -> Arc<tengen_server::Hub> {
+        Arc::clone(&self.server.hub)
+    }
+
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.server.addr
+    }
+
+    /// Shuts the service down (its store closed) and starts it again on the same folder.
+    pub async fn restart(self, engines: Engines) -> Self {
+        self.server.shutdown().await.unwrap();
+        let server = tengen_server::start(self.config.clone(), engines).await.unwrap();
+        Self { server, ..self }
+    }
+
+    /// Shuts the service down, waiting for its store to close, and removes its folder.
+    pub async fn stop(self) {
+        self.server.shutdown().await.unwrap();
+        let _ = std::fs::remove_dir_all(self.dir);
+    }
+
+    /// Stops the service at once and removes its folder.
+    pub fn stop_now(self) {
+        self.server.shutdown_now();
+        let _ = std::fs::remove_dir_all(self.dir);
+    }
+}
+
 /// GET `path` from a real listener, expecting 200 and JSON.
 pub async fn get_json(addr: std::net::SocketAddr, path: &str) -> serde_json::Value {
     let (status, _, body) = http(addr, "GET", path, &[], b"").await;
@@ -391,6 +447,14 @@ pub async fn post_arbiter(addr: std::net::SocketAddr, table: &str, action: &serd
 /// The service's events (the first thousand), oldest first.
 pub async fn all_events(addr: std::net::SocketAddr) -> Vec<serde_json::Value> {
     get_json(addr, "/api/events?limit=1000").await["events"].as_array().unwrap().clone()
+}
+
+/// Raises an alert at a table as its camera shows it: a stone played, then taken off the board
+/// (for [`SimpleReferee`], a stone that vanishes from the record).
+pub async fn raise_alert(addr: std::net::SocketAddr, table: &str) {
+    post_png(addr, table, &[(3, 3, 'B')]).await;
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    post_png(addr, table, &[]).await;
 }
 
 /// Stones of a game in progress after `n` moves (distinct points, rows 0, 3, 6, …; the test
