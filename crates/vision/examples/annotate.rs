@@ -9,6 +9,9 @@ use image::{Rgb, RgbImage};
 use nalgebra::{DMatrix, Matrix3};
 use tengen_vision::GridGeometry;
 
+#[path = "common/picture.rs"]
+mod picture;
+
 fn homography_from_corners(corners: [[f64; 2]; 4]) -> Option<Matrix3<f64>> {
     let board = [[0.0, 0.0], [18.0, 0.0], [18.0, 18.0], [0.0, 18.0]];
     let mut a = DMatrix::<f64>::zeros(8, 8);
@@ -107,19 +110,6 @@ fn main() -> Result<(), Box<dyn Error>> {
         }
         _ => out,
     };
-    let (w, h) = out.dimensions();
-    let max_side = 1400u32;
-    let out = if w.max(h) > max_side {
-        let s = f64::from(max_side) / f64::from(w.max(h));
-        image::imageops::resize(
-            &out,
-            (f64::from(w) * s) as u32,
-            (f64::from(h) * s) as u32,
-            image::imageops::FilterType::Triangle,
-        )
-    } else {
-        out
-    };
-    out.save(&args[2])?;
+    picture::fit_within(out, 1400).save(&args[2])?;
     Ok(())
 }

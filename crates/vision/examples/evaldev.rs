@@ -14,18 +14,10 @@ use tengen_vision::evaluate::{parse_grid, reading_grid, score};
 use tengen_vision::{draw_reading, read_board_detailed};
 use tengen_vision::{locate, LocateOptions, ReaderConfig};
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x.eq_ignore_ascii_case("jpg") || x.eq_ignore_ascii_case("png")) {
-                out.push(p);
-            }
-        }
-    }
-}
+#[path = "common/label_files.rs"]
+mod label_files;
+#[path = "common/picture.rs"]
+mod picture;
 
 /// Rough corners typed by a developer from a look at the photo (file named by ROUGH_CORNERS).
 fn rough_corners(path: &Path) -> Option<[[f64; 2]; 4]> {
@@ -66,7 +58,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let outdir = PathBuf::from(args.get(2).ok_or("usage: evaldev DIR OUT_DIR")?);
     std::fs::create_dir_all(&outdir)?;
     let mut files = Vec::new();
-    walk(&dir, &mut files);
+    label_files::walk_images(&dir, &["jpg", "png"], &mut files);
     files.sort();
     let mut config = ReaderConfig::default();
     // READER_MODEL / OCCLUSION_MODEL: read with a model file written by `tengen fit reader` /
@@ -297,18 +289,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             }
             let mut img = frame.rgb.clone();
             draw_reading(&mut img, &located.geometry, &details.reading);
-            let (w, h) = img.dimensions();
-            let img = if w.max(h) > 1400 && std::env::var("FULL").is_err() {
-                let k = 1400.0 / f64::from(w.max(h));
-                image::imageops::resize(
-                    &img,
-                    (f64::from(w) * k) as u32,
-                    (f64::from(h) * k) as u32,
-                    image::imageops::FilterType::Triangle,
-                )
-            } else {
-                img
-            };
+            let img = if std::env::var("FULL").is_err() { picture::fit_within(img, 1400) } else { img };
             img.save(outdir.join(format!("{}.png", name)))?;
         }
     }

@@ -105,17 +105,10 @@ fn a_still_board_keeps_its_reading_and_a_new_stone_or_a_hand_is_read() {
 fn a_board_bumped_under_a_hand_is_relocated_within_a_recheck_period() {
     let position = Position::empty().with(3, 3, Stone::BLACK).with(15, 15, Stone::WHITE);
     let scene = Scene::preset("webcam").expect("preset").with_size(960, 720).with_seed(4);
-    let mut bumped = scene.clone();
-    bumped.camera.offset = [scene.camera.offset[0] + 0.08, scene.camera.offset[1] - 0.05];
+    let bumped = scene.clone().with_board_shifted(0.08, -0.05);
     // Two arms across the board, moving: the lines fit clearly worse.
     let arms = |s: &Scene, reach: f64| {
-        let mut h = s.clone().with_hand(Hand::reaching(Side::South, 6.0, reach)).with_hand(Hand::reaching(
-            Side::East,
-            12.0,
-            reach,
-        ));
-        h.seed = s.seed;
-        h
+        s.clone().with_hand(Hand::reaching(Side::South, 6.0, reach)).with_hand(Hand::reaching(Side::East, 12.0, reach))
     };
     let mut reader = FrameReader::new(None, Tracking::Track);
     let first = reader.read(&frame(&position, &scene)).expect("located");

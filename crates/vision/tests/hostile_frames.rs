@@ -66,10 +66,7 @@ fn corrupt_jpegs_end_their_board_search_within_the_budget() {
 
 #[test]
 fn a_tiny_budget_stops_the_search_with_a_clear_error() {
-    let Some(root) = common::photos() else {
-        println!("SKIP: ../shared/datasets/photos not present");
-        return;
-    };
+    let Some(root) = common::photos() else { return };
     let frames = common::jpegs_under(&root.join("imago-tests"));
     let Some(path) = frames.first() else { return };
     let Ok(bytes) = std::fs::read(path) else {
@@ -98,10 +95,7 @@ fn a_png_bomb_is_refused_before_any_pixel_is_decoded() {
 
 #[test]
 fn every_dataset_photo_passes_the_frame_check_and_is_located_well_inside_the_budget() {
-    let Some(root) = common::photos() else {
-        println!("SKIP: ../shared/datasets/photos not present");
-        return;
-    };
+    let Some(root) = common::photos() else { return };
     let mut frames = common::jpegs_under(&root);
     // The one 12 MP photo (goban-watcher-dev/1/IMG_1688.jpeg) is the search's heaviest frame:
     // it is always among the photos located.

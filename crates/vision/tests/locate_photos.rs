@@ -13,7 +13,7 @@ use tengen_vision::{locate, LocateOptions};
 
 mod common;
 
-use common::{jpegs_under as images_under, photos};
+use common::{jpegs_under as images_under, photos, roboflow_training_images};
 
 /// Worst corner distance in cells of the labelled board, best of the 4 cyclic orders.
 fn corner_error_cells(found: [[f64; 2]; 4], truth: [[f64; 2]; 4]) -> f64 {
@@ -26,11 +26,8 @@ fn corner_error_cells(found: [[f64; 2]; 4], truth: [[f64; 2]; 4]) -> f64 {
 
 #[test]
 fn roboflow_corner_error_distribution() {
-    let Some(root) = photos() else {
-        println!("SKIP: ../shared/datasets/photos not present");
-        return;
-    };
-    let frames = images_under(&root.join("roboflow-corners/train/images"));
+    let Some(dir) = roboflow_training_images() else { return };
+    let frames = images_under(&dir);
     // Every 6th frame: 45 of 270, spread over all source frames and augmentations.
     let sample: Vec<&PathBuf> = frames.iter().step_by(6).collect();
     let mut errors = Vec::new();
@@ -100,10 +97,7 @@ fn roboflow_corner_error_distribution() {
 
 #[test]
 fn imago_and_gomrade_boards_are_located() {
-    let Some(root) = photos() else {
-        println!("SKIP: ../shared/datasets/photos not present");
-        return;
-    };
+    let Some(root) = photos() else { return };
     let mut frames: Vec<PathBuf> = images_under(&root.join("gomrade-singles"));
     // Every 4th imago frame keeps the test quick; the example `locate_eval folder` runs all.
     frames.extend(images_under(&root.join("imago-tests")).into_iter().step_by(4));
@@ -129,11 +123,7 @@ fn imago_and_gomrade_boards_are_located() {
 /// (94). Each must be located with its corners on the measured line crossings and near the labels.
 #[test]
 fn formerly_missed_crowded_and_faint_boards_are_located() {
-    let Some(root) = photos() else {
-        println!("SKIP: ../shared/datasets/photos not present");
-        return;
-    };
-    let dir = root.join("roboflow-corners/train/images");
+    let Some(dir) = roboflow_training_images() else { return };
     let names = [
         "74_jpg.rf.42f8aaa9d0ce1d57ac1856425ed36d58.jpg",
         "58_jpg.rf.6fbda9a96dc547416dc354271b3bbf7f.jpg",

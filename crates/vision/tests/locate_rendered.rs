@@ -6,7 +6,7 @@
 use image::{GrayImage, Luma, RgbImage};
 use tengen_rules::{Stone, BOARD_LINES};
 use tengen_synth::noise::Rng;
-use tengen_synth::{render, Hand, Position, Scene, Side};
+use tengen_synth::{render, Hand, Position, Rendered, Scene, Side};
 use tengen_vision::locate::{from_corners, refine_corners, GeometrySource, Refinement};
 use tengen_vision::{locate, LensDistortion, LocateError, LocateOptions};
 use tengen_vision::{TrackStatus, Tracker, TrackerConfig};
@@ -33,6 +33,18 @@ fn scene(preset: &str, seed: u64, width: u32, height: u32) -> Scene {
     s
 }
 
+/// The scene and 800×600 frame of a random position of this density under the preset's camera
+/// (turned and shifted by the seed), tilted as given.
+fn rendered_case(preset: &str, tilt: Option<f64>, density: f64, seed: u64) -> (Scene, Rendered) {
+    let mut s = scene(preset, seed, 800, 600);
+    if let Some(t) = tilt {
+        s.camera.tilt_deg = t;
+    }
+    let position = random_position(&mut Rng::new(seed), density);
+    let Ok(frame) = render(&position, &s) else { panic!("render failed for {preset}") };
+    (s, frame)
+}
+
 #[test]
 fn locates_rendered_boards_across_conditions() {
     // (preset, tilt override, stone density)
@@ -49,12 +61,7 @@ fn locates_rendered_boards_across_conditions() {
     let mut failures = Vec::new();
     for (i, &(preset, tilt, density)) in cases.iter().enumerate() {
         let seed = 100 + i as u64;
-        let mut s = scene(preset, seed, 800, 600);
-        if let Some(t) = tilt {
-            s.camera.tilt_deg = t;
-        }
-        let position = random_position(&mut Rng::new(seed), density);
-        let Ok(frame) = render(&position, &s) else { panic!("render failed for {preset}") };
+        let (s, frame) = rendered_case(preset, tilt, density, seed);
         match locate(&frame.image, &LocateOptions::default()) {
             Ok(located) => {
                 let e = tengen_vision::evaluate::worst_intersection_error_cells(
@@ -147,12 +154,7 @@ fn corners_clicked_up_to_half_a_cell_off_are_refined_to_the_lines() {
     let mut failures = Vec::new();
     for (i, &(preset, tilt, density, off)) in cases.iter().enumerate() {
         let seed = 300 + i as u64;
-        let mut s = scene(preset, seed, 800, 600);
-        if let Some(t) = tilt {
-            s.camera.tilt_deg = t;
-        }
-        let position = random_position(&mut Rng::new(seed), density);
-        let Ok(frame) = render(&position, &s) else { panic!("render failed for {preset}") };
+        let (_, frame) = rendered_case(preset, tilt, density, seed);
         let given = clicked(&frame.truth.corners, off, i as f64);
         let before = from_corners(given, LensDistortion::none(800, 600))
             .map(|l| tengen_vision::evaluate::worst_intersection_error_cells(&l.geometry, &frame.truth.intersections));

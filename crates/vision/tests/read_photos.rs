@@ -12,7 +12,7 @@ use tengen_vision::{locate, read_board, LocateOptions, ReaderConfig};
 
 mod common;
 
-use common::{jpegs_under, photos};
+use common::{jpegs_under, photos, roboflow_training_images};
 
 /// The photos under `dir` that have a per-point ground truth.
 fn labelled(dir: &Path) -> Vec<PathBuf> {
@@ -50,10 +50,7 @@ fn evaluate(folder: &Path) -> (usize, usize, usize, Confusion) {
 
 #[test]
 fn imago_sequences_and_gomrade_singles_are_read() {
-    let Some(dir) = photos() else {
-        println!("../shared/datasets/photos absent: skipping the real-photo test");
-        return;
-    };
+    let Some(dir) = photos() else { return };
     // Bounds a little under what was measured on 29 Nov after the edge-crossing and
     // line-visibility changes (t1 100 %, t2 100 %, t3 99.80 % — the hands of t3_003 and t3_005
     // read `?`, one finger wrong — gomrade 99.89 %, its 2 misses being label omissions), so a real
@@ -78,10 +75,7 @@ fn imago_sequences_and_gomrade_singles_are_read() {
 
 #[test]
 fn a_hand_crossing_the_board_edge_is_flagged_not_read_as_white_stones() {
-    let Some(dir) = photos() else {
-        println!("../shared/datasets/photos absent: skipping the real-photo test");
-        return;
-    };
+    let Some(dir) = photos() else { return };
     // imago t3: a forearm lies over the top-left corner only (t3_005), pale fingers over the
     // left edge only (t3_003); the other frames of the game have no hand. One finger of t3_003
     // (col 0, row 7) still reads white: a known weakness, allowed here and no more.
@@ -110,11 +104,7 @@ fn a_hand_crossing_the_board_edge_is_flagged_not_read_as_white_stones() {
 
 #[test]
 fn crowded_pale_boards_are_not_flagged_and_reaching_hands_are() {
-    let Some(dir) = photos() else {
-        println!("../shared/datasets/photos absent: skipping the real-photo test");
-        return;
-    };
-    let images = dir.join("roboflow-corners/train/images");
+    let Some(images) = roboflow_training_images() else { return };
     // Hand-free frames (tests/labels/roboflow-corners-hands.txt lists no hand for these source
     // frames) that were flagged: crowded late-game boards whose stones have the pale wood's hue
     // (18 … 93), and bare wood on the outer line beside stones read white (56, three

@@ -2,10 +2,20 @@
 
 use std::path::{Path, PathBuf};
 
-/// `../shared/datasets/photos` beside the repository, when it is there.
+/// `../shared/datasets/photos` beside the repository, when it is there; when not, says that the
+/// test using it is skipped.
 pub fn photos() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/photos");
+    if !dir.is_dir() {
+        println!("SKIP: ../shared/datasets/photos not present");
+    }
     dir.is_dir().then_some(dir)
+}
+
+/// The roboflow-corners training images (labelled corners and hands), when the photos are there.
+#[allow(dead_code)] // each test binary compiles this module; not all of them use every helper
+pub fn roboflow_training_images() -> Option<PathBuf> {
+    photos().map(|root| root.join("roboflow-corners/train/images"))
 }
 
 /// Every `.jpg` under `dir`, at any depth, sorted.
