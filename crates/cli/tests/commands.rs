@@ -4,7 +4,7 @@
 
 #![allow(clippy::expect_used)] // set-up failures in tests should fail loudly
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn tengen(args: &[&str]) -> Output {
@@ -105,18 +105,7 @@ fn referee_skips_a_line_that_is_not_utf8_and_reads_on() {
 #[test]
 fn replay_reads_the_sample_frames_into_the_expected_record_and_infractions() {
     let samples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples/infractions");
-    let dir = temp_dir("replay");
-    let (sgf, events) = (dir.join("game.sgf"), dir.join("events.jsonl"));
-    let out = tengen(&[
-        "replay",
-        samples.to_str().expect("path"),
-        "--out",
-        sgf.to_str().expect("path"),
-        "--events",
-        events.to_str().expect("path"),
-    ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let events = json_lines(&std::fs::read(&events).expect("events written"));
+    let (events, written) = replay(&samples, "replay", &[]);
     let mut infractions: Vec<(String, String)> = events
         .iter()
         .filter(|e| ["missed_capture", "takeback", "double_move"].contains(&e["kind"].as_str().unwrap_or("")))
@@ -141,7 +130,6 @@ fn replay_reads_the_sample_frames_into_the_expected_record_and_infractions() {
     assert!(others.is_empty(), "false infractions: {others:?}");
     // The record agrees with the sample's expected record, move by move.
     let expected = std::fs::read_to_string(samples.join("expected.sgf")).expect("expected.sgf");
-    let written = std::fs::read_to_string(&sgf).expect("sgf written");
     let moves = |text: &str| -> Vec<String> {
         text.split(';')
             .filter_map(|node| {
@@ -204,11 +192,7 @@ fn a_calibration_written_by_calibrate_is_read_by_detect() {
 
 #[test]
 fn eval_photos_scores_points_boards_and_the_moves_of_a_sequence_whose_orientation_flips() {
-    let t1 = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/photos/imago-tests/t1");
-    if !t1.is_dir() {
-        println!("SKIP: {} absent", t1.display());
-        return;
-    }
+    let Some(t1) = imago("t1") else { return };
     let out_dir = temp_dir("eval");
     let out = tengen(&["eval", "photos", t1.to_str().expect("path"), "--out", out_dir.to_str().expect("path")]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -227,11 +211,10 @@ fn eval_photos_scores_points_boards_and_the_moves_of_a_sequence_whose_orientatio
     let _ = std::fs::remove_dir_all(out_dir);
 }
 
-/// Runs `tengen replay` over an imago-tests sequence, one photo per move (`--stable-frames 1`);
-/// the events and the SGF, or `None` when the dataset is absent.
-fn replay_imago(sequence: &str, extra: &[&str]) -> Option<(Vec<serde_json::Value>, String)> {
-    let frames = imago(sequence)?;
-    let dir = temp_dir(&format!("replay-{sequence}"));
+/// Runs `tengen replay` over a folder of frames (`name` names its temporary folder); the events
+/// and the SGF.
+fn replay(frames: &Path, name: &str, extra: &[&str]) -> (Vec<serde_json::Value>, String) {
+    let dir = temp_dir(name);
     let (sgf, events) = (dir.join("game.sgf"), dir.join("events.jsonl"));
     let mut args = vec![
         "replay",
@@ -240,10 +223,6 @@ fn replay_imago(sequence: &str, extra: &[&str]) -> Option<(Vec<serde_json::Value
         sgf.to_str().expect("path"),
         "--events",
         events.to_str().expect("path"),
-        "--stable-frames",
-        "1",
-        "--min-stable-seconds",
-        "0",
     ];
     args.extend_from_slice(extra);
     let out = tengen(&args);
@@ -251,7 +230,15 @@ fn replay_imago(sequence: &str, extra: &[&str]) -> Option<(Vec<serde_json::Value
     let events = json_lines(&std::fs::read(&events).expect("events written"));
     let sgf = std::fs::read_to_string(&sgf).expect("sgf written");
     let _ = std::fs::remove_dir_all(dir);
-    Some((events, sgf))
+    (events, sgf)
+}
+
+/// Runs `tengen replay` over an imago-tests sequence, one photo per move (`--stable-frames 1`);
+/// the events and the SGF, or `None` when the dataset is absent.
+fn replay_imago(sequence: &str, extra: &[&str]) -> Option<(Vec<serde_json::Value>, String)> {
+    let frames = imago(sequence)?;
+    let one_photo_a_move = ["--stable-frames", "1", "--min-stable-seconds", "0"];
+    Some(replay(&frames, &format!("replay-{sequence}"), &[&one_photo_a_move[..], extra].concat()))
 }
 
 /// An imago-tests sequence folder, or `None` (with a line) when the dataset is absent.

@@ -226,7 +226,6 @@ fn the_sample_games_give_the_same_events_and_record_through_replay_and_the_servi
     let samples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../samples");
     for name in ["infractions", "opening-capture"] {
         // The service's camera at 2.5 fps, each recorded frame seen again until the next.
-        // The service's camera at 2.5 fps, each recorded frame seen again until the next.
         assert_same(&samples.join(name), &["--fps", "2.5"], 17);
     }
 }
