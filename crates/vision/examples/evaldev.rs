@@ -5,7 +5,10 @@
 //! and photos the search misses, from corners typed by hand (ROUGH_CORNERS=FILE).
 //! `evaldev DIR OUT_DIR`; env DUMP=1 (features of every point), COVERED=1|all, CELLS=1, NOSAVE=1, FULL=1,
 //! LABELS=1 (read on the labelled grid of a `.grid.json`, refined to the lines, as `tengen eval
-//! photos --label-geometry` does).
+//! photos --label-geometry` does; REFINED=1 prints whether the refinement took), CLASSES=1 (the
+//! frame's classes after re-estimation), STONE_HEIGHT=H (the disc's height, in spacings),
+//! SHIFT_ORACLE=1 (the labelled grid moved by up to ±0.2 spacing: the best move by the labels,
+//! and the one the reader's certainty, margins capped at CAP=8, would choose).
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -49,7 +52,11 @@ fn labelled_geometry(path: &Path, rgb: &image::RgbImage) -> Option<tengen_vision
     };
     let corners = [xy(0)?, xy(1)?, xy(2)?, xy(3)?];
     let gray = image::DynamicImage::ImageRgb8(rgb.clone()).into_luma8();
-    tengen_vision::locate::refine_corners(&gray, corners, None).ok().map(|g| g.located)
+    let given = tengen_vision::locate::refine_corners(&gray, corners, None).ok()?;
+    if std::env::var("REFINED").is_ok() {
+        println!("R {} {:?}", path.display(), given.refinement);
+    }
+    Some(given.located)
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -66,6 +73,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     if let Ok(file) = std::env::var("READER_MODEL") {
         let m: tengen_vision::fit::ReaderModelFile = toml::from_str(&std::fs::read_to_string(file)?)?;
         config.model = m.model;
+    }
+    if let Some(h) = std::env::var("STONE_HEIGHT").ok().and_then(|v| v.parse().ok()) {
+        config.stone_height = h;
     }
     if let Ok(file) = std::env::var("OCCLUSION_MODEL") {
         let m: tengen_vision::fit::OcclusionModelFile = toml::from_str(&std::fs::read_to_string(file)?)?;
@@ -112,6 +122,42 @@ fn main() -> Result<(), Box<dyn Error>> {
             }
         };
         let t1 = t0.elapsed();
+        if std::env::var("SHIFT_ORACLE").is_ok() {
+            // Diagnostic: the whole grid moved by (dx, dy) board spacings, scored against the
+            // labels — how much a frame-wide correction of the grid could gain at best.
+            let mut best = (0u64, 0.0, 0.0);
+            let mut at_zero = 0;
+            let mut chosen = (f32::NEG_INFINITY, 0u64, 0.0, 0.0);
+            for iy in -4..=4 {
+                for ix in -4..=4 {
+                    let (dx, dy) = (f64::from(ix) * 0.05, f64::from(iy) * 0.05);
+                    let mut g = located.geometry.clone();
+                    let h = g.homography;
+                    for (r, hr) in h.iter().enumerate() {
+                        g.homography[r][2] = hr[0] * dx + hr[1] * dy + hr[2];
+                    }
+                    let d = read_board_detailed(&frame.rgb, &g, &config);
+                    let right = score(&reading_grid(&d.reading), &truth, true).confusion.correct();
+                    if ix == 0 && iy == 0 {
+                        at_zero = right;
+                    }
+                    if right > best.0 {
+                        best = (right, dx, dy);
+                    }
+                    // Without the labels: how sure the reader is of the frame's points.
+                    let cap: f32 = std::env::var("CAP").ok().and_then(|v| v.parse().ok()).unwrap_or(8.0);
+                    let sure: f32 = d.margins.iter().flatten().map(|m| m.min(cap)).sum();
+                    if sure > chosen.0 {
+                        chosen = (sure, right, dx, dy);
+                    }
+                }
+            }
+            println!(
+                "SHIFT {name} at_zero {at_zero} best {} at ({:.2}, {:.2}) chosen {} at ({:.2}, {:.2})",
+                best.0, best.1, best.2, chosen.1, chosen.2, chosen.3
+            );
+            continue;
+        }
         let details = read_board_detailed(&frame.rgb, &located.geometry, &config);
         let t2 = t0.elapsed() - t1;
         let read = reading_grid(&details.reading);
@@ -134,6 +180,13 @@ fn main() -> Result<(), Box<dyn Error>> {
             t1,
             t2
         );
+        if std::env::var("CLASSES").is_ok() {
+            // The frame's classes after re-estimation: mean / spread per feature.
+            for (k, (m, sd)) in details.class_model.iter().enumerate() {
+                let f = |v: &Vec<f64>| v.iter().map(|x| format!("{x:6.2}")).collect::<Vec<_>>().join(" ");
+                println!("K {name} {} mean {} sd {}", [".", "X", "O"][k], f(m), f(sd));
+            }
+        }
         if std::env::var("BREAKDOWN").is_ok() {
             // Where the points are lost: `?` under the occlusion mask or from the reader itself,
             // and the wrong reads by confusion (truth → read).

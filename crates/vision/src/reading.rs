@@ -116,6 +116,9 @@ pub struct ReadingDetails {
     pub colour: BoardColour,
     /// What the occlusion tests found (the occlusion model's input).
     pub occlusion: OcclusionEvidence,
+    /// The frame's classes after re-estimation (empty, black, white): means and spreads per
+    /// feature, for inspection.
+    pub class_model: Vec<(Vec<f64>, Vec<f64>)>,
 }
 
 /// The points whose class posteriors (empty, black, white) satisfy `is`, row by row.
@@ -145,6 +148,7 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     let features = measure_points(&board, &colour, camera.as_ref(), config.stone_height);
     let classified = classify(&features, &config.model.classes, 1.0);
     let posteriors = classified.posteriors;
+    let class_model = classified.class_model;
     // On a steep view the tops of stones lean over the cell centres behind them; those cells
     // are no evidence by themselves that a hand is there (the patch the model judges leaves
     // them out). But a sleeve's points read as stones too: the whole patch, those cells
@@ -296,7 +300,15 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
         }
     }
     let reading = BoardReading { points, occluded: mask.occluded, occluded_points };
-    ReadingDetails { reading, features, posteriors, margins: classified.margin, colour, occlusion: evidence }
+    ReadingDetails {
+        reading,
+        features,
+        posteriors,
+        margins: classified.margin,
+        colour,
+        occlusion: evidence,
+        class_model,
+    }
 }
 
 /// Points that have the board's colour but not its grid lines: no stone looks like that (stones
