@@ -86,6 +86,28 @@ fn draw_grid(img: &mut RgbImage, geom: &GridGeometry, colour: Rgb<u8>) {
     }
 }
 
+/// Direct linear transform through (board, pixel) pairs (development check only).
+fn dlt(pairs: &[([f64; 2], [f64; 2])], w: u32, h: u32) -> Option<GridGeometry> {
+    if pairs.len() < 8 {
+        return None;
+    }
+    let mut a = nalgebra::DMatrix::<f64>::zeros(2 * pairs.len(), 9);
+    for (i, (b, p)) in pairs.iter().enumerate() {
+        let (x, y, u, v) = (b[0], b[1], p[0], p[1]);
+        let r0 = [x, y, 1.0, 0.0, 0.0, 0.0, -u * x, -u * y, -u];
+        let r1 = [0.0, 0.0, 0.0, x, y, 1.0, -v * x, -v * y, -v];
+        for k in 0..9 {
+            a[(2 * i, k)] = r0[k];
+            a[(2 * i + 1, k)] = r1[k];
+        }
+    }
+    let svd = (a.transpose() * &a).symmetric_eigen();
+    let k = svd.eigenvalues.imin();
+    let e = svd.eigenvectors.column(k);
+    let hm = [[e[0], e[1], e[2]], [e[3], e[4], e[5]], [e[6], e[7], e[8]]];
+    Some(GridGeometry { homography: hm, lens: LensDistortion::none(w, h) })
+}
+
 fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let dir = PathBuf::from(args.first().ok_or("usage: stones_debug DIR [--only TEXT] [--png OUTDIR]")?);
@@ -130,6 +152,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         // between points.
         let (mut on_stone, mut on_empty, mut off_board, mut between) = (0, 0, 0, 0);
         let mut tops: Vec<[f64; 2]> = Vec::new();
+        let mut oracle: Vec<([f64; 2], [f64; 2])> = Vec::new();
         let mut seen = std::collections::BTreeSet::new();
         for p in &d.centres {
             let Some(q) = board_of(&truth, *p) else { continue };
@@ -142,6 +165,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             } else if stone_at(c as i64, r as i64) {
                 on_stone += 1;
                 seen.insert((c as i64, r as i64));
+                oracle.push(([c, r], *p));
                 tops.push(res);
             } else {
                 on_empty += 1;
@@ -159,8 +183,74 @@ fn main() -> Result<(), Box<dyn Error>> {
             med(0),
             med(1)
         );
+        {
+            let mut bands: Vec<Vec<[f64; 2]>> = vec![Vec::new(); 9];
+            let mut all: Vec<([f64; 2], [f64; 2])> = Vec::new();
+            for p in &d.centres {
+                let Some(q) = board_of(&truth, *p) else { continue };
+                let (c, r) = (q[0].round(), q[1].round());
+                if !(0.0..=18.0).contains(&c) || !(0.0..=18.0).contains(&r) || !stone_at(c as i64, r as i64) {
+                    continue;
+                }
+                bands[(c as usize / 7) + 3 * (r as usize / 7)].push([q[0] - c, q[1] - r]);
+                all.push(([c, r], *p));
+            }
+            let med = |v: &Vec<[f64; 2]>, k: usize| {
+                let mut x: Vec<f64> = v.iter().map(|a| a[k]).collect();
+                x.sort_by(f64::total_cmp);
+                x.get(x.len() / 2).copied().unwrap_or(f64::NAN)
+            };
+            let t: Vec<String> =
+                bands.iter().map(|b| format!("{:+.2},{:+.2}({})", med(b, 0), med(b, 1), b.len())).collect();
+            println!("  centres on stones by 3x3 region (col band, row band) median offset: {}", t.join(" "));
+            if let Some(g) = dlt(&all, w, h) {
+                println!(
+                    "  homography through all centres nearest a stone: worst {:.2} cell",
+                    worst_intersection_error_cells(&g, &points)
+                );
+            }
+        }
+        if let Some(g) = dlt(&oracle, w, h) {
+            println!(
+                "  homography through the on-stone centres alone: worst {:.2} cell",
+                worst_intersection_error_cells(&g, &points)
+            );
+        }
         match &d.lattice {
-            Some((g, agreeing)) => println!("  stones' lattice ({agreeing} agree): {}", offset(g, &points)),
+            Some((g, agreeing)) => {
+                println!("  stones' lattice ({} agree): {}", agreeing.len(), offset(g, &points));
+                let mut kinds = [0usize; 4];
+                for p in agreeing {
+                    let Some(q) = board_of(&truth, *p) else { continue };
+                    let (c, r) = (q[0].round(), q[1].round());
+                    let k = if !(-0.5..=18.5).contains(&q[0]) || !(-0.5..=18.5).contains(&q[1]) {
+                        3
+                    } else if (q[0] - c).hypot(q[1] - r) > 0.3 {
+                        2
+                    } else if stone_at(c as i64, r as i64) {
+                        0
+                    } else {
+                        1
+                    };
+                    kinds[k] += 1;
+                }
+                // Error (after whole lines) at the corners, the sides' middles and the middle.
+                let mut errs = String::new();
+                for (c, r) in [(0, 0), (9, 0), (18, 0), (0, 9), (9, 9), (18, 9), (0, 18), (9, 18), (18, 18)] {
+                    if let Some(q) = board_of(g, points[r * n + c]) {
+                        errs.push_str(&format!(
+                            " ({c},{r}):{:+.2},{:+.2}",
+                            q[0] - c as f64 - (q[0] - c as f64).round(),
+                            q[1] - r as f64 - (q[1] - r as f64).round()
+                        ));
+                    }
+                }
+                println!("    errors{errs}");
+                println!(
+                    "    agreeing: on stones {}, on empty {}, between {}, off board {}",
+                    kinds[0], kinds[1], kinds[2], kinds[3]
+                );
+            }
             None => println!("  stones' lattice: none"),
         }
         match &d.result {

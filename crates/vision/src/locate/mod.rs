@@ -711,8 +711,8 @@ pub struct StonesDebug {
     pub initial: Option<GridGeometry>,
     /// Disc centres found.
     pub centres: Vec<[f64; 2]>,
-    /// The stones' lattice and how many centres agree with it.
-    pub lattice: Option<(GridGeometry, usize)>,
+    /// The stones' lattice and the centres that agree with it.
+    pub lattice: Option<(GridGeometry, Vec<[f64; 2]>)>,
     /// The fifth look's grid or its reason.
     pub result: Option<Result<GridGeometry, String>>,
 }

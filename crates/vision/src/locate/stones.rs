@@ -416,17 +416,22 @@ pub(crate) fn between_stones(work: &Working, geom: &GridGeometry, meter: &WorkMe
     })
 }
 
+/// The stones' lattice and the disc centres agreeing with it (full-resolution pixels).
+pub(crate) type GrownLattice = (GridGeometry, Vec<[f64; 2]>);
+
 /// Development aid: the disc centres (full-resolution pixels) and the stones' lattice grown
-/// through them (with the number of centres agreeing), from a first lattice.
+/// through them (with the centres agreeing, full-resolution pixels), from a first lattice.
 pub(crate) fn debug_steps(
     work: &Working,
     initial: &GridGeometry,
     meter: &WorkMeter,
-) -> (Vec<[f64; 2]>, Option<(GridGeometry, usize)>) {
+) -> (Vec<[f64; 2]>, Option<GrownLattice>) {
     let Some(rect) = rectify(work, initial, meter) else { return (Vec::new(), None) };
     let centres = disc_centres(&rect);
     let pixels = centres.iter().map(|p| initial.project(p[0], p[1])).collect();
-    let grown = grow_lattice(&centres).map(|(g, agreeing)| (refine::reindex(initial, &g), agreeing.len()));
+    let grown = grow_lattice(&centres).map(|(g, agreeing)| {
+        (refine::reindex(initial, &g), agreeing.iter().map(|(_, p)| initial.project(p[0], p[1])).collect())
+    });
     (pixels, grown)
 }
 
