@@ -343,7 +343,7 @@ fn search(
                 Ok(located) => best = Some(located),
                 // A fifth look, for a crowded board whose few crossings do not pin a grid: the
                 // lattice of its stones, grown from the outline's lattice.
-                Err(e) => match stones::stone_grid(&fine, &initial, &edge, meter).and_then(located_from_stones) {
+                Err(e) => match from_stones(&fine, &initial, &edge, meter) {
                     Ok(located) => best = Some(located),
                     Err(reason) => {
                         last_error = match e {
@@ -466,6 +466,23 @@ fn zoomed(
 }
 
 /// The located board of a grid found from the stones, if it is a readable convex grid.
+/// The fifth look: the stones' lattice placed by the line crossings where no stone is, and when
+/// that is refused, placed by the stones themselves (on a crowded board the stones' rims and
+/// shadows make crossings about half a cell off, so the crossings cannot tell the phase there;
+/// the crossings' placement is tried first because where it is accepted it is the finer one).
+fn from_stones(
+    fine: &Working,
+    initial: &GridGeometry,
+    edge: &[[f64; 2]; 4],
+    meter: &WorkMeter,
+) -> Result<Located, String> {
+    let look = |phase| stones::stone_grid(fine, initial, edge, phase, meter).and_then(located_from_stones);
+    look(stones::StonePhase::Crossings).or_else(|by_crossings| {
+        look(stones::StonePhase::Stones)
+            .map_err(|by_stones| format!("{by_crossings}; with the phase from the stones: {by_stones}"))
+    })
+}
+
 fn located_from_stones(grid: stones::StoneGrid) -> Result<Located, String> {
     let geometry = refine::orient_upright(&grid.geometry);
     let cell_px = refine::median_cell(&geometry);
@@ -732,7 +749,8 @@ pub fn debug_stones(gray: &GrayImage) -> StonesDebug {
     let (centres, lattice) = stones::debug_steps(&fine, &initial, &meter);
     out.centres = centres;
     out.lattice = lattice;
-    out.result = Some(stones::stone_grid(&fine, &initial, &edge, &meter).map(|g| g.geometry));
+    let grid = |phase| stones::stone_grid(&fine, &initial, &edge, phase, &meter).map(|g| g.geometry);
+    out.result = Some(grid(stones::StonePhase::Crossings).or_else(|_| grid(stones::StonePhase::Stones)));
     out.initial = Some(initial);
     out
 }

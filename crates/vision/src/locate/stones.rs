@@ -40,6 +40,12 @@ const GROWTH: [(f64, bool); 5] = [(2.5, false), (4.0, false), (6.0, false), (9.0
 /// A disc centre agrees with the lattice within this distance of a lattice point, in cells (a
 /// priori: well inside the 0.5 cell that would put it between two points).
 const STONE_INLIER_CELLS: f64 = 0.3;
+/// Once grown, the lattice is fitted again to all the disc centres within these narrowing
+/// distances of its points, in cells (a priori: the intersection refinement's own narrowing
+/// passes, 0.2 and 0.12 cell). Centres on empty points and in the gaps beside a stone that fall
+/// within 0.3 cell of a point pull a lattice grown at that distance out of shape at the
+/// corners; the stones' own centres stand within about a tenth of a cell of their points.
+const NARROWING_RADII: [f64; 2] = [0.2, 0.12];
 /// Fewest disc centres on the board's 19×19 points for this look to accept a grid (a priori: a
 /// third of the points; boards with fewer stones show enough crossings for the line looks).
 const MIN_STONES: usize = 120;
@@ -51,10 +57,11 @@ const PHASE_RADIUS_CELLS: f64 = 0.12;
 /// Fewest line crossings within [`PHASE_RADIUS_CELLS`] of the grid's points that no stone
 /// covers (a priori: half the line looks' 40, since the stones carry the rest of the evidence).
 const MIN_CROSSINGS: usize = 20;
-/// The grid must show this many times the crossings (at points no stone covers) of the same
-/// grid moved half a cell along the rows, the columns or diagonally (a priori: twice, a clear
-/// majority; between rows of stones their rims and gaps form a lattice half a cell off that
-/// some crossings fall on).
+/// The placed lattice must show this many times the evidence of the same lattice moved half a
+/// cell along the rows, the columns or diagonally (a priori: twice, a clear majority; between
+/// rows of stones their rims and gaps form a lattice half a cell off that some crossings fall
+/// on, and the gaps between touching stones make disc centres of it): crossings at the points
+/// no stone covers for [`StonePhase::Crossings`], disc centres for [`StonePhase::Stones`].
 const HALF_SHIFT_RATIO: f64 = 2.0;
 /// Scales of each family and turns (radians) about the middle searched between the stones'
 /// lattice and the board's (a priori: the stones' tops stand above the board, so their lattice
@@ -311,6 +318,122 @@ fn grow_lattice(centres: &[[f64; 2]]) -> Option<(Matrix3<f64>, Vec<PlacedStone>)
     Some((g, agreeing))
 }
 
+/// The grown lattice `g` corrected as a whole: the affine correction that puts the disc centres
+/// on whole lines ([`periodic_correction`]), then fitted again to the centres within the
+/// narrowing distances; with the disc centres that agree with the result.
+fn corrected_lattice(g: &Matrix3<f64>, centres: &[[f64; 2]]) -> Option<(Matrix3<f64>, Vec<PlacedStone>)> {
+    let mut g = g * periodic_correction(g, centres)?;
+    for inlier in NARROWING_RADII {
+        g = fit_through(&g, centres, f64::INFINITY, true, inlier)?;
+    }
+    let agreeing = agreeing_with(&g, centres, f64::INFINITY, STONE_INLIER_CELLS)?;
+    Some((g, agreeing))
+}
+
+/// The lattice `g` fitted again (projective or affine) to the disc centres within `inlier`
+/// cells of its points within `radius` cells of the middle.
+fn fit_through(
+    g: &Matrix3<f64>,
+    centres: &[[f64; 2]],
+    radius: f64,
+    projective: bool,
+    inlier: f64,
+) -> Option<Matrix3<f64>> {
+    let pairs: Vec<PointPair> = agreeing_with(g, centres, radius, inlier)?
+        .iter()
+        .map(|(k, p)| PointPair { from: [f64::from(k[0]), f64::from(k[1])], to: *p })
+        .collect();
+    if projective {
+        homography::fit(&pairs)
+    } else {
+        fit_affine(&pairs)
+    }
+}
+
+/// Largest scale and shear (per cell from the middle) of the periodic correction searched, and
+/// its step (a priori: 0.06 moves a side's outer line by half a cell, beyond which the growth's
+/// 0.3-cell agreement would not have held there; a step of 0.004 moves it by 0.04 cell).
+const PERIODIC_REACH: f64 = 0.06;
+const PERIODIC_STEP: f64 = 0.004;
+
+/// An affine correction of the lattice `g` (the map from corrected lattice coordinates to `g`'s
+/// own), chosen per family as the one that puts the disc centres on whole lines: the largest
+/// |Σ exp(2πi u')| over u' = u + a + b (u − 9) + c (v − 9), the phase a from the sum's angle.
+/// Each centre votes with the cosine of its distance from the nearest line: a stone's centre on
+/// a line counts +1, a centre in the gap between two stones (half a cell off) −1, so the
+/// stones' lattice, not the gaps', and its scale and turn across the whole board are taken. A
+/// lattice grown from the middle out can be a few per cent off in scale and turn where the
+/// gaps' centres near the sides agree with it within the growth's 0.3 cell.
+fn periodic_correction(g: &Matrix3<f64>, centres: &[[f64; 2]]) -> Option<Matrix3<f64>> {
+    let mid = (BOARD_LINES - 1) as f64 / 2.0;
+    let inverse = g.try_inverse()?;
+    let on_board = |t: f64| (-1.5..=(BOARD_LINES as f64) + 0.5).contains(&t);
+    let lattice: Vec<[f64; 2]> = centres
+        .iter()
+        .filter_map(|p| homography::apply(&inverse, *p))
+        .filter(|q| on_board(q[0]) && on_board(q[1]))
+        .map(|q| [q[0] - mid, q[1] - mid])
+        .collect();
+    if lattice.is_empty() {
+        return None;
+    }
+    let steps = (PERIODIC_REACH / PERIODIC_STEP).round() as i32;
+    let tau = std::f64::consts::TAU;
+    // Rows of the forward correction: u' − mid = (1 + b) (u − mid) + c (v − mid) + a.
+    let mut rows = [[0.0; 3]; 2];
+    for (family, row) in rows.iter_mut().enumerate() {
+        let other = 1 - family;
+        let mut best = (f64::NEG_INFINITY, [0.0; 3]);
+        for i in -steps..=steps {
+            for j in -steps..=steps {
+                let (b, c) = (f64::from(i) * PERIODIC_STEP, f64::from(j) * PERIODIC_STEP);
+                let (mut re, mut im) = (0.0, 0.0);
+                for q in &lattice {
+                    let (sin, cos) = (tau * (q[family] * (1.0 + b) + c * q[other])).sin_cos();
+                    re += cos;
+                    im += sin;
+                }
+                let strength = re.hypot(im);
+                if strength > best.0 {
+                    // The phase that brings the sum's angle to zero.
+                    let a = -im.atan2(re) / tau;
+                    let mut r = [0.0; 3];
+                    r[family] = 1.0 + b;
+                    r[other] = c;
+                    r[2] = a;
+                    best = (strength, r);
+                }
+            }
+        }
+        *row = best.1;
+    }
+    // Forward correction in coordinates about the middle, then back to the lattice's own.
+    let forward = refine::translation(mid, mid)
+        * Matrix3::new(rows[0][0], rows[0][1], rows[0][2], rows[1][0], rows[1][1], rows[1][2], 0.0, 0.0, 1.0)
+        * refine::translation(-mid, -mid);
+    forward.try_inverse()
+}
+
+/// The disc centres within `inlier` cells of their nearest point of the lattice `g`, for points
+/// within `radius` cells of the middle (along either axis), with those points.
+fn agreeing_with(g: &Matrix3<f64>, centres: &[[f64; 2]], radius: f64, inlier: f64) -> Option<Vec<PlacedStone>> {
+    let mid = (BOARD_LINES - 1) as f64 / 2.0;
+    let inverse = g.try_inverse()?;
+    let mut agreeing = Vec::new();
+    for p in centres {
+        let Some(q) = homography::apply(&inverse, *p) else { continue };
+        let point = [q[0].round(), q[1].round()];
+        if (point[0] - mid).abs().max((point[1] - mid).abs()) > radius {
+            continue;
+        }
+        let Some(at) = homography::apply(g, point) else { continue };
+        if (at[0] - p[0]).hypot(at[1] - p[1]) <= inlier {
+            agreeing.push(([point[0] as i32, point[1] as i32], *p));
+        }
+    }
+    Some(agreeing)
+}
+
 /// Crossings seen within [`PHASE_RADIUS_CELLS`] of the grid at each of `points` (board
 /// coordinates), and their distances from the grid in cells.
 fn crossings_at(work: &Working, geom: &GridGeometry, points: &[[i32; 2]], meter: &WorkMeter) -> (Vec<bool>, Vec<f64>) {
@@ -435,6 +558,18 @@ pub(crate) fn debug_steps(
     (pixels, grown)
 }
 
+/// How the fifth look places the stones' lattice on the board's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StonePhase {
+    /// The lattice as grown; its phase, shape and translation chosen by the line crossings at
+    /// the points no stone covers.
+    Crossings,
+    /// The lattice corrected as a whole so that the disc centres stand on whole lines, its phase
+    /// taken from the stones themselves (tried when the crossings do not decide: on a crowded
+    /// board the stones' rims and shadows make crossings about half a cell off).
+    Stones,
+}
+
 /// Finds the board from the stones, starting from a first lattice within about two cells of it.
 /// `Err` says which step gave up.
 /// `outline` is the board's outer edge (the lit region's quadrilateral the first lattice was
@@ -443,12 +578,17 @@ pub(crate) fn stone_grid(
     work: &Working,
     initial: &GridGeometry,
     outline: &[[f64; 2]; 4],
+    phase_from: StonePhase,
     meter: &WorkMeter,
 ) -> Result<StoneGrid, String> {
     let rect = rectify(work, initial, meter).ok_or("the work budget ran out")?;
     let centres = disc_centres(&rect);
-    let (g, agreeing) =
-        grow_lattice(&centres).ok_or_else(|| format!("no lattice through the {} disc centres", centres.len()))?;
+    let no_lattice = || format!("no lattice through the {} disc centres", centres.len());
+    let (g, agreeing) = grow_lattice(&centres).ok_or_else(no_lattice)?;
+    let (g, agreeing) = match phase_from {
+        StonePhase::Crossings => (g, agreeing),
+        StonePhase::Stones => corrected_lattice(&g, &centres).ok_or_else(no_lattice)?,
+    };
     let stones_geom = refine::reindex(initial, &g);
     let lines = BOARD_LINES as i32;
     let inside = |c: i32, r: i32| (0..lines).contains(&c) && (0..lines).contains(&r);
@@ -464,46 +604,16 @@ pub(crate) fn stone_grid(
         .filter(|p| !covered[(p[1] * lines + p[0]) as usize])
         .collect();
 
-    // Phase: a stone's top stands above its intersection, so the stones' lattice is the board's
-    // moved by up to half a cell; eighths of a cell in both directions.
-    let steps = PHASE_STEPS as i32;
-    let phase = |k: i32| f64::from(k) / f64::from(steps) - 0.5;
-    let mut counts = vec![0usize; PHASE_STEPS * PHASE_STEPS];
-    for (i, slot) in counts.iter_mut().enumerate() {
-        let (kc, kr) = ((i % PHASE_STEPS) as i32, (i / PHASE_STEPS) as i32);
-        let g = refine::reindex(&stones_geom, &refine::translation(phase(kc), phase(kr)));
-        *slot = count_crossings(work, &g, &open, meter);
-        meter.check().map_err(|e| e.to_string())?;
-    }
-    let away = |i: usize| phase((i % PHASE_STEPS) as i32).abs() + phase((i / PHASE_STEPS) as i32).abs();
-    let best =
-        (0..counts.len()).max_by(|&a, &b| counts[a].cmp(&counts[b]).then(away(b).total_cmp(&away(a)))).unwrap_or(0);
-    let (kc, kr) = (best % PHASE_STEPS, best / PHASE_STEPS);
-    let half = PHASE_STEPS / 2;
-    let shifted = |dc: usize, dr: usize| counts[((kr + dr) % PHASE_STEPS) * PHASE_STEPS + (kc + dc) % PHASE_STEPS];
-    let rival = shifted(half, 0).max(shifted(0, half)).max(shifted(half, half));
-    let phased = refine::reindex(&stones_geom, &refine::translation(phase(kc as i32), phase(kr as i32)));
-
-    // Shape: the stones' tops are a plane above the board's, seen a few per cent larger about
-    // the point below the camera; a scale per family and a small turn about the middle, then
-    // the translation once more.
-    let mid = (BOARD_LINES - 1) as f64 / 2.0;
-    let about = |m: Matrix3<f64>| refine::translation(mid, mid) * m * refine::translation(-mid, -mid);
-    let shapes = SHAPE_SCALES.iter().flat_map(|&su| {
-        SHAPE_SCALES.iter().flat_map(move |&sv| {
-            SHAPE_TURNS.iter().map(move |&t| {
-                let (sin, cos) = t.sin_cos();
-                let m = Matrix3::new(su * cos, -sv * sin, 0.0, su * sin, sv * cos, 0.0, 0.0, 0.0, 1.0);
-                (about(m), (su - 1.0).abs() + (sv - 1.0).abs() + t.abs())
-            })
-        })
-    });
-    let (_, shaped) = best_correction(work, &phased, &open, shapes, meter);
-    let shifts = FINE_SHIFTS
-        .iter()
-        .flat_map(|&a| FINE_SHIFTS.iter().map(move |&b| (refine::translation(a, b), a.abs() + b.abs())));
-    let (_, placed) = best_correction(work, &shaped, &open, shifts, meter);
+    let (placed, phase_doubt) = match phase_from {
+        StonePhase::Crossings => crossing_phase(work, &stones_geom, &open, meter)?,
+        StonePhase::Stones => stone_phase(work, &g, &stones_geom, &centres, &open, meter),
+    };
     meter.check().map_err(|e| e.to_string())?;
+    // Refused before the extent is searched: the extent's crossings are the look's largest
+    // work after the phase, and a refused phase would be refused at the end anyway.
+    if let Some(doubt) = phase_doubt {
+        return Err(doubt);
+    }
 
     // Extent: a board's lines cross only on the board and its stones stand only there; the 19
     // lines of each family holding the most crossings and stones, which must stop at them.
@@ -571,13 +681,94 @@ pub(crate) fn stone_grid(
     if crossings < MIN_CROSSINGS {
         return Err(format!("only {crossings} crossings between the stones (need {MIN_CROSSINGS})"));
     }
-    if (counts[best] as f64) < HALF_SHIFT_RATIO * rival as f64 {
-        return Err(format!(
-            "the stones' phase is unclear ({} crossings between them, {rival} half a cell over)",
-            counts[best]
-        ));
-    }
     Ok(StoneGrid { geometry, stones, crossings, crossing_rms_cells, extent_contrast })
+}
+
+/// The stones' lattice placed by the line crossings at the `open` points (no stone covers them):
+/// the phase (eighths of a cell), then a shape and a finer translation; with the doubt that
+/// refuses it when the phase does not stand out from the same lattice half a cell over.
+fn crossing_phase(
+    work: &Working,
+    stones_geom: &GridGeometry,
+    open: &[[i32; 2]],
+    meter: &WorkMeter,
+) -> Result<(GridGeometry, Option<String>), String> {
+    // Phase: a stone's top stands above its intersection, so the stones' lattice is the board's
+    // moved by up to half a cell; eighths of a cell in both directions.
+    let steps = PHASE_STEPS as i32;
+    let phase = |k: i32| f64::from(k) / f64::from(steps) - 0.5;
+    let mut counts = vec![0usize; PHASE_STEPS * PHASE_STEPS];
+    for (i, slot) in counts.iter_mut().enumerate() {
+        let (kc, kr) = ((i % PHASE_STEPS) as i32, (i / PHASE_STEPS) as i32);
+        let g = refine::reindex(stones_geom, &refine::translation(phase(kc), phase(kr)));
+        *slot = count_crossings(work, &g, open, meter);
+        meter.check().map_err(|e| e.to_string())?;
+    }
+    let away = |i: usize| phase((i % PHASE_STEPS) as i32).abs() + phase((i / PHASE_STEPS) as i32).abs();
+    let best =
+        (0..counts.len()).max_by(|&a, &b| counts[a].cmp(&counts[b]).then(away(b).total_cmp(&away(a)))).unwrap_or(0);
+    let (kc, kr) = (best % PHASE_STEPS, best / PHASE_STEPS);
+    let half = PHASE_STEPS / 2;
+    let shifted = |dc: usize, dr: usize| counts[((kr + dr) % PHASE_STEPS) * PHASE_STEPS + (kc + dc) % PHASE_STEPS];
+    let rival = shifted(half, 0).max(shifted(0, half)).max(shifted(half, half));
+    let phased = refine::reindex(stones_geom, &refine::translation(phase(kc as i32), phase(kr as i32)));
+
+    // Shape: the stones' tops are a plane above the board's, seen a few per cent larger about
+    // the point below the camera; a scale per family and a small turn about the middle, then
+    // the translation once more.
+    let mid = (BOARD_LINES - 1) as f64 / 2.0;
+    let about = |m: Matrix3<f64>| refine::translation(mid, mid) * m * refine::translation(-mid, -mid);
+    let shapes = SHAPE_SCALES.iter().flat_map(|&su| {
+        SHAPE_SCALES.iter().flat_map(move |&sv| {
+            SHAPE_TURNS.iter().map(move |&t| {
+                let (sin, cos) = t.sin_cos();
+                let m = Matrix3::new(su * cos, -sv * sin, 0.0, su * sin, sv * cos, 0.0, 0.0, 0.0, 1.0);
+                (about(m), (su - 1.0).abs() + (sv - 1.0).abs() + t.abs())
+            })
+        })
+    });
+    let (_, shaped) = best_correction(work, &phased, open, shapes, meter);
+    let shifts = FINE_SHIFTS
+        .iter()
+        .flat_map(|&a| FINE_SHIFTS.iter().map(move |&b| (refine::translation(a, b), a.abs() + b.abs())));
+    let (_, placed) = best_correction(work, &shaped, open, shifts, meter);
+    let doubt = ((counts[best] as f64) < HALF_SHIFT_RATIO * rival as f64).then(|| {
+        format!("the stones' phase is unclear ({} crossings between them, {rival} half a cell over)", counts[best])
+    });
+    Ok((placed, doubt))
+}
+
+/// The stones' lattice `g` (corrected as a whole, `stones_geom` in the image) placed by the
+/// stones themselves: the disc centres are the stones' silhouettes, within about a tenth of a
+/// cell of their intersections; what must be told apart is the lattice of the gaps between
+/// stones, half a cell over. The doubt refuses it unless it holds twice the disc centres of the
+/// same lattice moved half a cell along the rows, the columns or diagonally, and more crossings
+/// at the `open` points.
+fn stone_phase(
+    work: &Working,
+    g: &Matrix3<f64>,
+    stones_geom: &GridGeometry,
+    centres: &[[f64; 2]],
+    open: &[[i32; 2]],
+    meter: &WorkMeter,
+) -> (GridGeometry, Option<String>) {
+    let halves = [(0.5, 0.0), (0.0, 0.5), (0.5, 0.5)];
+    let on_lattice =
+        |m: &Matrix3<f64>| agreeing_with(m, centres, f64::INFINITY, STONE_INLIER_CELLS).map_or(0, |a| a.len());
+    let stones_on = on_lattice(g);
+    let stones_rival = halves.iter().map(|&(dc, dr)| on_lattice(&(g * refine::translation(dc, dr)))).max().unwrap_or(0);
+    let crossings_on = count_crossings(work, stones_geom, open, meter);
+    let crossings_rival = halves
+        .iter()
+        .map(|&(dc, dr)| {
+            count_crossings(work, &refine::reindex(stones_geom, &refine::translation(dc, dr)), open, meter)
+        })
+        .max()
+        .unwrap_or(0);
+    let doubt = ((stones_on as f64) < HALF_SHIFT_RATIO * stones_rival as f64 || crossings_on <= crossings_rival).then(|| {
+        format!("the stones' phase is unclear ({stones_on} disc centres and {crossings_on} crossings on the lattice, {stones_rival} and {crossings_rival} half a cell over)")
+    });
+    (stones_geom.clone(), doubt)
 }
 
 #[cfg(test)]
