@@ -14,8 +14,8 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
-use tengen_referee::{Event, Observation, RecordHeader, Referee, RefereeConfig, StabiliserConfig, StartPosition};
-use tengen_sgf::write_game;
+use tengen_referee::{Event, Observation, Referee, RefereeConfig, StabiliserConfig, StartPosition};
+use tengen_sgf::{write_game, GameInfo};
 use tengen_vision::decode_rgb;
 use tengen_vision::{FixedGrid, FrameReadError, FrameReader, Tracking};
 
@@ -278,7 +278,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     }
     bar.finish_and_clear();
     events_out.flush()?;
-    let sgf = write_game(&referee.game_record(&all_events, &RecordHeader::default()));
+    let sgf = write_game(&referee.game_record(&all_events, &GameInfo::default()));
     std::fs::write(out, sgf).with_context(|| format!("cannot write {}", out.display()))?;
     let infractions = all_events
         .iter()

@@ -103,7 +103,7 @@ fn report(rec: &GameRecord, dead_arg: Option<&str>, komi_arg: Option<f64>) -> an
     } else {
         writeln!(out, "  (as it is announced in China, Art. 11)")?;
     }
-    if let Some(recorded) = &rec.result {
+    if let Some(recorded) = &rec.info.result {
         writeln!(out, "recorded RE: {recorded}")?;
         if recorded.trim() != result.points() {
             writeln!(

@@ -58,7 +58,7 @@ fn record_of(sgf: &[u8]) -> Record {
         setup_black: r.setup_black,
         setup_white: r.setup_white,
         moves: r.moves,
-        result: r.result,
+        result: r.info.result,
         root_comment: r.root_comment,
     }
 }

@@ -40,7 +40,7 @@ pub use event::{
     EVENT_SCHEMA_VERSION,
 };
 pub use observation::{confidence_in_tenths, Observation, ObservationError, PointObservation, ReadingLine};
-pub use record::{comment_line, RecordHeader};
+pub use record::comment_line;
 pub use referee::{
     ArbiterAction, ArbiterError, Difference, DifferenceCause, InfractionView, Input, InputLineError, Phase,
     RecordAction, RecordEntry, Referee, RefereeConfig, Snapshot, StartPosition, StartPositionError,

@@ -6,36 +6,10 @@
 use std::collections::BTreeMap;
 
 use tengen_rules::{Move, Stone, MAX_BOARD_SIZE};
-use tengen_sgf::{GameRecord, RecordedMove};
+use tengen_sgf::{GameInfo, GameRecord, RecordedMove};
 
 use crate::event::{Event, EventKind, Status};
 use crate::referee::{RecordAction, Referee, StartPosition};
-
-/// What the record says about the game beyond the referee's record.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RecordHeader {
-    /// The organiser's Black player (`PB`; after wrong colours found past move 10 the record
-    /// names this player as White, Art. 17.1).
-    pub black: Option<String>,
-    /// The organiser's White player (`PW`).
-    pub white: Option<String>,
-    /// The Black player's rank (`BR`), e.g. "3d"; swapped with the names.
-    pub black_rank: Option<String>,
-    /// The White player's rank (`WR`).
-    pub white_rank: Option<String>,
-    /// The event (`EV`).
-    pub event: Option<String>,
-    /// The round (`RO`).
-    pub round: Option<String>,
-    /// The handicap as paired (`HA`); when absent, a handicap start's stone count.
-    pub handicap: Option<u8>,
-    /// The date (`DT`, YYYY-MM-DD).
-    pub date: Option<String>,
-    /// The game's name (`GN`), e.g. the table and game number.
-    pub game_name: Option<String>,
-    /// A result set by the arbiter (`RE`), overriding the counted one.
-    pub result: Option<String>,
-}
 
 /// One comment line for an event: its kind, its infraction id and status, its article and the
 /// English message, e.g. `missed_capture #1 [suspected] (Art. 18.2): …`.
@@ -53,30 +27,23 @@ pub fn comment_line(e: &Event) -> String {
 
 impl Referee {
     /// The game record of everything the referee has seen, with `events` (what it published,
-    /// in order) as comments.
-    pub fn game_record(&self, events: &[Event], header: &RecordHeader) -> GameRecord {
+    /// in order) as comments. `info` is the game information as the organiser gives it: its
+    /// Black and White are the organiser's (after wrong colours found past move 10 the record
+    /// names each as the colour they played, Art. 17.1); without a handicap, a handicap start
+    /// gives its stone count; without a result, the counted one is written.
+    pub fn game_record(&self, events: &[Event], info: &GameInfo) -> GameRecord {
         let size = MAX_BOARD_SIZE;
         let state = self.state();
         let mut rec = GameRecord::new(size, size);
         rec.komi = Some(self.config().komi_points);
         rec.rules = Some("Chinese".into());
-        rec.date.clone_from(&header.date);
-        rec.game_name.clone_from(&header.game_name);
+        rec.info = info.clone();
         // Wrong colours after move 10 stand (Art. 17.1): the record names who played which colour.
-        let (black, white) =
-            if state.players_swapped { (&header.white, &header.black) } else { (&header.black, &header.white) };
-        rec.black_name.clone_from(black);
-        rec.white_name.clone_from(white);
-        let (black_rank, white_rank) = if state.players_swapped {
-            (&header.white_rank, &header.black_rank)
-        } else {
-            (&header.black_rank, &header.white_rank)
-        };
-        rec.black_rank.clone_from(black_rank);
-        rec.white_rank.clone_from(white_rank);
-        rec.event.clone_from(&header.event);
-        rec.round.clone_from(&header.round);
-        rec.handicap = header.handicap.or(match self.config().start {
+        if state.players_swapped {
+            std::mem::swap(&mut rec.info.black_name, &mut rec.info.white_name);
+            std::mem::swap(&mut rec.info.black_rank, &mut rec.info.white_rank);
+        }
+        rec.info.handicap = info.handicap.or(match self.config().start {
             StartPosition::Handicap(n) => Some(n),
             _ => None,
         });
@@ -151,7 +118,7 @@ impl Referee {
                 }
             }
         }
-        rec.result = header.result.clone().or_else(|| state.result.map(|r| r.points));
+        rec.info.result = info.result.clone().or_else(|| state.result.map(|r| r.points));
         rec
     }
 }

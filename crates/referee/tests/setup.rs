@@ -7,9 +7,10 @@
 mod common;
 
 use common::{infractions, kinds, moves, only_infraction, Table};
-use tengen_referee::{ArbiterAction, EventKind, Phase, RecordHeader, Referee, RefereeConfig, StartPosition, Status};
+use tengen_referee::{ArbiterAction, EventKind, Phase, Referee, RefereeConfig, StartPosition, Status};
 use tengen_rules::Color;
 use tengen_rules::BOARD_LINES as SIZE;
+use tengen_sgf::GameInfo;
 
 fn table(start: StartPosition) -> Table {
     Table::with_config(RefereeConfig { start, ..RefereeConfig::default() })
@@ -203,22 +204,18 @@ fn the_record_says_how_the_game_started() {
     t.put("Q16", 'X').put("D4", 'X').put("Q4", 'X').put("D16", 'X');
     t.show();
     t.play("R14", 'O', &[]);
-    let rec = t.referee.game_record(&t.events, &RecordHeader::default());
-    assert_eq!((rec.handicap, rec.first_player, rec.setup_black.len()), (Some(4), Some(Color::White), 4));
+    let rec = t.referee.game_record(&t.events, &GameInfo::default());
+    assert_eq!((rec.info.handicap, rec.first_player, rec.setup_black.len()), (Some(4), Some(Color::White), 4));
     assert_eq!(rec.moves.len(), 1);
     assert_eq!(rec.moves[0].color, Color::White);
-    let paired = RecordHeader {
-        handicap: Some(4),
-        round: Some("3".into()),
-        black_rank: Some("2k".into()),
-        ..RecordHeader::default()
-    };
+    let paired =
+        GameInfo { handicap: Some(4), round: Some("3".into()), black_rank: Some("2k".into()), ..GameInfo::default() };
     let sgf = tengen_sgf::write_game(&t.referee.game_record(&t.events, &paired));
     assert!(sgf.contains("HA[4]") && sgf.contains("RO[3]") && sgf.contains("BR[2k]") && sgf.contains("PL[W]"), "{sgf}");
 
     let stones = [("Q16", 'X'), ("D4", 'X'), ("K10", 'X')];
     let (t, _) = table_first_seeing(StartPosition::Even, &stones);
-    let rec = t.referee.game_record(&t.events, &RecordHeader::default());
-    assert!(rec.setup_black.is_empty() && rec.moves.is_empty() && rec.handicap.is_none());
+    let rec = t.referee.game_record(&t.events, &GameInfo::default());
+    assert!(rec.setup_black.is_empty() && rec.moves.is_empty() && rec.info.handicap.is_none());
     assert!(rec.root_comment.as_deref().is_some_and(|c| c.contains("setup_mismatch")), "{:?}", rec.root_comment);
 }

@@ -9,8 +9,7 @@ use tengen_vision::{FixedGrid, FrameReadError, FrameReader, FrameReading, Tracki
 use std::sync::Arc;
 
 use tengen_referee as referee;
-use tengen_referee::RecordHeader;
-use tengen_sgf::GameRecord;
+use tengen_sgf::{GameInfo, GameRecord};
 
 use crate::engine::{
     AnalyzeError, AnalyzerFactory, Corners, Engines, FrameAnalyzer, RefereeFactory, SystemClock, TableReferee,
@@ -156,9 +155,9 @@ impl TableReferee for RefereeAdapter {
         self.result_override.as_deref()
     }
 
-    fn record(&self, header: &RecordHeader) -> GameRecord {
-        let header = RecordHeader { result: self.result_override.clone().or(header.result.clone()), ..header.clone() };
-        self.referee.game_record(&self.events, &header)
+    fn record(&self, info: &GameInfo) -> GameRecord {
+        let info = GameInfo { result: self.result_override.clone().or(info.result.clone()), ..info.clone() };
+        self.referee.game_record(&self.events, &info)
     }
 }
 

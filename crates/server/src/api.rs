@@ -500,7 +500,7 @@ fn sgf_response(name: &str, game: i64, sgf: String) -> Response {
 /// deterministic: the live game's record is the one its log gives).
 pub(crate) async fn game_record(hub: &crate::Hub, table_name: &str, game: &GameRow) -> ApiResult<String> {
     let referee = crate::replay_referee(hub, game).await?;
-    Ok(tengen_sgf::write_game(&referee.record(&crate::sgf::record_header(game, table_name))))
+    Ok(tengen_sgf::write_game(&referee.record(&crate::sgf::game_info(game, table_name))))
 }
 
 async fn table_sgf(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Response> {
@@ -518,7 +518,7 @@ async fn table_sgf(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) ->
 pub(crate) async fn live_record(table: &TableHandle, store: &Store) -> ApiResult<crate::json::TableRecord> {
     let live = table.live().ok_or_else(|| Error::internal("table state poisoned"))?;
     let referee = crate::replay_game(table, store, &live.game).await?;
-    let sgf = tengen_sgf::write_game(&referee.record(&crate::sgf::record_header(&live.game, &table.name)));
+    let sgf = tengen_sgf::write_game(&referee.record(&crate::sgf::game_info(&live.game, &table.name)));
     Ok(crate::json::TableRecord { game: live.game.id, sgf })
 }
 

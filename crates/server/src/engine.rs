@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use tengen_referee::{self as referee, RecordHeader};
-use tengen_sgf::GameRecord;
+use tengen_referee as referee;
+use tengen_sgf::{GameInfo, GameRecord};
 
 use crate::error::Error;
 use crate::json::{GameView, RefereeEvent, RefereeRequest};
@@ -77,8 +77,8 @@ pub trait TableReferee: Send {
     fn snapshot(&self) -> referee::Snapshot;
     /// The result the arbiter set by hand, if any: it stands over the counted one.
     fn hand_result(&self) -> Option<&str>;
-    /// The game record so far, with `header`'s players, date and name.
-    fn record(&self, header: &RecordHeader) -> GameRecord;
+    /// The game record so far, with `info`'s players, date and name.
+    fn record(&self, info: &GameInfo) -> GameRecord;
 }
 
 /// Applies what an arbiter's action asks of a table's referee (live, or replaying the log): the

@@ -1,9 +1,10 @@
 //! What the service adds to a game's record beyond the referee's: the players (and from an
 //! imported pairing their ranks, the event, the round, the handicap), the date and the game's name.
-//! The record itself is the referee's, written by the project's one writer (`RecordHeader` in
-//! `tengen-referee`, then `tengen-sgf`), the same as `tengen replay` writes.
+//! The record itself is the referee's, written by the project's one writer
+//! (`Referee::game_record` from this `GameInfo`, then `tengen-sgf`), the same as `tengen replay`
+//! writes.
 
-use tengen_referee::RecordHeader;
+use tengen_sgf::GameInfo;
 
 use crate::store::GameRow;
 
@@ -24,13 +25,13 @@ pub fn utc_date(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// The record's header for a stored game at a table: the players, and from an imported pairing
-/// their ranks, the event, the round and the handicap.
-pub fn record_header(game: &GameRow, table_name: &str) -> RecordHeader {
+/// The record's game information for a stored game at a table: the players, and from an
+/// imported pairing their ranks, the event, the round and the handicap.
+pub fn game_info(game: &GameRow, table_name: &str) -> GameInfo {
     let pairing = game.setup.pairing.as_ref();
-    RecordHeader {
-        black: game.black.clone(),
-        white: game.white.clone(),
+    GameInfo {
+        black_name: game.black.clone(),
+        white_name: game.white.clone(),
         black_rank: pairing.and_then(|p| p.black.rank.as_ref()).map(|r| r.to_lowercase()),
         white_rank: pairing.and_then(|p| p.white.rank.as_ref()).map(|r| r.to_lowercase()),
         event: pairing.and_then(|p| p.event.clone()),
@@ -62,9 +63,9 @@ mod tests {
             white: None,
             setup: GameSetup::default(),
         };
-        let header = record_header(&game, "Table 1");
+        let header = game_info(&game, "Table 1");
         assert_eq!(header.game_name.as_deref(), Some("Table 1, game 3"));
-        assert_eq!(header.black.as_deref(), Some("Ke Jie"));
+        assert_eq!(header.black_name.as_deref(), Some("Ke Jie"));
         assert_eq!(header.date.as_deref(), Some("1970-01-01"));
         assert_eq!((header.round, header.handicap), (None, None));
         game.setup.pairing = Some(GamePairing {
@@ -74,7 +75,7 @@ mod tests {
             white: Player { surname: "Shin".into(), first_name: "Jinseo".into(), rank: None },
             handicap: 3,
         });
-        let header = record_header(&game, "Table 1");
+        let header = game_info(&game, "Table 1");
         assert_eq!(header.black_rank.as_deref(), Some("9d"));
         assert_eq!(header.white_rank, None);
         assert_eq!(

@@ -80,10 +80,14 @@ async fn each_table_checks_the_first_board_against_its_setup_and_keeps_it_across
     // board are the start (AB, White first); the even game's stones are neither setup nor moves.
     let h5_sgf = sgf_of(&server, "h5").await;
     let h5_record = tengen_sgf::read_game(h5_sgf.as_bytes()).unwrap();
-    assert_eq!((h5_record.handicap, h5_record.first_player), (Some(5), Some(tengen_rules::Color::White)), "{h5_sgf}");
+    assert_eq!(
+        (h5_record.info.handicap, h5_record.first_player),
+        (Some(5), Some(tengen_rules::Color::White)),
+        "{h5_sgf}"
+    );
     assert_eq!(h5_record.setup_black.len(), 5, "{h5_sgf}");
     let found_record = tengen_sgf::read_game(sgf_of(&server, "found").await.as_bytes()).unwrap();
-    assert_eq!((found_record.setup_black.len(), found_record.handicap), (5, None));
+    assert_eq!((found_record.setup_black.len(), found_record.info.handicap), (5, None));
     let even_sgf = sgf_of(&server, "even").await;
     let even_record = tengen_sgf::read_game(even_sgf.as_bytes()).unwrap();
     assert!(even_record.setup_black.is_empty() && even_record.moves.is_empty(), "{even_sgf}");

@@ -15,7 +15,7 @@ pub mod write;
 
 pub use check::{check_bytes, check_game, CheckReport, FileCheck, Finding, FindingKind};
 pub use encoding::{ChosenEncoding, EncodingSource};
-pub use record::{GameRecord, RecordedMove, MAX_MOVES};
+pub use record::{GameInfo, GameRecord, RecordedMove, MAX_MOVES};
 pub use write::write_game;
 
 use tengen_rules::{Point, SetupError};

@@ -23,23 +23,10 @@ pub struct RecordedMove {
     pub comment: Option<String>,
 }
 
-/// A game record: the game information the project uses, the setup and the main line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GameRecord {
-    /// Board width (`SZ`, default 19).
-    pub width: u8,
-    /// Board height.
-    pub height: u8,
-    /// Komi in points (`KM`; Fox's `KM[750]`/`KM[375]` read as 7.5).
-    pub komi: Option<f64>,
-    /// Handicap (`HA`).
-    pub handicap: Option<u8>,
-    /// Rule set as written (`RU`), e.g. "Chinese".
-    pub rules: Option<String>,
-    /// Result as written (`RE`), e.g. "B+R", "W+0.5", "B+3/4".
-    pub result: Option<String>,
-    /// Date (`DT`).
-    pub date: Option<String>,
+/// Who played, where, when and how it ended: the game information a record carries beyond the
+/// board and the rules of play (the root's `PB` `PW` `BR` `WR` `EV` `RO` `DT` `GN` `HA` `RE`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GameInfo {
     /// Black player's name (`PB`).
     pub black_name: Option<String>,
     /// White player's name (`PW`).
@@ -52,8 +39,29 @@ pub struct GameRecord {
     pub event: Option<String>,
     /// Round (`RO`), e.g. "3" or "3 (final)".
     pub round: Option<String>,
+    /// Date (`DT`), e.g. "2026-11-18".
+    pub date: Option<String>,
     /// Game name (`GN`).
     pub game_name: Option<String>,
+    /// Handicap (`HA`).
+    pub handicap: Option<u8>,
+    /// Result as written (`RE`), e.g. "B+R", "W+0.5", "B+3/4".
+    pub result: Option<String>,
+}
+
+/// A game record: the game information the project uses, the setup and the main line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GameRecord {
+    /// Board width (`SZ`, default 19).
+    pub width: u8,
+    /// Board height.
+    pub height: u8,
+    /// Komi in points (`KM`; Fox's `KM[750]`/`KM[375]` read as 7.5).
+    pub komi: Option<f64>,
+    /// Rule set as written (`RU`), e.g. "Chinese".
+    pub rules: Option<String>,
+    /// The players, the occasion, the handicap and the result.
+    pub info: GameInfo,
     /// Comment of the root node (`C`).
     pub root_comment: Option<String>,
     /// Black setup stones before the first move (`AB`, minus later `AE`/`AW` on the same point).
@@ -75,17 +83,8 @@ impl GameRecord {
             width,
             height,
             komi: None,
-            handicap: None,
             rules: None,
-            result: None,
-            date: None,
-            black_name: None,
-            white_name: None,
-            black_rank: None,
-            white_rank: None,
-            event: None,
-            round: None,
-            game_name: None,
+            info: GameInfo::default(),
             root_comment: None,
             setup_black: Vec::new(),
             setup_white: Vec::new(),
@@ -103,15 +102,18 @@ impl GameRecord {
         let mut rec = GameRecord::new(width, height);
         let text = |ident: &str| root_node.value(ident).map(str::to_string);
         rec.rules = text("RU");
-        rec.result = text("RE");
-        rec.date = text("DT");
-        rec.black_name = text("PB");
-        rec.white_name = text("PW");
-        rec.black_rank = text("BR");
-        rec.white_rank = text("WR");
-        rec.event = text("EV");
-        rec.round = text("RO");
-        rec.game_name = text("GN");
+        rec.info = GameInfo {
+            black_name: text("PB"),
+            white_name: text("PW"),
+            black_rank: text("BR"),
+            white_rank: text("WR"),
+            event: text("EV"),
+            round: text("RO"),
+            date: text("DT"),
+            game_name: text("GN"),
+            handicap: None,
+            result: text("RE"),
+        };
         rec.root_comment = text("C");
         if let Some(km) = root_node.value("KM") {
             match parse_komi(km) {
@@ -167,7 +169,7 @@ impl GameRecord {
                         }
                         let v = prop.first().map(str::trim).unwrap_or("");
                         match v.parse::<u8>() {
-                            Ok(h) => rec.handicap = Some(h),
+                            Ok(h) => rec.info.handicap = Some(h),
                             Err(_) => rec.warnings.push(format!("HA[{v}] is not a number")),
                         }
                     }
@@ -195,7 +197,7 @@ impl GameRecord {
                 None => {}
             }
         }
-        if let Some(h) = rec.handicap {
+        if let Some(h) = rec.info.handicap {
             if h >= 2 && rec.setup_black.len() < usize::from(h) {
                 rec.warnings.push(format!(
                     "HA[{h}] but {} black setup stone(s): handicap stones not placed in the record",

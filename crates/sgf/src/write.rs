@@ -59,18 +59,18 @@ pub fn write_game(rec: &GameRecord) -> String {
     if let Some(k) = rec.komi {
         let _ = write!(out, "KM[{}]", komi_text(k));
     }
-    if let Some(h) = rec.handicap {
+    if let Some(h) = rec.info.handicap {
         let _ = write!(out, "HA[{h}]");
     }
-    push_text(&mut out, "RE", rec.result.as_deref());
-    push_text(&mut out, "DT", rec.date.as_deref());
-    push_text(&mut out, "PB", rec.black_name.as_deref());
-    push_text(&mut out, "PW", rec.white_name.as_deref());
-    push_text(&mut out, "BR", rec.black_rank.as_deref());
-    push_text(&mut out, "WR", rec.white_rank.as_deref());
-    push_text(&mut out, "EV", rec.event.as_deref());
-    push_text(&mut out, "RO", rec.round.as_deref());
-    push_text(&mut out, "GN", rec.game_name.as_deref());
+    push_text(&mut out, "RE", rec.info.result.as_deref());
+    push_text(&mut out, "DT", rec.info.date.as_deref());
+    push_text(&mut out, "PB", rec.info.black_name.as_deref());
+    push_text(&mut out, "PW", rec.info.white_name.as_deref());
+    push_text(&mut out, "BR", rec.info.black_rank.as_deref());
+    push_text(&mut out, "WR", rec.info.white_rank.as_deref());
+    push_text(&mut out, "EV", rec.info.event.as_deref());
+    push_text(&mut out, "RO", rec.info.round.as_deref());
+    push_text(&mut out, "GN", rec.info.game_name.as_deref());
     push_text(&mut out, "C", rec.root_comment.as_deref());
     push_points(&mut out, "AB", &rec.setup_black);
     push_points(&mut out, "AW", &rec.setup_white);

@@ -205,22 +205,22 @@ fn encodings_decode() -> anyhow::Result<()> {
     let dir = "sabaki-sgf/tests-sgf";
     let Some(rec) = game(&format!("{dir}/chinese.sgf"))? else { return Ok(()) };
     // GB2312 declared after PB: PB is decoded with it all the same.
-    assert_eq!(rec.black_name.as_deref(), Some("古力"));
-    assert_eq!(rec.white_name.as_deref(), Some("柯洁"));
+    assert_eq!(rec.info.black_name.as_deref(), Some("古力"));
+    assert_eq!(rec.info.white_name.as_deref(), Some("柯洁"));
     assert_eq!(rec.moves[1].comment.as_deref(), Some("围棋 is fun"));
     let Some(rec) = game(&format!("{dir}/japanese.sgf"))? else { return Ok(()) };
-    assert_eq!(rec.black_name.as_deref(), Some("井山 裕太"));
-    assert_eq!(rec.white_name.as_deref(), Some("山下 敬吾"));
+    assert_eq!(rec.info.black_name.as_deref(), Some("井山 裕太"));
+    assert_eq!(rec.info.white_name.as_deref(), Some("山下 敬吾"));
     assert_eq!(rec.moves[1].comment.as_deref(), Some("囲碁 is fun"));
     let Some(rec) = game(&format!("{dir}/korean.sgf"))? else { return Ok(()) };
-    assert_eq!(rec.black_name.as_deref(), Some("이세돌"));
-    assert_eq!(rec.white_name.as_deref(), Some("박정환"));
+    assert_eq!(rec.info.black_name.as_deref(), Some("이세돌"));
+    assert_eq!(rec.info.white_name.as_deref(), Some("박정환"));
     // MS_KANJI declared, but the bytes are UTF-8 (already mangled to U+FFFD by some converter).
     let Some(bytes) = load(&format!("{dir}/japanese_bad.sgf"))? else { return Ok(()) };
     let coll = read_collection(&bytes)?;
     assert_eq!(coll.encoding.source, EncodingSource::DeclaredButUtf8);
     let rec = read_game(&bytes)?;
-    assert_eq!(rec.black_name.as_deref(), Some("\u{FFFD}\u{FFFD}\u{FFFD}R \u{FFFD}T\u{FFFD}\u{FFFD}"));
+    assert_eq!(rec.info.black_name.as_deref(), Some("\u{FFFD}\u{FFFD}\u{FFFD}R \u{FFFD}T\u{FFFD}\u{FFFD}"));
     // GB18030 without CA.
     let Some(rec) = game(&format!("{dir}/no-ca.sgf"))? else { return Ok(()) };
     assert!(rec.root_comment.as_deref().is_some_and(|c| c.starts_with("【第三型】 黑先")), "{:?}", rec.root_comment);
@@ -230,8 +230,8 @@ fn encodings_decode() -> anyhow::Result<()> {
         let Some(bytes) = load(&format!("{dir}/{f}"))? else { return Ok(()) };
         assert_eq!(read_collection(&bytes)?.encoding.source, EncodingSource::ByteOrderMark);
         let rec = read_game(&bytes)?;
-        assert_eq!(rec.white_name.as_deref(), Some("Go Seigen"), "{f}");
-        assert_eq!(rec.black_name.as_deref(), Some("Kitani Minoru"), "{f}");
+        assert_eq!(rec.info.white_name.as_deref(), Some("Go Seigen"), "{f}");
+        assert_eq!(rec.info.black_name.as_deref(), Some("Kitani Minoru"), "{f}");
         assert!(rec.moves.len() > 50, "{f}");
     }
     // Shift_JIS without CA, and "ソ" (0x83 0x5C) whose second byte is a backslash.
@@ -239,8 +239,8 @@ fn encodings_decode() -> anyhow::Result<()> {
     let coll = read_collection(&bytes)?;
     assert_eq!(coll.encoding.encoding, encoding_rs::SHIFT_JIS);
     let rec = read_game(&bytes)?;
-    assert_eq!(rec.black_name.as_deref(), Some("申眞ソ"));
-    assert_eq!(rec.white_name.as_deref(), Some("党毅飛"));
+    assert_eq!(rec.info.black_name.as_deref(), Some("申眞ソ"));
+    assert_eq!(rec.info.white_name.as_deref(), Some("党毅飛"));
     assert_eq!(rec.moves.len(), 8);
     // A large UTF-8 file with markdown-ish comments and a RU in lower case.
     let Some(rec) = game(&format!("{dir}/complex.sgf"))? else { return Ok(()) };
@@ -254,15 +254,15 @@ fn fox_files() -> anyhow::Result<()> {
     let dir = "sabaki-sgf/fox-pr";
     let Some(rec) = game(&format!("{dir}/fox_go_server_komi.sgf"))? else { return Ok(()) };
     assert_eq!(rec.komi, Some(7.5), "KM[375] is 3.75 stones = 7.5 points");
-    assert_eq!(rec.result.as_deref(), Some("W+12.75"));
-    assert_eq!(rec.black_name.as_deref(), Some("东升712"));
+    assert_eq!(rec.info.result.as_deref(), Some("W+12.75"));
+    assert_eq!(rec.info.black_name.as_deref(), Some("东升712"));
     let Some(rec) = game(&format!("{dir}/fox_go_server_japanese.sgf"))? else { return Ok(()) };
     assert_eq!(rec.komi, Some(6.5), "KM[650]");
     // The main line is written as ~300 nested variations.
     assert!(rec.moves.len() > 250, "{} moves", rec.moves.len());
     assert!(verdicts(&rec)?.is_empty());
     let Some(rec) = game(&format!("{dir}/fox_go_server_handicap.sgf"))? else { return Ok(()) };
-    assert_eq!(rec.handicap, Some(2));
+    assert_eq!(rec.info.handicap, Some(2));
     assert_eq!(rec.setup_black.len(), 2);
     assert_eq!(rec.moves[0].color, Color::White);
     assert!(verdicts(&rec)?.is_empty());

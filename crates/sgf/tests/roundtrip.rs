@@ -35,14 +35,14 @@ prop_compose! {
     ) -> GameRecord {
         let mut rec = GameRecord::new(width, height);
         rec.komi = komi;
-        rec.handicap = handicap;
+        rec.info.handicap = handicap;
         rec.rules = fields[0].clone();
-        rec.result = fields[1].clone();
-        rec.date = fields[2].clone();
-        rec.black_name = fields[3].clone();
-        rec.white_name = fields[4].clone();
-        rec.event = fields[5].clone();
-        rec.game_name = fields[6].clone();
+        rec.info.result = fields[1].clone();
+        rec.info.date = fields[2].clone();
+        rec.info.black_name = fields[3].clone();
+        rec.info.white_name = fields[4].clone();
+        rec.info.event = fields[5].clone();
+        rec.info.game_name = fields[6].clone();
         rec.root_comment = fields[7].clone();
         let setup: BTreeMap<Point, Color> = setup.into_iter().map(|((c, r), col)| (Point::new(c, r), col)).collect();
         rec.setup_black = setup.iter().filter(|(_, c)| **c == Color::Black).map(|(p, _)| *p).collect();

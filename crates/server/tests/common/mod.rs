@@ -14,7 +14,6 @@ pub mod nats;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tengen_referee::RecordHeader;
 use tengen_referee::{
     ArbiterAction, Event, EventKind, InfractionView, Message, Phase, PointRef, RecordAction, RecordEntry, Snapshot,
     Status,
@@ -26,7 +25,7 @@ use tengen_server::engine::{
 use tengen_server::error::Error;
 use tengen_server::json::RecordMove;
 use tengen_server::model::Observation;
-use tengen_sgf::{GameRecord, RecordedMove};
+use tengen_sgf::{GameInfo, GameRecord, RecordedMove};
 
 pub struct PixelBoardAnalyzer;
 
@@ -252,12 +251,12 @@ impl TableReferee for SimpleReferee {
         self.result.as_deref()
     }
 
-    fn record(&self, header: &RecordHeader) -> GameRecord {
+    fn record(&self, info: &GameInfo) -> GameRecord {
         // The test referee's own small record: its moves, its alerts as the root comment.
         let mut record = GameRecord::new(19, 19);
-        record.black_name.clone_from(&header.black);
-        record.white_name.clone_from(&header.white);
-        record.result = self.result.clone();
+        record.info.black_name.clone_from(&info.black_name);
+        record.info.white_name.clone_from(&info.white_name);
+        record.info.result = self.result.clone();
         record.root_comment = Some(self.comments.join("\n")).filter(|c| !c.is_empty());
         for m in &self.moves {
             let mv = m.point.map_or(Move::Pass, Move::Place);
