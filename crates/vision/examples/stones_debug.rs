@@ -1,7 +1,7 @@
 //! Development aid: the outline and stones' looks step by step on labelled photos or saved
 //! stress frames, each step scored against the truth.
 //!
-//! `stones_debug DIR [--only TEXT] [--png OUTDIR]`
+//! `stones_debug DIR [--only TEXT] [--png OUTDIR] [--outlines]`
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -110,10 +110,12 @@ fn dlt(pairs: &[([f64; 2], [f64; 2])], w: u32, h: u32) -> Option<GridGeometry> {
 
 fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let dir = PathBuf::from(args.first().ok_or("usage: stones_debug DIR [--only TEXT] [--png OUTDIR]")?);
+    let dir = PathBuf::from(args.first().ok_or("usage: stones_debug DIR [--only TEXT] [--png OUTDIR] [--outlines]")?);
     let value = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let only = value("--only");
     let png = value("--png").map(PathBuf::from);
+    // The stones' centres from their outlines rather than the box's peak.
+    let outlines = args.iter().any(|a| a == "--outlines");
     let mut files = Vec::new();
     walk_images(&dir, &["jpg", "jpeg"], &mut files);
     files.sort();
@@ -142,7 +144,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         };
         let stones =
             (0..n as i64).flat_map(|r| (0..n as i64).map(move |c| (c, r))).filter(|&(c, r)| stone_at(c, r)).count();
-        let d = tengen_vision::locate::debug_stones(&gray);
+        let d = tengen_vision::locate::debug_stones(&gray, outlines);
         println!("{rel}: {stones} stones");
         match &d.initial {
             Some(g) => println!("  outline lattice: {}", offset(g, &points)),

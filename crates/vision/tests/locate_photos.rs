@@ -191,7 +191,8 @@ fn local_cells_at_corners(label: &str) -> Option<[f64; 4]> {
 /// goban-watcher-dev game 1: a crowded end position (about 280 stones) under eight coloured
 /// lamps, seen obliquely. The line looks find too few crossings between the stones; the fifth
 /// look's lattice of the stones, placed by the stones themselves where the crossings cannot
-/// tell its phase, finds most of the photos (before it: 3 of 17). The phone did not move
+/// tell its phase, finds most of the photos (before it: 3 of 17), and with the stones' outlines
+/// as a third try 15 of these 16 (before: 13). The phone did not move
 /// between the game's photos, but one clicked corner varies by up to about half a cell from
 /// photo to photo (three agree within 4 px): the truth is each corner's median over the
 /// game's clicks, and every grid found must have each corner within half of that corner's own
@@ -240,5 +241,5 @@ fn crowded_oblique_boards_under_coloured_lamps_are_located_from_their_stones() {
             Err(e) => println!("{name}: not located: {e}"),
         }
     }
-    assert!(located * 3 >= labelled.len() * 2, "only {located} of {} crowded photos located", labelled.len());
+    assert!(located * 8 >= labelled.len() * 7, "only {located} of {} crowded photos located", labelled.len());
 }

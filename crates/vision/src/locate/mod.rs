@@ -469,17 +469,25 @@ fn zoomed(
 /// The fifth look: the stones' lattice placed by the line crossings where no stone is, and when
 /// that is refused, placed by the stones themselves (on a crowded board the stones' rims and
 /// shadows make crossings about half a cell off, so the crossings cannot tell the phase there;
-/// the crossings' placement is tried first because where it is accepted it is the finer one).
+/// the crossings' placement is tried first because where it is accepted it is the finer one),
+/// and when that is refused too, by the centres of the stones' outlines rather than the box
+/// response's peaks (a third try, so that every grid the first two accept stays as it was).
 fn from_stones(
     fine: &Working,
     initial: &GridGeometry,
     edge: &[[f64; 2]; 4],
     meter: &WorkMeter,
 ) -> Result<Located, String> {
-    let look = |phase| stones::stone_grid(fine, initial, edge, phase, meter).and_then(located_from_stones);
-    look(stones::StonePhase::Crossings).or_else(|by_crossings| {
-        look(stones::StonePhase::Stones)
-            .map_err(|by_stones| format!("{by_crossings}; with the phase from the stones: {by_stones}"))
+    use stones::{StoneCentres, StonePhase};
+    let look =
+        |phase, centres| stones::stone_grid(fine, initial, edge, phase, centres, meter).and_then(located_from_stones);
+    look(StonePhase::Crossings, StoneCentres::Boxes).or_else(|by_crossings| {
+        look(StonePhase::Stones, StoneCentres::Boxes).or_else(|by_stones| {
+            // A third try, only where both refuse: the stones' centres from their outlines.
+            look(StonePhase::Stones, StoneCentres::Outlines).map_err(|by_outlines| {
+                format!("{by_crossings}; with the phase from the stones: {by_stones}; from the stones' outlines: {by_outlines}")
+            })
+        })
     })
 }
 
@@ -736,7 +744,8 @@ pub struct StonesDebug {
 
 /// Development aid: runs the fourth and fifth looks on a frame and returns every step.
 #[doc(hidden)]
-pub fn debug_stones(gray: &GrayImage) -> StonesDebug {
+pub fn debug_stones(gray: &GrayImage, outlines: bool) -> StonesDebug {
+    let centres_from = if outlines { stones::StoneCentres::Outlines } else { stones::StoneCentres::Boxes };
     let (width, height) = gray.dimensions();
     let meter = WorkMeter::unlimited();
     let fine = working(gray, &meter);
@@ -746,10 +755,10 @@ pub fn debug_stones(gray: &GrayImage) -> StonesDebug {
     let edge = quad.map(|p| fine.to_full(p));
     out.outline = Some(edge);
     let Some(initial) = outline::lattice_in_outline(&fine, &quad, lens, &meter) else { return out };
-    let (centres, lattice) = stones::debug_steps(&fine, &initial, &meter);
+    let (centres, lattice) = stones::debug_steps(&fine, &initial, centres_from, &meter);
     out.centres = centres;
     out.lattice = lattice;
-    let grid = |phase| stones::stone_grid(&fine, &initial, &edge, phase, &meter).map(|g| g.geometry);
+    let grid = |phase| stones::stone_grid(&fine, &initial, &edge, phase, centres_from, &meter).map(|g| g.geometry);
     out.result = Some(grid(stones::StonePhase::Crossings).or_else(|_| grid(stones::StonePhase::Stones)));
     out.initial = Some(initial);
     out
