@@ -16,10 +16,11 @@ use tengen_vision::evaluate::{
     Confusion, Grid,
 };
 use tengen_vision::fit::{fit_occlusion, fit_reader};
+use tengen_vision::fit::{fit_patch_reader, PatchFitOptions, PatchSample};
 use tengen_vision::locate::refine_corners;
 use tengen_vision::read_board_detailed;
 use tengen_vision::OcclusionModel;
-use tengen_vision::{locate, GridGeometry, LensDistortion, LocateOptions, ReaderConfig, ReaderModel};
+use tengen_vision::{locate, GridGeometry, LensDistortion, LocateOptions, PatchModel, ReaderConfig, ReaderModel};
 
 use crate::photo_set::{hand_label, HandLabel};
 
@@ -53,6 +54,10 @@ enum EvalTarget {
         /// are searched as usual).
         #[arg(long, conflicts_with = "label_geometry")]
         corners_off: Option<f64>,
+        /// Read with the learned point reader: fitted as `tengen fit patch-reader` does, with
+        /// --loso once per left-out source (without: on every source, in sample).
+        #[arg(long)]
+        patch_reader: bool,
     },
     /// Render frames across presets, colour casts and hands and score them against exact truth.
     Rendered {
@@ -117,13 +122,13 @@ impl FolderScore {
 /// Runs `tengen eval`.
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     match args.target {
-        EvalTarget::Photos { dir, out, loso, label_geometry, corners_off } => {
+        EvalTarget::Photos { dir, out, loso, label_geometry, corners_off, patch_reader } => {
             let start = match (label_geometry, corners_off) {
                 (true, _) => GridStart::Labels,
                 (false, Some(cells)) => GridStart::LabelsOff(cells),
                 (false, None) => GridStart::Search,
             };
-            eval_photos(&dir, out.as_deref(), loso, start)
+            eval_photos(&dir, out.as_deref(), loso, start, patch_reader)
         }
         EvalTarget::Rendered { stress, out, .. } if stress.stress => crate::eval_stress::run(&stress, out.as_deref()),
         EvalTarget::Rendered { per_preset, out, .. } => eval_rendered(per_preset, out.as_deref()),
@@ -147,9 +152,18 @@ enum GridStart {
 
 // Several parallel 19×19 arrays are indexed together, hence index loops.
 #[allow(clippy::needless_range_loop)]
-fn eval_photos(dir: &Path, out: Option<&Path>, loso: bool, start: GridStart) -> anyhow::Result<ExitCode> {
+fn eval_photos(
+    dir: &Path,
+    out: Option<&Path>,
+    loso: bool,
+    start: GridStart,
+    patch_reader: bool,
+) -> anyhow::Result<ExitCode> {
     let (photos, excluded) = crate::photo_set::collect(dir)?;
-    let models = reader_models(&photos, loso)?;
+    let mut models = reader_models(&photos, loso)?;
+    if patch_reader {
+        models.fit_patch_readers(&photos)?;
+    }
     let mut folders: BTreeMap<String, FolderScore> = BTreeMap::new();
     let mut sequence_frames = Vec::new();
     for photo in &photos {
@@ -157,6 +171,7 @@ fn eval_photos(dir: &Path, out: Option<&Path>, loso: bool, start: GridStart) -> 
         let config = ReaderConfig {
             model: models.for_source(&photo.source),
             occlusion_model: Some(models.occlusion_for(&photo.source)),
+            patch_model: models.patch_for(&photo.source),
             ..ReaderConfig::default()
         };
         let folder = Path::new(rel).parent().map(|p| p.to_string_lossy().to_string()).unwrap_or_default();
@@ -342,10 +357,51 @@ struct ReaderModels {
     occlusion_left_out: BTreeMap<String, OcclusionModel>,
     /// The occlusion model for sources without a fold of their own.
     occlusion_all: OcclusionModel,
+    /// Per left-out source, the learned point reader fitted without it (with `--patch-reader`).
+    patch_left_out: BTreeMap<String, &'static PatchModel>,
+    /// The learned point reader for sources without a fold of their own (`None`: the classical
+    /// reader decides).
+    patch_all: Option<&'static PatchModel>,
     loso: bool,
 }
 
 impl ReaderModels {
+    fn patch_for(&self, source: &str) -> Option<&'static PatchModel> {
+        self.patch_left_out.get(source).copied().or(self.patch_all)
+    }
+
+    /// Fits the learned point reader on every source (and with `loso` once per source with
+    /// point labels, without it), as `tengen fit patch-reader` does.
+    fn fit_patch_readers(&mut self, photos: &[crate::photo_set::Photo]) -> anyhow::Result<()> {
+        let (photo_samples, rendered) = crate::cmd_fit::patch_training_samples(photos)?;
+        let options = PatchFitOptions::default();
+        let fit_without = |left_out: Option<&str>| -> anyhow::Result<&'static PatchModel> {
+            let samples: Vec<PatchSample> = photo_samples
+                .iter()
+                .filter(|s| Some(s.source.as_str()) != left_out)
+                .chain(&rendered)
+                .cloned()
+                .collect();
+            let started = Instant::now();
+            let model = fit_patch_reader(&samples, &options)
+                .with_context(|| format!("fitting the patch reader without {left_out:?}"))?;
+            eprintln!(
+                "patch reader without {left_out:?}: {} points, {:.1} s",
+                samples.len(),
+                started.elapsed().as_secs_f64()
+            );
+            Ok(model.leak())
+        };
+        self.patch_all = Some(fit_without(None)?);
+        if self.loso {
+            let sources: std::collections::BTreeSet<&str> = photo_samples.iter().map(|s| s.source.as_str()).collect();
+            for source in sources {
+                self.patch_left_out.insert(source.to_string(), fit_without(Some(source))?);
+            }
+        }
+        Ok(())
+    }
+
     fn for_source(&self, source: &str) -> ReaderModel {
         self.left_out.get(source).copied().unwrap_or(self.all)
     }
@@ -355,6 +411,18 @@ impl ReaderModels {
     }
 
     fn describe(&self) -> String {
+        let patch = match (self.patch_all.is_some(), self.patch_left_out.is_empty()) {
+            (false, _) => String::new(),
+            (true, true) => " The learned point reader (`tengen fit patch-reader`, fitted on every source, in sample) decides the points the occlusion mask leaves.".to_string(),
+            (true, false) => format!(
+                " The learned point reader decides the points the occlusion mask leaves: for each of {} the one fitted without it (`tengen fit patch-reader --without SOURCE`), for the rest the one fitted on all.",
+                self.patch_left_out.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        };
+        self.describe_classical() + &patch
+    }
+
+    fn describe_classical(&self) -> String {
         if self.loso {
             format!(
                 "Leave one source out: each of {} is read with a reader model fitted on the other sources only (`reader_model::fit`, as `tengen fit reader` does); sources without point labels (roboflow-corners) are read with the model fitted on all of them, which never saw them. The occlusion decision of each of {} is the model fitted on the other sources' hand labels and the rendered frames (`tengen fit occlusion --without SOURCE`).",
@@ -375,6 +443,8 @@ fn reader_models(photos: &[crate::photo_set::Photo], loso: bool) -> anyhow::Resu
             all: ReaderModel::embedded(),
             occlusion_left_out: BTreeMap::new(),
             occlusion_all: OcclusionModel::embedded(),
+            patch_left_out: BTreeMap::new(),
+            patch_all: None,
             loso,
         });
     }
@@ -403,7 +473,15 @@ fn reader_models(photos: &[crate::photo_set::Photo], loso: bool) -> anyhow::Resu
             fit_occlusion(&others).with_context(|| format!("fitting the occlusion model without {source}"))?,
         );
     }
-    Ok(ReaderModels { left_out, all, occlusion_left_out, occlusion_all, loso })
+    Ok(ReaderModels {
+        left_out,
+        all,
+        occlusion_left_out,
+        occlusion_all,
+        patch_left_out: BTreeMap::new(),
+        patch_all: None,
+        loso,
+    })
 }
 
 /// A labelled frame of a move-by-move sequence, in stored pixel order.

@@ -2,13 +2,16 @@
 //! calibration) on every photo with point labels under DIR and writes it as TOML — the file the
 //! reader ships with is `models/point-reader.toml`, written by this command. `tengen fit
 //! occlusion DIR` fits the occlusion decision (`models/occlusion.toml`) on the photos with hand
-//! labels under DIR and on frames rendered with fixed seeds.
+//! labels under DIR and on frames rendered with fixed seeds. `tengen fit patch-reader DIR` fits
+//! the learned point reader (`models/patch-reader.md`) on every labelled photo and on frames
+//! rendered with seeds of their own.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use tengen_vision::fit::ReaderModelFile;
+use tengen_vision::fit::{fit_patch_reader as fit_patch, PatchFitOptions, PatchModelFile, PatchSample};
 use tengen_vision::fit::{OcclusionModelFile, COVERED_FEATURE_NAMES, EDGE_FEATURE_NAMES, FEATURE_NAMES};
 use tengen_vision::ReaderConfig;
 
@@ -51,6 +54,20 @@ enum FitTarget {
         #[arg(long)]
         dump: Option<PathBuf>,
     },
+    /// Fit the learned point reader (a small network on each point's patch) on every photo with
+    /// point labels under DIR and on frames rendered over every stress factor with seeds of their
+    /// own (`fit-patch:` + the bucket's name), every source weighing the same.
+    PatchReader {
+        /// Folder of labelled photos (searched recursively).
+        dir: PathBuf,
+        /// Where to write the model (JSON).
+        #[arg(long, default_value = "models/patch-reader.json")]
+        out: PathBuf,
+        /// Leave these sources out of the fit (the model `eval photos --loso --patch-reader`
+        /// scores that source with).
+        #[arg(long)]
+        without: Vec<String>,
+    },
 }
 
 /// Runs `tengen fit`.
@@ -58,7 +75,47 @@ pub fn run(args: FitArgs) -> anyhow::Result<ExitCode> {
     match args.target {
         FitTarget::Reader { dir, out, without } => fit_reader(&dir, &out, &without),
         FitTarget::Occlusion { dir, out, without, dump } => fit_occlusion(&dir, &out, &without, dump.as_deref()),
+        FitTarget::PatchReader { dir, out, without } => fit_patch_reader(&dir, &out, &without),
     }
+}
+
+/// Rendered frames per stress bucket in the patch reader's training set.
+pub const PATCH_FRAMES_PER_BUCKET: usize = 2;
+/// Largest side of those frames (the patch is sampled in grid spacings, so a frame smaller than
+/// the suite's 1080p serves and renders faster).
+pub const PATCH_MAX_SIDE: u32 = 1280;
+
+/// The patch reader's training points: every labelled photo's (mirrored too) and the rendered
+/// frames' (`eval_stress::patch_training`).
+pub fn patch_training_samples(
+    photos: &[crate::photo_set::Photo],
+) -> anyhow::Result<(Vec<PatchSample>, Vec<PatchSample>)> {
+    let photo_samples = crate::photo_set::patch_samples(photos);
+    let rendered =
+        crate::eval_stress::patch_training(PATCH_MAX_SIDE, PATCH_FRAMES_PER_BUCKET, &ReaderConfig::default())?;
+    Ok((photo_samples, rendered))
+}
+
+fn fit_patch_reader(dir: &std::path::Path, out: &std::path::Path, without: &[String]) -> anyhow::Result<ExitCode> {
+    let (photos, _) = crate::photo_set::collect(dir)?;
+    let (mut samples, rendered) = patch_training_samples(&photos)?;
+    samples.retain(|s| !without.contains(&s.source));
+    samples.extend(rendered);
+    let model = fit_patch(&samples, &PatchFitOptions::default()).context("fitting the patch reader")?;
+    let mut points_per_source: Vec<(String, usize)> = Vec::new();
+    for s in &samples {
+        match points_per_source.iter_mut().find(|(name, _)| *name == s.source) {
+            Some((_, n)) => *n += 1,
+            None => points_per_source.push((s.source.clone(), 1)),
+        }
+    }
+    let file = PatchModelFile { command: command_line("patch-reader", dir, out, without), points_per_source, model };
+    crate::photo_set::write_patch_model(out, &file)?;
+    println!("{} training points from {} sources → {}", samples.len(), file.points_per_source.len(), out.display());
+    for (source, n) in &file.points_per_source {
+        println!("  {source}: {n}");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn fit_occlusion(

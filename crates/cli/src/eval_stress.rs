@@ -27,7 +27,7 @@ use tengen_vision::evaluate::{
     analyse_frame, analyse_frame_from_corners, corner_errors_cells, displaced_corners, parse_grid, reading_grid, score,
     Grid,
 };
-use tengen_vision::fit::OcclusionEvidence;
+use tengen_vision::fit::{patch_inputs, OcclusionEvidence, PatchSample};
 use tengen_vision::read_board_detailed;
 use tengen_vision::{GridGeometry, LensDistortion, LocateOptions, ReaderConfig};
 
@@ -751,6 +751,9 @@ pub struct StressArgs {
     /// the lines as `calibrate --corners` refines a person's clicks (issue 9 item 4).
     #[arg(long, requires = "stress")]
     pub corners_off: Option<f64>,
+    /// With --stress: read with this learned point reader (`tengen fit patch-reader`'s JSON).
+    #[arg(long, requires = "stress")]
+    pub patch_model: Option<std::path::PathBuf>,
     /// Frames rendered at most this size (for tests).
     #[arg(skip)]
     pub max_side: Option<u32>,
@@ -917,6 +920,73 @@ fn training_frame(
     Ok(Some(OcclusionTrainingFrame { bucket: bucket.to_string(), evidence: details.occlusion, hand: covered > 0 }))
 }
 
+/// Rendered frames for fitting the learned point reader, never frames of the suite: every
+/// bucket's factor with seeds of their own (`fit-patch:` + the bucket's name, `frames_per_bucket`
+/// each), at most `max_side` pixels a side, read on the renderer's exact grid; points hidden by a
+/// rendered hand or outside the frame are left out. The source of each point is `rendered/` +
+/// the bucket's factor (`rendered/cast`, `rendered/tilt`, …).
+pub fn patch_training(
+    max_side: u32,
+    frames_per_bucket: usize,
+    reader: &ReaderConfig,
+) -> anyhow::Result<Vec<PatchSample>> {
+    let all = buckets();
+    let jobs: Vec<(usize, usize)> = (0..all.len()).flat_map(|i| (0..frames_per_bucket).map(move |k| (i, k))).collect();
+    let results = run_parallel(&jobs, |_, &(bi, k)| -> anyhow::Result<Vec<PatchSample>> {
+        let b = &all[bi];
+        let seed = frame_seed(&format!("fit-patch:{}", b.name), k);
+        let mut rng = Rng::new(seed);
+        let mut setup = typical_hall(seed, &mut rng);
+        (b.apply)(&mut setup, &mut rng);
+        keep_board_in_frame(&mut setup.scene);
+        let (w, h) = (setup.scene.width, setup.scene.height);
+        let scale = f64::from(max_side) / f64::from(w.max(h));
+        if scale < 1.0 {
+            setup.scene.width = ((f64::from(w) * scale) as u32).max(64);
+            setup.scene.height = ((f64::from(h) * scale) as u32).max(64);
+        }
+        let position = Position::game_like(setup.scene.seed, setup.stones);
+        let frame = render(&position, &setup.scene)?;
+        let image = decode_rgb(&frame.jpeg()).context("decoding the rendered JPEG")?.rgb;
+        let truth = &frame.truth;
+        let geometry = GridGeometry {
+            homography: truth.homography,
+            lens: LensDistortion { k1: truth.lens.k1, centre: truth.lens.centre, scale: truth.lens.scale },
+        };
+        let inputs = patch_inputs(&image, &geometry, reader);
+        let source = format!("rendered/{}", b.name.split('/').next().unwrap_or("hall"));
+        let mut out = Vec::new();
+        for (row, line) in truth.grid.iter().enumerate() {
+            for (col, ch) in line.chars().enumerate() {
+                let k = row * BOARD_LINES + col;
+                let (Some(x), false, true) = (
+                    inputs.get(k).cloned().flatten(),
+                    truth.occluded.get(k).copied().unwrap_or(true),
+                    truth.in_frame.get(k).copied().unwrap_or(false),
+                ) else {
+                    continue;
+                };
+                let class = match ch {
+                    '.' => 0,
+                    'X' => 1,
+                    'O' => 2,
+                    _ => continue,
+                };
+                out.push(PatchSample { source: source.clone(), inputs: x, class });
+            }
+        }
+        Ok(out)
+    })?;
+    let mut out = Vec::new();
+    for (outcome, &(bi, k)) in results.into_iter().zip(&jobs) {
+        let samples = outcome
+            .ok_or_else(|| anyhow::anyhow!("{} was not rendered", all[bi].name))?
+            .with_context(|| format!("{} (patch training frame {k})", all[bi].name))?;
+        out.extend(samples);
+    }
+    Ok(out)
+}
+
 /// Runs the suite and returns the per-bucket reports.
 fn run_suite(options: &StressArgs) -> anyhow::Result<Vec<BucketReport>> {
     let chosen: Vec<Bucket> =
@@ -929,7 +999,11 @@ fn run_suite(options: &StressArgs) -> anyhow::Result<Vec<BucketReport>> {
             (0..n).map(move |k| (i, k))
         })
         .collect();
-    let reader = ReaderConfig::default();
+    let patch_model = match &options.patch_model {
+        Some(path) => Some(crate::photo_set::load_patch_model(path)?),
+        None => None,
+    };
+    let reader = ReaderConfig { patch_model, ..ReaderConfig::default() };
     if let Some(dir) = &options.save_frames {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
@@ -1112,6 +1186,7 @@ mod tests {
             frames_scale: 1.0,
             save_frames: None,
             corners_off,
+            patch_model: None,
             max_side: Some(640),
         }
     }

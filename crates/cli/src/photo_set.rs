@@ -9,11 +9,12 @@ use anyhow::Context;
 use tengen_vision::evaluate::{parse_corners_label, parse_grid, reading_grid, score, Grid};
 use tengen_vision::fit::LabelledFrame;
 use tengen_vision::fit::OcclusionSample;
+use tengen_vision::fit::{class_of, mirrored, patch_inputs, PatchModelFile, PatchSample};
 use tengen_vision::grey;
 use tengen_vision::locate::refine_corners;
 use tengen_vision::read_board_detailed;
 use tengen_vision::{decode_rgb, DecodedFrame};
-use tengen_vision::{locate, GridGeometry, LocateOptions, ReaderConfig};
+use tengen_vision::{locate, GridGeometry, LocateOptions, PatchModel, ReaderConfig};
 
 /// Photos whose labels are known to be wrong (the labels move stones the photos show unchanged).
 pub const EXCLUDED: [&str; 2] = ["t2/skip/t2_053.jpg", "t2/skip/t2_054.jpg"];
@@ -253,6 +254,54 @@ pub fn labelled_frames(photos: &[Photo]) -> Vec<LabelledFrame> {
             Some(LabelledFrame { source: photo.source.clone(), features: details.features, truth: truth_seen })
         })
         .collect()
+}
+
+/// The learned point reader's training points from the photos with point labels: read on the
+/// labelled grid where there is one, else on the searched grid with the labels turned to the
+/// symmetry that fits the reading (as [`labelled_frames`]); each point also mirrored left–right
+/// (an augmentation: a mirrored board is as plausible a photo).
+pub fn patch_samples(photos: &[Photo]) -> Vec<PatchSample> {
+    let config = ReaderConfig::default();
+    let mut out = Vec::new();
+    for photo in photos {
+        let (Some(truth), Ok(frame)) = (photo.truth, photo.frame.as_ref()) else { continue };
+        let (geometry, labelled) = match photo.label_geometry() {
+            Some(g) => (g, true),
+            None => match photo.located.clone() {
+                Ok(g) => (g, false),
+                Err(_) => continue,
+            },
+        };
+        let truth_seen = if labelled {
+            truth
+        } else {
+            let details = read_board_detailed(&frame.rgb, &geometry, &config);
+            let s = score(&reading_grid(&details.reading), &truth, true);
+            s.symmetry.inverse().apply(&truth)
+        };
+        let inputs = patch_inputs(&frame.rgb, &geometry, &config);
+        for (row, line) in truth_seen.iter().enumerate() {
+            for (col, &state) in line.iter().enumerate() {
+                let (Some(class), Some(Some(x))) = (class_of(state), inputs.get(row * 19 + col)) else { continue };
+                out.push(PatchSample { source: photo.source.clone(), inputs: mirrored(x), class });
+                out.push(PatchSample { source: photo.source.clone(), inputs: x.clone(), class });
+            }
+        }
+    }
+    out
+}
+
+/// Reads a learned point reader's model file (`tengen fit patch-reader`'s JSON) and keeps it for
+/// the life of the program (the reader's settings carry a reference to it).
+pub fn load_patch_model(path: &Path) -> anyhow::Result<&'static PatchModel> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(PatchModel::from_json(&text).with_context(|| format!("parsing {}", path.display()))?.leak())
+}
+
+/// Writes a learned point reader's model file.
+pub fn write_patch_model(path: &Path, file: &PatchModelFile) -> anyhow::Result<()> {
+    let text = serde_json::to_string(file).context("writing the patch model as JSON")?;
+    std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]

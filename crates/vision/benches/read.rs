@@ -1,7 +1,8 @@
 //! Speed of reading a board against a bare JPEG decode of the same 1920×1080 frame, measured in
 //! the same run: decode + rectify + read 361 points + occlusion, with the geometry known (as when
 //! the board is tracked from frame to frame). Prints medians and the ratio; target ≤ 1.5×.
-//! Run: `cargo bench -p tengen-vision --bench read`.
+//! Run: `cargo bench -p tengen-vision --bench read`. With `PATCH_MODEL=FILE` (a `tengen fit
+//! patch-reader` model) each frame is also read with the learned point reader, in the same run.
 
 use std::time::{Duration, Instant};
 
@@ -21,6 +22,18 @@ fn min(v: &[Duration]) -> Duration {
 }
 
 fn main() {
+    let patch_model = std::env::var("PATCH_MODEL").ok().and_then(|path| {
+        let model = std::fs::read_to_string(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| tengen_vision::PatchModel::from_json(&text).map_err(|e| e.to_string()));
+        match model {
+            Ok(m) => Some(m.leak()),
+            Err(e) => {
+                eprintln!("PATCH_MODEL {path}: {e}");
+                None
+            }
+        }
+    });
     let mut position = Position::empty();
     let mut rng = tengen_synth::noise::Rng::new(42);
     for k in 0..120 {
@@ -49,41 +62,45 @@ fn main() {
             homography: t.homography,
             lens: LensDistortion { k1: t.lens.k1, centre: t.lens.centre, scale: t.lens.scale },
         };
-        let config = ReaderConfig::default();
-        let rounds = 25;
-        let (mut bare, mut full, mut read_only) = (Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..3 {
-            // Warm-up.
-            let _ = decode_rgb(&jpeg).map(|f| read_board(&f.rgb, &geometry, &config));
-        }
-        for _ in 0..rounds {
-            let t0 = Instant::now();
-            let decoded = decode_rgb(&jpeg);
-            bare.push(t0.elapsed());
-            std::hint::black_box(&decoded);
+        let configs = [("classical", ReaderConfig::default())].into_iter().chain(
+            patch_model.map(|m| ("patch reader", ReaderConfig { patch_model: Some(m), ..ReaderConfig::default() })),
+        );
+        for (reader, config) in configs {
+            let rounds = 25;
+            let (mut bare, mut full, mut read_only) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..3 {
+                // Warm-up.
+                let _ = decode_rgb(&jpeg).map(|f| read_board(&f.rgb, &geometry, &config));
+            }
+            for _ in 0..rounds {
+                let t0 = Instant::now();
+                let decoded = decode_rgb(&jpeg);
+                bare.push(t0.elapsed());
+                std::hint::black_box(&decoded);
 
-            let t0 = Instant::now();
-            let reading = decode_rgb(&jpeg).map(|f| {
-                let t1 = Instant::now();
-                let r = read_board(&f.rgb, &geometry, &config);
-                read_only.push(t1.elapsed());
-                r
-            });
-            full.push(t0.elapsed());
-            std::hint::black_box(&reading);
-        }
-        // Medians, and minima (the least disturbed run: robust when other work shares the CPU).
-        let (bm, fm) = (min(&bare), min(&full));
-        let (b, f, r) = (median(bare), median(full), median(read_only));
-        let ratio = f.as_secs_f64() / b.as_secs_f64();
-        println!(
-            "{label}: bare decode {:.2} ms | decode + rectify + read + occlusion {:.2} ms (read alone {:.2} ms) | ratio {:.2}× median, {:.2}× min-of-{rounds} (target ≤ 1.5×)",
+                let t0 = Instant::now();
+                let reading = decode_rgb(&jpeg).map(|f| {
+                    let t1 = Instant::now();
+                    let r = read_board(&f.rgb, &geometry, &config);
+                    read_only.push(t1.elapsed());
+                    r
+                });
+                full.push(t0.elapsed());
+                std::hint::black_box(&reading);
+            }
+            // Medians, and minima (the least disturbed run: robust when other work shares the CPU).
+            let (bm, fm) = (min(&bare), min(&full));
+            let (b, f, r) = (median(bare), median(full), median(read_only));
+            let ratio = f.as_secs_f64() / b.as_secs_f64();
+            println!(
+            "{label}, {reader}: bare decode {:.2} ms | decode + rectify + read + occlusion {:.2} ms (read alone {:.2} ms) | ratio {:.2}× median, {:.2}× min-of-{rounds} (target ≤ 1.5×)",
             b.as_secs_f64() * 1e3,
             f.as_secs_f64() * 1e3,
             r.as_secs_f64() * 1e3,
             ratio,
             fm.as_secs_f64() / bm.as_secs_f64()
         );
-        results.push(ratio);
+            results.push(ratio);
+        }
     }
 }

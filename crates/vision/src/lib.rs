@@ -22,6 +22,7 @@ pub mod locate;
 mod occlusion;
 mod occlusion_model;
 mod over_edge;
+mod patch_reader;
 mod reader_model;
 mod reading;
 mod rectify;
@@ -35,7 +36,12 @@ pub mod fit {
         fit as fit_occlusion, OcclusionEvidence, OcclusionFitError, OcclusionModelFile, OcclusionSample,
         COVERED_FEATURE_NAMES, EDGE_FEATURE_NAMES, FEATURE_NAMES,
     };
+    pub use crate::patch_reader::{
+        class_of, fit as fit_patch_reader, mirrored, PatchFitOptions, PatchModelError, PatchModelFile, PatchSample,
+        INPUTS as PATCH_INPUTS,
+    };
     pub use crate::reader_model::{fit as fit_reader, ClassPrior, FitError, LabelledFrame, ReaderModelFile};
+    pub use crate::reading::patch_inputs;
 }
 
 /// The reader's steps one by one (rectify, measure, classify, occlusion), for timing and
@@ -58,6 +64,7 @@ pub use grey::{grey, grey_within};
 pub use image_io::{decode_gray, decode_rgb, decode_rgb_with, DecodedFrame, ImageIoError};
 pub use locate::{locate, FitQuality, LocateError, LocateOptions, Located};
 pub use occlusion_model::OcclusionModel;
+pub use patch_reader::PatchModel;
 pub use reader_model::ReaderModel;
 pub use reading::{
     draw_reading, read_board, read_board_detailed, BoardReading, PointReading, ReaderConfig, ReadingDetails,

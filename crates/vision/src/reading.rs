@@ -16,6 +16,7 @@ use crate::occlusion::{
 };
 use crate::occlusion_model::{OcclusionEvidence, OcclusionModel};
 use crate::over_edge::longest_edge_run;
+use crate::patch_reader::{point_inputs, PatchModel};
 use crate::reader_model::ReaderModel;
 use crate::rectify::{CameraFoot, RectifiedBoard};
 
@@ -86,6 +87,13 @@ pub struct ReaderConfig {
     /// What decides whether a hand covers the board: the fitted model (`models/occlusion.toml`
     /// by default), or with `None` the hand-set tests alone (any of them firing).
     pub occlusion_model: Option<OcclusionModel>,
+    /// The learned point reader (`patch_reader`): where given, it decides the state of every
+    /// point the occlusion mask leaves (the occlusion tests stay on the classical posteriors).
+    /// `None` (the default): the classical reader decides.
+    pub patch_model: Option<&'static PatchModel>,
+    /// With a patch model: whether it also decides the points the classical reader calls
+    /// doubtful (colour unlike any class, or board-coloured without lines); else those stay `?`.
+    pub patch_decides_doubtful: bool,
 }
 
 impl Default for ReaderConfig {
@@ -97,6 +105,8 @@ impl Default for ReaderConfig {
             model: ReaderModel::embedded(),
             occlusion: OcclusionConfig::default(),
             occlusion_model: Some(OcclusionModel::embedded()),
+            patch_model: None,
+            patch_decides_doubtful: false,
         }
     }
 }
@@ -273,6 +283,14 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
             mask.occluded = true;
         }
     }
+    // The learned reader's probabilities, where a model is given: on the same rectified board,
+    // disc centres and the frame's re-estimated classes as the classical reader.
+    let learned: Option<Vec<Option<[f32; 3]>>> = config.patch_model.map(|model| {
+        point_inputs(&board, &colour, camera.as_ref(), config.stone_height, &features, &posteriors, &class_model)
+            .iter()
+            .map(|x| x.as_ref().map(|x| model.probabilities(x)))
+            .collect()
+    });
     let unknown = PointReading { state: PointState::Unknown, confidence: 0.0, best_guess: PointState::Unknown };
     let mut points = [[unknown; BOARD_LINES]; BOARD_LINES];
     let mut occluded_points = Vec::new();
@@ -285,16 +303,18 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
             if !features[row][col].valid {
                 continue;
             }
-            let p = posteriors[row][col];
+            let net = learned.as_ref().and_then(|l| l[row * BOARD_LINES + col]);
+            let p = net.map_or(posteriors[row][col], |q| q.map(f64::from));
             let (best, prob) = (0..3).map(|k| (k, p[k])).fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
             let guess = match StoneClass::ALL[best] {
                 StoneClass::Empty => PointState::Empty,
                 StoneClass::Black => PointState::Black,
                 StoneClass::White => PointState::White,
             };
-            let _ = prob;
-            let confidence = config.model.confidence(classified.margin[row][col]);
-            let doubtful = classified.outlier[row][col] || covered[row][col];
+            let confidence =
+                if net.is_some() { prob as f32 } else { config.model.confidence(classified.margin[row][col]) };
+            let doubtful = (classified.outlier[row][col] || covered[row][col])
+                && !(net.is_some() && config.patch_decides_doubtful);
             let state = if confidence >= config.min_confidence && !doubtful { guess } else { PointState::Unknown };
             points[row][col] = PointReading { state, confidence, best_guess: guess };
         }
@@ -309,6 +329,26 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
         occlusion: evidence,
         class_model,
     }
+}
+
+/// The learned reader's input vector of every point, `[row * 19 + col]` (`None` where not
+/// measurable): the same rectification, features and per-frame classes as
+/// [`read_board_detailed`] (for fitting the patch model).
+pub fn patch_inputs(image: &RgbImage, geometry: &GridGeometry, config: &ReaderConfig) -> Vec<Option<Vec<f32>>> {
+    let board = RectifiedBoard::new(image, geometry, config.samples_per_cell);
+    let colour = BoardColour::measure(&board);
+    let camera = CameraFoot::estimate(geometry);
+    let features = measure_points(&board, &colour, camera.as_ref(), config.stone_height);
+    let classified = classify(&features, &config.model.classes, 1.0);
+    point_inputs(
+        &board,
+        &colour,
+        camera.as_ref(),
+        config.stone_height,
+        &features,
+        &classified.posteriors,
+        &classified.class_model,
+    )
 }
 
 /// Points that have the board's colour but not its grid lines: no stone looks like that (stones

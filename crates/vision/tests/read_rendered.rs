@@ -187,3 +187,38 @@ proptest::proptest! {
         }
     }
 }
+
+/// A learned point reader given in the settings decides the points the occlusion mask leaves
+/// (here one that always answers "white"), and leaves the occlusion decision to the classical
+/// tests: without it the same frame reads its stones and bare points as before.
+#[test]
+fn a_patch_model_decides_the_unmasked_points_and_not_the_occlusion() {
+    let scene = Scene::preset("phone").expect("preset").with_size(1280, 720).with_seed(5);
+    let frame = render(&position(5, 60), &scene).expect("scene renders");
+    let t = &frame.truth;
+    let geometry = GridGeometry {
+        homography: t.homography,
+        lens: LensDistortion { k1: t.lens.k1, centre: t.lens.centre, scale: t.lens.scale },
+    };
+    let inputs = tengen_vision::fit::PATCH_INPUTS;
+    let always_white = tengen_vision::PatchModel {
+        hidden: 1,
+        input_mean: vec![0.0; inputs],
+        input_sd: vec![1.0; inputs],
+        w1: vec![0.0; inputs],
+        b1: vec![0.0],
+        w2: vec![0.0; 3],
+        b2: vec![0.0, 0.0, 10.0],
+    };
+    always_white.validate().expect("shapes fit");
+    let classical = read_board_detailed(&frame.image, &geometry, &ReaderConfig::default()).reading;
+    let config = ReaderConfig { patch_model: Some(always_white.leak()), ..ReaderConfig::default() };
+    let learned = read_board_detailed(&frame.image, &geometry, &config).reading;
+    let [empty, black, white, _] = classical.counts();
+    assert!(empty > 200 && black > 10 && white > 10, "classical {:?}", classical.counts());
+    let [empty, black, white, _] = learned.counts();
+    assert_eq!((empty, black), (0, 0), "learned {:?}", learned.counts());
+    assert!(white > 300, "learned {:?}", learned.counts());
+    assert_eq!(learned.occluded, classical.occluded);
+    assert_eq!(learned.occluded_points, classical.occluded_points);
+}
