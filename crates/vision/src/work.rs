@@ -12,11 +12,12 @@ use thiserror::Error;
 
 /// Steps a board search may take unless told otherwise: at least twice the most that any photo
 /// of the project's datasets needs to be located (measured by `tests/hostile_frames.rs` over
-/// every photo: 80.7 million for a crowded gw-dev 1 photo that only the fifth look's second
-/// placement finds; a 1080p search takes 10–40 million), and about half a second of one core.
-/// No dataset photo or stress frame runs out of it (raised from 160 million when that photo was
-/// first located: its search needs 2 % more than half of that).
-pub const DEFAULT_SEARCH_STEPS: u64 = 170_000_000;
+/// every photo: 87.0 million for a crowded goban-watcher-dev photo that reaches the fifth
+/// look's third try, the stones' outlines; a 1080p search takes 10–40 million), and about half
+/// a second of one core. No dataset photo or stress frame runs out of it (raised from 160
+/// million when the fifth look's second placement first located a photo, then from 170 million
+/// with the third try: its heaviest photo needs 2.4 % more than half of that).
+pub const DEFAULT_SEARCH_STEPS: u64 = 175_000_000;
 
 /// A flag the caller raises to stop work in progress (for instance at a deadline). Clones share
 /// the flag.

@@ -238,9 +238,13 @@ const OUTLINE_STEP_CELLS: f64 = 0.025;
 /// taken (a priori: half the rays; a stone among touching stones of its own colour still
 /// shows its rim on its four diagonal sides and against the other colour).
 const OUTLINE_MIN_EDGES: usize = OUTLINE_RAYS / 2;
-/// An edge point agrees with the circle within this distance of it, in cells (a priori: a
-/// stone's rim is sharp; a fifth of the search step's spread over the box filter).
-const OUTLINE_INLIER_CELLS: f64 = 0.06;
+/// The circle is refitted to the edge points within these narrowing distances of it, in
+/// cells (a priori: from well beyond a peak's offset from the rim down to a sharp rim's
+/// spread over the working image's box filter; the last distance decides the count).
+const OUTLINE_NARROWING_CELLS: [f64; 4] =
+    [2.5 * OUTLINE_RIM_CELLS, 1.5 * OUTLINE_RIM_CELLS, OUTLINE_RIM_CELLS, OUTLINE_RIM_CELLS];
+/// A sharp rim's spread over the working image's box filter, in cells (a priori).
+const OUTLINE_RIM_CELLS: f64 = 0.06;
 /// A stone's fitted radius must lie in this range, in cells (a priori: around a stone's half
 /// cell, with the first lattice's few per cent of scale and the board's oblong cells).
 const OUTLINE_RADIUS_CELLS: (f64, f64) = (0.3, 0.65);
@@ -296,22 +300,19 @@ fn outline_centre(work: &Working, initial: &GridGeometry, centre: [f64; 2]) -> O
         let (sin, cos) = angle.sin_cos();
         edges.push([centre[0] + r * cos, centre[1] + r * sin]);
     }
-    // The rays whose edge is near the median radius (a neighbour's rim or a crevice is not),
-    // then the circle through them, refitted to the points on it.
+    // The circle through every edge point, refitted to those on it within narrowing distances
+    // (a neighbour's rim or a crevice between two stones is not on it; from a peak up to a
+    // fifth of a cell off the stone's centre, the first fit is within the first distance).
     let distance = |p: &[f64; 2], c: [f64; 2]| (p[0] - c[0]).hypot(p[1] - c[1]);
-    let mut radii: Vec<f64> = edges.iter().map(|p| distance(p, centre)).collect();
-    radii.sort_by(f64::total_cmp);
-    let median = *radii.get(radii.len() / 2)?;
-    let mut kept: Vec<[f64; 2]> =
-        edges.iter().copied().filter(|p| (distance(p, centre) - median).abs() <= 2.0 * OUTLINE_INLIER_CELLS).collect();
+    let mut kept = edges.clone();
     let mut circle = None;
-    for _ in 0..3 {
+    for tolerance in OUTLINE_NARROWING_CELLS {
         if kept.len() < OUTLINE_MIN_EDGES {
             return None;
         }
         let (c, r) = fit_circle(&kept)?;
         circle = Some((c, r));
-        kept = edges.iter().copied().filter(|p| (distance(p, c) - r).abs() <= OUTLINE_INLIER_CELLS).collect();
+        kept = edges.iter().copied().filter(|p| (distance(p, c) - r).abs() <= tolerance).collect();
     }
     let (c, r) = circle?;
     let plausible = kept.len() >= OUTLINE_MIN_EDGES
@@ -985,10 +986,8 @@ mod tests {
             let (img, truth) = stone_with_a_shadow(shadow);
             let meter = WorkMeter::unlimited();
             let work = super::super::working(&img, &meter);
-            // Started from the box's peak a little off the stone's centre. (A peak a fifth of a
-            // cell off loses the rays the median-radius filter drops and is left out: the
-            // outline refines and filters the peaks more than it moves them, models/locate.md.)
-            for start in [[9.0, 9.0], [9.06, 8.95], [8.95, 9.06]] {
+            // Started from the box's peak up to a fifth of a cell off the stone's centre.
+            for start in [[9.0, 9.0], [9.06, 8.95], [9.15, 8.9], [8.85, 9.1], [9.0, 8.8]] {
                 let c = outline_centre(&work, &truth, start).expect("the rim shows on every side");
                 let off = (c[0] - 9.0).hypot(c[1] - 9.0);
                 assert!(off < 0.05, "shadow {shadow:?}, start {start:?}: the outline's centre {off:.3} cell off");
