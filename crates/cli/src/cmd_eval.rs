@@ -54,10 +54,11 @@ enum EvalTarget {
         /// are searched as usual).
         #[arg(long, conflicts_with = "label_geometry")]
         corners_off: Option<f64>,
-        /// Read with the learned point reader: fitted as `tengen fit patch-reader` does, with
-        /// --loso once per left-out source (without: on every source, in sample).
+        /// Read with the classical reader alone, without the learned point reader (which by
+        /// default is the shipped `models/patch-reader.json`, and with --loso is fitted once per
+        /// left-out source as `tengen fit patch-reader --without SOURCE` does).
         #[arg(long)]
-        patch_reader: bool,
+        classical: bool,
     },
     /// Render frames across presets, colour casts and hands and score them against exact truth.
     Rendered {
@@ -69,6 +70,15 @@ enum EvalTarget {
         out: Option<PathBuf>,
         #[command(flatten)]
         stress: crate::eval_stress::StressArgs,
+    },
+    /// Compare two stress runs (`eval rendered --stress --out DIR`) bucket by bucket; exits
+    /// with status 1 when a bucket got worse (fewer found, points right, exact boards or hands
+    /// flagged, more clean frames flagged) or is missing from NEW.
+    Compare {
+        /// The baseline run's folder (holding `eval-stress.json`).
+        base: PathBuf,
+        /// The new run's folder.
+        new: PathBuf,
     },
 }
 
@@ -122,16 +132,17 @@ impl FolderScore {
 /// Runs `tengen eval`.
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     match args.target {
-        EvalTarget::Photos { dir, out, loso, label_geometry, corners_off, patch_reader } => {
+        EvalTarget::Photos { dir, out, loso, label_geometry, corners_off, classical } => {
             let start = match (label_geometry, corners_off) {
                 (true, _) => GridStart::Labels,
                 (false, Some(cells)) => GridStart::LabelsOff(cells),
                 (false, None) => GridStart::Search,
             };
-            eval_photos(&dir, out.as_deref(), loso, start, patch_reader)
+            eval_photos(&dir, out.as_deref(), loso, start, classical)
         }
         EvalTarget::Rendered { stress, out, .. } if stress.stress => crate::eval_stress::run(&stress, out.as_deref()),
         EvalTarget::Rendered { per_preset, out, .. } => eval_rendered(per_preset, out.as_deref()),
+        EvalTarget::Compare { base, new } => crate::stress_compare::run(&base, &new),
     }
 }
 
@@ -157,11 +168,13 @@ fn eval_photos(
     out: Option<&Path>,
     loso: bool,
     start: GridStart,
-    patch_reader: bool,
+    classical: bool,
 ) -> anyhow::Result<ExitCode> {
     let (photos, excluded) = crate::photo_set::collect(dir)?;
     let mut models = reader_models(&photos, loso)?;
-    if patch_reader {
+    if classical {
+        models.patch_all = None;
+    } else if loso {
         models.fit_patch_readers(&photos)?;
     }
     let mut folders: BTreeMap<String, FolderScore> = BTreeMap::new();
@@ -370,8 +383,8 @@ impl ReaderModels {
         self.patch_left_out.get(source).copied().or(self.patch_all)
     }
 
-    /// Fits the learned point reader on every source (and with `loso` once per source with
-    /// point labels, without it), as `tengen fit patch-reader` does.
+    /// Fits the learned point reader on every source and once per source with point labels,
+    /// without it, as `tengen fit patch-reader [--without SOURCE]` does.
     fn fit_patch_readers(&mut self, photos: &[crate::photo_set::Photo]) -> anyhow::Result<()> {
         let (photo_samples, rendered) = crate::cmd_fit::patch_training_samples(photos)?;
         let options = PatchFitOptions::default();
@@ -393,11 +406,9 @@ impl ReaderModels {
             Ok(model.leak())
         };
         self.patch_all = Some(fit_without(None)?);
-        if self.loso {
-            let sources: std::collections::BTreeSet<&str> = photo_samples.iter().map(|s| s.source.as_str()).collect();
-            for source in sources {
-                self.patch_left_out.insert(source.to_string(), fit_without(Some(source))?);
-            }
+        let sources: std::collections::BTreeSet<&str> = photo_samples.iter().map(|s| s.source.as_str()).collect();
+        for source in sources {
+            self.patch_left_out.insert(source.to_string(), fit_without(Some(source))?);
         }
         Ok(())
     }
@@ -413,9 +424,9 @@ impl ReaderModels {
     fn describe(&self) -> String {
         let patch = match (self.patch_all.is_some(), self.patch_left_out.is_empty()) {
             (false, _) => String::new(),
-            (true, true) => " The learned point reader (`tengen fit patch-reader`, fitted on every source, in sample) decides the points the occlusion mask leaves.".to_string(),
+            (true, true) => " The learned point reader (the shipped `models/patch-reader.json`, fitted on every source, in sample) is multiplied with the classical reader on the points the occlusion mask leaves.".to_string(),
             (true, false) => format!(
-                " The learned point reader decides the points the occlusion mask leaves: for each of {} the one fitted without it (`tengen fit patch-reader --without SOURCE`), for the rest the one fitted on all.",
+                " The learned point reader is multiplied with the classical reader on the points the occlusion mask leaves: for each of {} the one fitted without it (`tengen fit patch-reader --without SOURCE`), for the rest the one fitted on all.",
                 self.patch_left_out.keys().cloned().collect::<Vec<_>>().join(", ")
             ),
         };
@@ -444,7 +455,7 @@ fn reader_models(photos: &[crate::photo_set::Photo], loso: bool) -> anyhow::Resu
             occlusion_left_out: BTreeMap::new(),
             occlusion_all: OcclusionModel::embedded(),
             patch_left_out: BTreeMap::new(),
-            patch_all: None,
+            patch_all: Some(PatchModel::embedded()),
             loso,
         });
     }

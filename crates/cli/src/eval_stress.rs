@@ -751,7 +751,8 @@ pub struct StressArgs {
     /// the lines as `calibrate --corners` refines a person's clicks (issue 9 item 4).
     #[arg(long, requires = "stress")]
     pub corners_off: Option<f64>,
-    /// With --stress: read with this learned point reader (`tengen fit patch-reader`'s JSON).
+    /// With --stress: read with this learned point reader (`tengen fit patch-reader`'s JSON)
+    /// instead of the shipped `models/patch-reader.json`.
     #[arg(long, requires = "stress")]
     pub patch_model: Option<std::path::PathBuf>,
     /// Frames rendered at most this size (for tests).
@@ -999,11 +1000,12 @@ fn run_suite(options: &StressArgs) -> anyhow::Result<Vec<BucketReport>> {
             (0..n).map(move |k| (i, k))
         })
         .collect();
-    let patch_model = match &options.patch_model {
-        Some(path) => Some(crate::photo_set::load_patch_model(path)?),
-        None => None,
+    let reader = match &options.patch_model {
+        Some(path) => {
+            ReaderConfig { patch_model: Some(crate::photo_set::load_patch_model(path)?), ..ReaderConfig::default() }
+        }
+        None => ReaderConfig::default(),
     };
-    let reader = ReaderConfig { patch_model, ..ReaderConfig::default() };
     if let Some(dir) = &options.save_frames {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }

@@ -15,6 +15,7 @@ mod cmd_serve;
 mod cmd_sgf;
 mod eval_stress;
 mod photo_set;
+mod stress_compare;
 
 /// Tengen: a board-camera referee for Go under the Chinese rules.
 #[derive(Parser)]

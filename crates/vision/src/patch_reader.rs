@@ -5,6 +5,8 @@
 //! the same) is here too, so `tengen fit patch-reader` and the leave-one-source-out evaluation
 //! fit the same way. Pure: data in, data out; f32, no dependencies beyond serde.
 
+use std::sync::LazyLock;
+
 use serde::{Deserialize, Serialize};
 use tengen_rules::{PointState, BOARD_LINES};
 
@@ -97,12 +99,27 @@ impl PatchModel {
         Ok(file.model)
     }
 
+    /// The model shipped in `models/patch-reader.json` (`tengen fit patch-reader` on every
+    /// source with point labels and the rendered frames).
+    pub fn embedded() -> &'static PatchModel {
+        &EMBEDDED
+    }
+
     /// Moves the model to the heap for the life of the program, so that [`crate::ReaderConfig`]
     /// (which is `Copy`) can carry it.
     pub fn leak(self) -> &'static PatchModel {
         Box::leak(Box::new(self))
     }
 }
+
+#[allow(
+    clippy::expect_used,
+    reason = "a file compiled in from the repository, not input; the test embedded_model_parses keeps it valid"
+)]
+static EMBEDDED: LazyLock<PatchModel> = LazyLock::new(|| {
+    PatchModel::from_json(include_str!("../../../models/patch-reader.json"))
+        .expect("models/patch-reader.json is a valid patch reader model")
+});
 
 /// The model file: the network and how it was made.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -521,6 +538,14 @@ mod tests {
         assert_eq!(back, file.model);
         let x = &train[0].inputs;
         assert_eq!(back.probabilities(x), file.model.probabilities(x));
+    }
+
+    #[test]
+    fn embedded_model_parses() {
+        let model = PatchModel::embedded();
+        model.validate().expect("the shipped model has the right shape");
+        let p = model.probabilities(&model.input_mean);
+        assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-4, "{p:?}");
     }
 
     #[test]

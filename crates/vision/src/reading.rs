@@ -87,9 +87,10 @@ pub struct ReaderConfig {
     /// What decides whether a hand covers the board: the fitted model (`models/occlusion.toml`
     /// by default), or with `None` the hand-set tests alone (any of them firing).
     pub occlusion_model: Option<OcclusionModel>,
-    /// The learned point reader (`patch_reader`): where given, it decides the state of every
-    /// point the occlusion mask leaves (the occlusion tests stay on the classical posteriors).
-    /// `None` (the default): the classical reader decides.
+    /// The learned point reader (`patch_reader`, `models/patch-reader.json` by default): where
+    /// given, its probabilities are multiplied with the classical posteriors on every point the
+    /// occlusion mask leaves (the occlusion tests stay on the classical posteriors). `None`: the
+    /// classical reader decides alone.
     pub patch_model: Option<&'static PatchModel>,
     /// With a patch model: whether it also decides the points the classical reader calls
     /// doubtful (colour unlike any class, or board-coloured without lines); else those stay `?`.
@@ -105,7 +106,7 @@ impl Default for ReaderConfig {
             model: ReaderModel::embedded(),
             occlusion: OcclusionConfig::default(),
             occlusion_model: Some(OcclusionModel::embedded()),
-            patch_model: None,
+            patch_model: Some(PatchModel::embedded()),
             patch_decides_doubtful: false,
         }
     }
@@ -304,7 +305,12 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
                 continue;
             }
             let net = learned.as_ref().and_then(|l| l[row * BOARD_LINES + col]);
-            let p = net.map_or(posteriors[row][col], |q| q.map(f64::from));
+            // The two readers' probabilities multiplied (a product of experts): the network
+            // overturns the classical reading only where it is surer than the classical reader
+            // is. Left out, the network alone read 30 bare points black on imago t1, whose
+            // classical reading was exact; the product keeps that and most of its gains
+            // (models/patch-reader.md).
+            let p = net.map_or(posteriors[row][col], |q| product(posteriors[row][col], q));
             let (best, prob) = (0..3).map(|k| (k, p[k])).fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
             let guess = match StoneClass::ALL[best] {
                 StoneClass::Empty => PointState::Empty,
@@ -328,6 +334,17 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
         colour,
         occlusion: evidence,
         class_model,
+    }
+}
+
+/// Two probability vectors over (empty, black, white) multiplied and renormalised.
+fn product(classical: [f64; 3], learned: [f32; 3]) -> [f64; 3] {
+    let joint = [0, 1, 2].map(|k| classical[k] * f64::from(learned[k]));
+    let total = joint.iter().sum::<f64>();
+    if total > 0.0 && total.is_finite() {
+        joint.map(|v| v / total)
+    } else {
+        classical
     }
 }
 
@@ -608,5 +625,36 @@ fn ring(image: &mut RgbImage, x: f64, y: f64, radius: f64, colour: [u8; 3]) {
     for k in 0..steps {
         let a = k as f64 / steps as f64 * std::f64::consts::TAU;
         dot(image, x + radius * a.cos(), y + radius * a.sin(), colour);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::product;
+
+    #[test]
+    fn an_undecided_network_leaves_the_classical_reading() {
+        let classical = [0.7, 0.2, 0.1];
+        let joint = product(classical, [1.0 / 3.0; 3]);
+        for (j, c) in joint.iter().zip(classical) {
+            assert!((j - c).abs() < 1e-6, "{joint:?}");
+        }
+    }
+
+    #[test]
+    fn the_surer_reader_wins() {
+        // A sure network overturns an unsure classical reading ...
+        let joint = product([0.6, 0.3, 0.1], [0.02, 0.97, 0.01]);
+        assert!(joint[1] > 0.9, "{joint:?}");
+        // ... but not a sure one.
+        let joint = product([0.9999, 0.00005, 0.00005], [0.1, 0.8, 0.1]);
+        assert!(joint[0] > 0.99, "{joint:?}");
+        assert!((joint.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_degenerate_product_falls_back_to_the_classical_reading() {
+        let classical = [0.0, 1.0, 0.0];
+        assert_eq!(product(classical, [1.0, 0.0, 0.0]), classical);
     }
 }

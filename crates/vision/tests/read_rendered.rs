@@ -188,11 +188,13 @@ proptest::proptest! {
     }
 }
 
-/// A learned point reader given in the settings decides the points the occlusion mask leaves
-/// (here one that always answers "white"), and leaves the occlusion decision to the classical
-/// tests: without it the same frame reads its stones and bare points as before.
+/// A learned point reader given in the settings is multiplied with the classical reader on the
+/// points the occlusion mask leaves (here one that always leans to "white"), and leaves the
+/// occlusion decision to the classical tests: it can pull unsure points towards white but not
+/// overturn what the classical reader is sure of, and with no network the frame reads as the
+/// classical reader alone.
 #[test]
-fn a_patch_model_decides_the_unmasked_points_and_not_the_occlusion() {
+fn a_patch_model_weighs_in_on_the_unmasked_points_and_not_on_the_occlusion() {
     let scene = Scene::preset("phone").expect("preset").with_size(1280, 720).with_seed(5);
     let frame = render(&position(5, 60), &scene).expect("scene renders");
     let t = &frame.truth;
@@ -201,24 +203,38 @@ fn a_patch_model_decides_the_unmasked_points_and_not_the_occlusion() {
         lens: LensDistortion { k1: t.lens.k1, centre: t.lens.centre, scale: t.lens.scale },
     };
     let inputs = tengen_vision::fit::PATCH_INPUTS;
-    let always_white = tengen_vision::PatchModel {
+    let leaning_white = tengen_vision::PatchModel {
         hidden: 1,
         input_mean: vec![0.0; inputs],
         input_sd: vec![1.0; inputs],
         w1: vec![0.0; inputs],
         b1: vec![0.0],
         w2: vec![0.0; 3],
-        b2: vec![0.0, 0.0, 10.0],
+        b2: vec![0.0, 0.0, 3.0],
     };
-    always_white.validate().expect("shapes fit");
-    let classical = read_board_detailed(&frame.image, &geometry, &ReaderConfig::default()).reading;
-    let config = ReaderConfig { patch_model: Some(always_white.leak()), ..ReaderConfig::default() };
+    leaning_white.validate().expect("shapes fit");
+    let classical_config = ReaderConfig { patch_model: None, ..ReaderConfig::default() };
+    let classical = read_board_detailed(&frame.image, &geometry, &classical_config).reading;
+    let config = ReaderConfig { patch_model: Some(leaning_white.leak()), ..ReaderConfig::default() };
     let learned = read_board_detailed(&frame.image, &geometry, &config).reading;
     let [empty, black, white, _] = classical.counts();
     assert!(empty > 200 && black > 10 && white > 10, "classical {:?}", classical.counts());
-    let [empty, black, white, _] = learned.counts();
-    assert_eq!((empty, black), (0, 0), "learned {:?}", learned.counts());
-    assert!(white > 300, "learned {:?}", learned.counts());
+    // The rendered frame is clear: the classical reader is sure of nearly every point, so a
+    // network 20 to 1 for white moves almost nothing, and only towards white.
+    let mut moved = 0;
+    for (classical_row, learned_row) in classical.points.iter().zip(&learned.points) {
+        for (c, l) in classical_row.iter().zip(learned_row) {
+            if c.state != l.state {
+                moved += 1;
+                let definite = |s: PointState| s != PointState::Unknown;
+                assert!(!(definite(c.state) && definite(l.state)) || l.state == PointState::White, "{c:?} -> {l:?}");
+            }
+            if c.state == PointState::White {
+                assert_eq!(l.state, PointState::White);
+            }
+        }
+    }
+    assert!(moved <= 5, "{moved} points moved");
     assert_eq!(learned.occluded, classical.occluded);
     assert_eq!(learned.occluded_points, classical.occluded_points);
 }
