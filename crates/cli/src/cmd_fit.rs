@@ -102,13 +102,7 @@ fn fit_patch_reader(dir: &std::path::Path, out: &std::path::Path, without: &[Str
     samples.retain(|s| !without.contains(&s.source));
     samples.extend(rendered);
     let model = fit_patch(&samples, &PatchFitOptions::default()).context("fitting the patch reader")?;
-    let mut points_per_source: Vec<(String, usize)> = Vec::new();
-    for s in &samples {
-        match points_per_source.iter_mut().find(|(name, _)| *name == s.source) {
-            Some((_, n)) => *n += 1,
-            None => points_per_source.push((s.source.clone(), 1)),
-        }
-    }
+    let points_per_source = count_per_source(samples.iter().map(|s| s.source.as_str()));
     let file = PatchModelFile { command: command_line("patch-reader", dir, out, without), points_per_source, model };
     crate::photo_set::write_patch_model(out, &file)?;
     println!("{} training points from {} sources → {}", samples.len(), file.points_per_source.len(), out.display());
@@ -199,13 +193,7 @@ fn fit_reader(dir: &std::path::Path, out: &std::path::Path, without: &[String]) 
     let mut frames = crate::photo_set::labelled_frames(&photos);
     frames.retain(|f| !without.contains(&f.source));
     let model = tengen_vision::fit::fit_reader(&frames).context("fitting the reader")?;
-    let mut frames_per_source: Vec<(String, usize)> = Vec::new();
-    for frame in &frames {
-        match frames_per_source.iter_mut().find(|(s, _)| *s == frame.source) {
-            Some((_, n)) => *n += 1,
-            None => frames_per_source.push((frame.source.clone(), 1)),
-        }
-    }
+    let frames_per_source = count_per_source(frames.iter().map(|f| f.source.as_str()));
     let file = ReaderModelFile { command: command_line("reader", dir, out, without), frames_per_source, model };
     write_model(
         out,
@@ -220,6 +208,19 @@ fn fit_reader(dir: &std::path::Path, out: &std::path::Path, without: &[String]) 
 }
 
 /// The command that writes a model, as the model file records it.
+/// How many of the items come from each source, in the order the sources first appear (the
+/// model files record what they were fitted on).
+fn count_per_source<'a>(sources: impl Iterator<Item = &'a str>) -> Vec<(String, usize)> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for source in sources {
+        match counts.iter_mut().find(|(name, _)| name == source) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((source.to_string(), 1)),
+        }
+    }
+    counts
+}
+
 fn command_line(target: &str, dir: &std::path::Path, out: &std::path::Path, without: &[String]) -> String {
     let without: String = without.iter().map(|s| format!(" --without {s}")).collect();
     format!("tengen fit {target} {} --out {}{without}", dir.display(), out.display())

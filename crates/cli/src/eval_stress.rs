@@ -860,20 +860,39 @@ pub fn occlusion_training(max_side: u32, reader: &ReaderConfig) -> anyhow::Resul
             setup.scene.hands.push(random_hand(&mut rng, [-0.05, 0.7]));
         }
         keep_board_in_frame(&mut setup.scene);
-        let (w, h) = (setup.scene.width, setup.scene.height);
-        let k = f64::from(max_side) / f64::from(w.max(h));
-        if k < 1.0 {
-            setup.scene.width = ((f64::from(w) * k) as u32).max(64);
-            setup.scene.height = ((f64::from(h) * k) as u32).max(64);
-        }
+        shrink_to(&mut setup.scene, max_side);
         training_frame(&b.name, &setup, reader)
     })?;
+    gathered(results, |j| {
+        let (bi, with_hand) = jobs[j];
+        (all[bi].name.clone(), format!("hand added: {with_hand}"))
+    })
+}
+
+/// Scales a training scene down to at most `max_side` pixels a side (training frames are
+/// rendered smaller than the suite's, which keeps fitting fast); a smaller one is left as is.
+fn shrink_to(scene: &mut Scene, max_side: u32) {
+    let (w, h) = (scene.width, scene.height);
+    let k = f64::from(max_side) / f64::from(w.max(h));
+    if k < 1.0 {
+        scene.width = ((f64::from(w) * k) as u32).max(64);
+        scene.height = ((f64::from(h) * k) as u32).max(64);
+    }
+}
+
+/// The rendered jobs' outcomes in the jobs' order, flattened; a job left undone or failed is an
+/// error naming its bucket and what else `describe` says of job `j`.
+fn gathered<R: IntoIterator>(
+    results: Vec<Option<anyhow::Result<R>>>,
+    describe: impl Fn(usize) -> (String, String),
+) -> anyhow::Result<Vec<R::Item>> {
     let mut out = Vec::new();
-    for (outcome, &(bi, with_hand)) in results.into_iter().zip(&jobs) {
-        let frame = outcome
-            .ok_or_else(|| anyhow::anyhow!("{} was not rendered", all[bi].name))?
-            .with_context(|| format!("{} (hand added: {with_hand})", all[bi].name))?;
-        out.extend(frame);
+    for (j, outcome) in results.into_iter().enumerate() {
+        let (bucket, what) = describe(j);
+        let items = outcome
+            .ok_or_else(|| anyhow::anyhow!("{bucket} was not rendered"))?
+            .with_context(|| format!("{bucket} ({what})"))?;
+        out.extend(items);
     }
     Ok(out)
 }
@@ -940,12 +959,7 @@ pub fn patch_training(
         let mut setup = typical_hall(seed, &mut rng);
         (b.apply)(&mut setup, &mut rng);
         keep_board_in_frame(&mut setup.scene);
-        let (w, h) = (setup.scene.width, setup.scene.height);
-        let scale = f64::from(max_side) / f64::from(w.max(h));
-        if scale < 1.0 {
-            setup.scene.width = ((f64::from(w) * scale) as u32).max(64);
-            setup.scene.height = ((f64::from(h) * scale) as u32).max(64);
-        }
+        shrink_to(&mut setup.scene, max_side);
         let position = Position::game_like(setup.scene.seed, setup.stones);
         let frame = render(&position, &setup.scene)?;
         let image = decode_rgb(&frame.jpeg()).context("decoding the rendered JPEG")?.rgb;
@@ -978,14 +992,10 @@ pub fn patch_training(
         }
         Ok(out)
     })?;
-    let mut out = Vec::new();
-    for (outcome, &(bi, k)) in results.into_iter().zip(&jobs) {
-        let samples = outcome
-            .ok_or_else(|| anyhow::anyhow!("{} was not rendered", all[bi].name))?
-            .with_context(|| format!("{} (patch training frame {k})", all[bi].name))?;
-        out.extend(samples);
-    }
-    Ok(out)
+    gathered(results, |j| {
+        let (bi, k) = jobs[j];
+        (all[bi].name.clone(), format!("patch training frame {k}"))
+    })
 }
 
 /// Runs the suite and returns the per-bucket reports.
