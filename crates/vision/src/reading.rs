@@ -317,11 +317,21 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
                 StoneClass::Black => PointState::Black,
                 StoneClass::White => PointState::White,
             };
-            let confidence =
-                if net.is_some() { prob as f32 } else { config.model.confidence(classified.margin[row][col]) };
+            // With the network, the state needs the product's best class to be more probable
+            // than `min_confidence` (a three-way tie reads `?`); the confidence reported is the
+            // classical calibration of the product's log-odds margin, on the same scale as the
+            // classical reader's (the referee and the dashboard compare them across frames).
+            let (best_probability, confidence) = match net {
+                Some(_) => (prob as f32, config.model.confidence(log_odds_margin(&p))),
+                None => {
+                    let c = config.model.confidence(classified.margin[row][col]);
+                    (c, c)
+                }
+            };
             let doubtful = (classified.outlier[row][col] || covered[row][col])
                 && !(net.is_some() && config.patch_decides_doubtful);
-            let state = if confidence >= config.min_confidence && !doubtful { guess } else { PointState::Unknown };
+            let state =
+                if best_probability >= config.min_confidence && !doubtful { guess } else { PointState::Unknown };
             points[row][col] = PointReading { state, confidence, best_guess: guess };
         }
     }
@@ -345,6 +355,19 @@ fn product(classical: [f64; 3], learned: [f32; 3]) -> [f64; 3] {
         joint.map(|v| v / total)
     } else {
         classical
+    }
+}
+
+/// ln(best / second best) of a probability vector, the classical reader's margin; capped where
+/// the second is zero.
+fn log_odds_margin(p: &[f64; 3]) -> f32 {
+    const CAP: f64 = 50.0;
+    let mut sorted = *p;
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    if sorted[1] > 0.0 {
+        (sorted[0] / sorted[1]).ln().min(CAP) as f32
+    } else {
+        CAP as f32
     }
 }
 
@@ -650,6 +673,12 @@ mod tests {
         let joint = product([0.9999, 0.00005, 0.00005], [0.1, 0.8, 0.1]);
         assert!(joint[0] > 0.99, "{joint:?}");
         assert!((joint.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_margin_is_the_log_odds_of_the_two_best_classes() {
+        assert!((super::log_odds_margin(&[0.2, 0.6, 0.2]) - 3.0f32.ln()).abs() < 1e-6);
+        assert_eq!(super::log_odds_margin(&[1.0, 0.0, 0.0]), 50.0);
     }
 
     #[test]
