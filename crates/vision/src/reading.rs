@@ -285,11 +285,16 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
         }
     }
     // The learned reader's probabilities, where a model is given: on the same rectified board,
-    // disc centres and the frame's re-estimated classes as the classical reader.
+    // disc centres and the frame's re-estimated classes as the classical reader. Points under
+    // the occlusion mask are `?` whatever it says, so it is not run there.
     let learned: Option<Vec<Option<[f32; 3]>>> = config.patch_model.map(|model| {
         point_inputs(&board, &colour, camera.as_ref(), config.stone_height, &features, &posteriors, &class_model)
             .iter()
-            .map(|x| x.as_ref().map(|x| model.probabilities(x)))
+            .enumerate()
+            .map(|(i, x)| {
+                let masked = mask.points[i / BOARD_LINES][i % BOARD_LINES];
+                x.as_ref().filter(|_| !masked).map(|x| model.probabilities(x))
+            })
             .collect()
     });
     let unknown = PointReading { state: PointState::Unknown, confidence: 0.0, best_guess: PointState::Unknown };
