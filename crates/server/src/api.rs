@@ -92,16 +92,9 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/dashboard.css", get(crate::dashboard::style))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
+        .nest("/api/tables/{table}", table_routes())
         .route("/api/tables", get(list_tables))
-        .route("/api/tables/{table}", get(table_detail))
-        .route("/api/tables/{table}/frames", post(post_frame))
-        .route("/api/tables/{table}/frame", get(latest_frame))
-        .route("/api/tables/{table}/arbiter", post(post_arbiter))
-        .route("/api/tables/{table}/calibration", get(get_calibration).put(put_calibration))
-        .route("/api/tables/{table}/games", get(table_games))
-        .route("/api/tables/{table}/sgf", get(table_sgf))
-        .route("/api/games/{game}", get(game_detail))
-        .route("/api/games/{game}/sgf", get(game_sgf))
+        .nest("/api/games/{game}", game_routes())
         .route("/api/events", get(list_events))
         .route("/api/events/{id}/{image}", get(evidence_image))
         .route("/api/stream", get(stream))
@@ -114,6 +107,23 @@ pub fn router(hub: Arc<Hub>) -> Router {
         })
         .layer(axum::middleware::map_response(security_headers))
         .with_state(hub)
+}
+
+/// One table's resources, under `/api/tables/{table}`.
+fn table_routes() -> Router<AppState> {
+    Router::new()
+        .route("/", get(table_detail))
+        .route("/frames", post(post_frame))
+        .route("/frame", get(latest_frame))
+        .route("/arbiter", post(table_command::<ArbiterAction>))
+        .route("/calibration", get(get_calibration).put(table_command::<CalibrationBody>))
+        .route("/games", get(table_games))
+        .route("/sgf", get(table_sgf))
+}
+
+/// One game's resources, under `/api/games/{game}`.
+fn game_routes() -> Router<AppState> {
+    Router::new().route("/", get(game_detail)).route("/sgf", get(game_sgf))
 }
 
 /// The dashboard keeps the arbiter's token in the browser: no script but our own, no framing
@@ -342,17 +352,45 @@ async fn check_arbiter_token(State(hub): State<AppState>, headers: HeaderMap) ->
     Ok(Json(Role { role: "arbiter" }))
 }
 
-async fn post_arbiter(
+/// `POST /api/tables/{table}/arbiter` and `PUT /api/tables/{table}/calibration`: an arbiter's
+/// command on a table, carried out by the node of the hall that analyses the table — forwarded
+/// there, or here by the same `commands::carry_out` that a forwarded command meets.
+async fn table_command<B: CommandBody>(
     State(hub): State<AppState>,
     ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Response> {
-    let (table, action): (_, ArbiterAction) = arbiter_json(&hub, &id, &headers, body).await?;
+    let (table, body): (_, B) = arbiter_json(&hub, &id, &headers, body).await?;
+    let command = body.into_command()?;
     if let Some(cluster) = elsewhere(&hub, table) {
-        return crate::commands::forward(cluster, &id, &TableCommand::Arbiter { action }).await;
+        return crate::commands::forward(cluster, &id, &command).await;
     }
-    Ok(Json(apply_arbiter(table, action).await?).into_response())
+    Ok(Json(crate::commands::carry_out(table, &hub.store, command).await?).into_response())
+}
+
+/// A request body that asks a table for one command.
+trait CommandBody: serde::de::DeserializeOwned {
+    /// The command, or why the body does not make one.
+    fn into_command(self) -> ApiResult<TableCommand>;
+}
+
+impl CommandBody for ArbiterAction {
+    fn into_command(self) -> ApiResult<TableCommand> {
+        Ok(TableCommand::Arbiter { action: self })
+    }
+}
+
+impl CommandBody for CalibrationBody {
+    fn into_command(self) -> ApiResult<TableCommand> {
+        let Some(corners) = self.corners else {
+            return Err(Error::unprocessable(
+                "invalid_calibration",
+                "\"corners\" is required: four [x, y] pixel pairs, or null to clear the calibration",
+            ));
+        };
+        Ok(TableCommand::Calibrate { corners })
+    }
 }
 
 /// The hall, when `table` is analysed on another node of it (a command goes there).
@@ -421,25 +459,6 @@ fn validate_corners(corners: &Corners, frame_size: Option<(u32, u32)>) -> ApiRes
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let lens = tengen_vision::LensDistortion::none(w as u32, h as u32);
     tengen_vision::locate::from_corners(*corners, lens).map(|_| ()).map_err(|e| invalid(e.to_string()))
-}
-
-async fn put_calibration(
-    State(hub): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-    headers: HeaderMap,
-    body: Body,
-) -> ApiResult<Response> {
-    let (table, body): (_, CalibrationBody) = arbiter_json(&hub, &id, &headers, body).await?;
-    let Some(corners) = body.corners else {
-        return Err(Error::unprocessable(
-            "invalid_calibration",
-            "\"corners\" is required: four [x, y] pixel pairs, or null to clear the calibration",
-        ));
-    };
-    if let Some(cluster) = elsewhere(&hub, table) {
-        return crate::commands::forward(cluster, &id, &TableCommand::Calibrate { corners }).await;
-    }
-    Ok(Json(apply_calibration(table, corners).await?).into_response())
 }
 
 /// Sets or clears the calibration of a table running here (checked against its latest frame).
