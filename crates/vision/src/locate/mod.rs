@@ -9,7 +9,9 @@
 //! When no look at the lines finds a board, the board's outline against a darker surround places
 //! a first lattice instead ([`outline`]), and on a crowded board the lattice of its stones
 //! grown from it, phased by the crossings between them ([`stones`]). A board small in a large
-//! frame is searched again in a cut of the full-resolution frame around it ([`zoom`]).
+//! frame is searched again in a cut of the full-resolution frame around it ([`zoom`]). When
+//! all of that fails on a colour frame, the outline and the stones are looked for once more on
+//! the frame's standard luma ([`locate`]).
 
 pub mod crossings;
 mod extent;
@@ -138,12 +140,29 @@ pub enum LocateError {
 }
 
 /// Locates the board in an RGB frame (pixels as seen).
+///
+/// When the search on the frame's grey finds no board, the board's outline and its stones
+/// (the fourth and fifth looks) are looked for once more on the frame's other grey, the
+/// standard luma ([`crate::grey`], Rec. 709).
 pub fn locate(rgb: &RgbImage, options: &LocateOptions) -> Result<Located, LocateError> {
-    locate_gray(&response::gray_from_rgb(rgb), options)
+    locate_with(&response::gray_from_rgb(rgb), Some(OtherGrey(rgb)), options)
 }
 
 /// Locates the board in a grey frame (pixels as seen), within the work budget of the options.
 pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located, LocateError> {
+    locate_with(gray, None, options)
+}
+
+/// The colour frame whose other grey a last try looks at (a priori, no constant chosen): the
+/// search's grey weighs red and green alike, (2R + 2G + B) / 5, so that light wood stands out
+/// from its lines and from black and white stones; a stone of another colour whose weighted
+/// grey ties with the wood's (green stones under some lamps) leaves only gaps between stones
+/// to be found. The standard luma weighs green 3.4 times red, so a colour that ties with the
+/// wood in one grey does not in the other. Only frames on which every look failed are looked
+/// at again, so every board found before stays as it was.
+struct OtherGrey<'a>(&'a RgbImage);
+
+fn locate_with(gray: &GrayImage, colour: Option<OtherGrey>, options: &LocateOptions) -> Result<Located, LocateError> {
     let (width, height) = gray.dimensions();
     if width < 64 || height < 64 {
         return Err(LocateError::ImageTooSmall { width, height });
@@ -153,7 +172,22 @@ pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located,
         return refine_corners(gray, corners, options.lens).map(|given| given.located);
     }
     let meter = WorkMeter::new(&options.work);
-    match search_centred(gray, options, base_lens, &meter) {
+    let outcome = search_centred(gray, options, base_lens, &meter).or_else(|err| match (err, colour) {
+        (LocateError::NoBoard(reason), Some(OtherGrey(rgb))) if meter.check().is_ok() => {
+            meter.charge(u64::from(width) * u64::from(height));
+            let other = working(&crate::grey(rgb), &meter);
+            match outline_looks(&other, options, base_lens, &meter) {
+                Some(Ok(found)) => Ok(found),
+                Some(Err(LocateError::NoBoard(again))) => {
+                    Err(LocateError::NoBoard(format!("{reason}; in the standard luma: {again}")))
+                }
+                None => Err(LocateError::NoBoard(format!("{reason}; in the standard luma: no outline"))),
+                Some(Err(other)) => Err(other),
+            }
+        }
+        (err, _) => Err(err),
+    });
+    match outcome {
         Ok(mut found) => {
             found.quality.work_steps = meter.spent();
             Ok(found)
@@ -327,34 +361,10 @@ fn search(
     // surface against a darker surround) gives its perspective and extent without any line; the
     // lattice centred in it is refined like the others and must show the board's margin too.
     if best.is_none() && meter.check().is_ok() {
-        let lens = options.lens.unwrap_or(LensDistortion { k1: 0.0, ..base_lens });
-        let quad = outline::board_outline(&fine, meter);
-        let initial = quad.and_then(|q| outline::lattice_in_outline(&fine, &q, lens, meter).map(|g| (q, g)));
-        if let Some((quad, initial)) = initial {
-            let edge = quad.map(|p| fine.to_full(p));
-            let refined = with_margin(&fine, refine_from(&fine, &initial, options.lens.is_none(), true, meter));
-            // On a crowded board the rims and gaps between the stones make a lattice of crossings
-            // half a cell off, which a first lattice about half a cell off may lock onto.
-            let refined = refined.and_then(|located| match stones::between_stones(&fine, &located.geometry, meter) {
-                Some(reason) => Err(LocateError::NoBoard(reason)),
-                None => Ok(located),
-            });
-            match refined {
-                Ok(located) => best = Some(located),
-                // A fifth look, for a crowded board whose few crossings do not pin a grid: the
-                // lattice of its stones, grown from the outline's lattice.
-                Err(e) => match from_stones(&fine, &initial, &edge, meter) {
-                    Ok(located) => best = Some(located),
-                    Err(reason) => {
-                        last_error = match e {
-                            LocateError::NoBoard(lines) => {
-                                LocateError::NoBoard(format!("{lines}; from the stones: {reason}"))
-                            }
-                            other => other,
-                        }
-                    }
-                },
-            }
+        match outline_looks(&fine, options, base_lens, meter) {
+            Some(Ok(located)) => best = Some(located),
+            Some(Err(e)) => last_error = e,
+            None => {}
         }
     }
     // Last, for a board small in a large frame: each region of the working image whose lines
@@ -380,6 +390,37 @@ fn search(
         }
     }
     best.ok_or(last_error)
+}
+
+/// The fourth and fifth looks: the board's outline (the lit surface against a darker surround)
+/// gives its perspective and extent without any line; the lattice centred in it is refined like
+/// the others and must show the board's margin too; when that is refused, the lattice of the
+/// stones grown from it ([`from_stones`]). `None` when no outline is found.
+fn outline_looks(
+    fine: &Working,
+    options: &LocateOptions,
+    base_lens: LensDistortion,
+    meter: &WorkMeter,
+) -> Option<Result<Located, LocateError>> {
+    let lens = options.lens.unwrap_or(LensDistortion { k1: 0.0, ..base_lens });
+    let quad = outline::board_outline(fine, meter)?;
+    let initial = outline::lattice_in_outline(fine, &quad, lens, meter)?;
+    let edge = quad.map(|p| fine.to_full(p));
+    let refined = with_margin(fine, refine_from(fine, &initial, options.lens.is_none(), true, meter));
+    // On a crowded board the rims and gaps between the stones make a lattice of crossings
+    // half a cell off, which a first lattice about half a cell off may lock onto.
+    let refined = refined.and_then(|located| match stones::between_stones(fine, &located.geometry, meter) {
+        Some(reason) => Err(LocateError::NoBoard(reason)),
+        None => Ok(located),
+    });
+    Some(refined.or_else(|e| {
+        // A fifth look, for a crowded board whose few crossings do not pin a grid: the lattice
+        // of its stones, grown from the outline's lattice.
+        from_stones(fine, &initial, &edge, meter).map_err(|reason| match e {
+            LocateError::NoBoard(lines) => LocateError::NoBoard(format!("{lines}; from the stones: {reason}")),
+            other => other,
+        })
+    }))
 }
 
 /// Cells beyond a found board's outer lines cut out to search it again at a finer scale
