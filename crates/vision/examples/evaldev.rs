@@ -8,7 +8,10 @@
 //! photos --label-geometry` does; REFINED=1 prints whether the refinement took), CLASSES=1 (the
 //! frame's classes after re-estimation), STONE_HEIGHT=H (the disc's height, in spacings),
 //! SHIFT_ORACLE=1 (the labelled grid moved by up to ±0.2 spacing: the best move by the labels,
-//! and the one the reader's certainty, margins capped at CAP=8, would choose).
+//! and the one the reader's certainty, margins capped at CAP=8, would choose), CLASSICAL=1 (no
+//! learned reader), POSE=1 (the camera pose recovered from the grid, and the lean of a stone's
+//! disc at the board's centre), HEIGHT_ORACLE=1 (the disc's height over 0–0.45 spacing: the best
+//! by the labels, and the one the reader's certainty would choose).
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -73,6 +76,10 @@ fn main() -> Result<(), Box<dyn Error>> {
     if let Ok(file) = std::env::var("READER_MODEL") {
         let m: tengen_vision::fit::ReaderModelFile = toml::from_str(&std::fs::read_to_string(file)?)?;
         config.model = m.model;
+    }
+    // CLASSICAL=1: without the learned reader.
+    if std::env::var("CLASSICAL").is_ok() {
+        config.patch_model = None;
     }
     if let Some(h) = std::env::var("STONE_HEIGHT").ok().and_then(|v| v.parse().ok()) {
         config.stone_height = h;
@@ -156,6 +163,44 @@ fn main() -> Result<(), Box<dyn Error>> {
                 "SHIFT {name} at_zero {at_zero} best {} at ({:.2}, {:.2}) chosen {} at ({:.2}, {:.2})",
                 best.0, best.1, best.2, chosen.1, chosen.2, chosen.3
             );
+            continue;
+        }
+        if std::env::var("POSE").is_ok() {
+            // The camera pose recovered from the grid (where the reader puts a stone's top).
+            if let Some(cam) = tengen_vision::stages::CameraFoot::estimate(&located.geometry) {
+                let top = cam.raised([9.0, 9.0], config.stone_height);
+                println!(
+                    "P {name} foot ({:.1}, {:.1}) height {:.1} centre top shift ({:.3}, {:.3})",
+                    cam.foot[0],
+                    cam.foot[1],
+                    cam.height,
+                    top[0] - 9.0,
+                    top[1] - 9.0
+                );
+            }
+        }
+        if std::env::var("HEIGHT_ORACLE").is_ok() {
+            // Diagnostic: the stone disc's height (in spacings) tried over 0–0.45, scored against
+            // the labels — the best, and the one the reader's own certainty (margins capped at
+            // CAP=8) would choose without them.
+            let cap: f32 = std::env::var("CAP").ok().and_then(|v| v.parse().ok()).unwrap_or(8.0);
+            let mut line = String::new();
+            let (mut best, mut chosen) = ((0u64, 0.0), (f32::NEG_INFINITY, 0u64, 0.0));
+            for step in 0..=9 {
+                let h = f64::from(step) * 0.05;
+                let c = ReaderConfig { stone_height: h, ..config };
+                let d = read_board_detailed(&frame.rgb, &located.geometry, &c);
+                let right = score(&reading_grid(&d.reading), &truth, true).confusion.correct();
+                let sure: f32 = d.margins.iter().flatten().map(|m| m.min(cap)).sum();
+                line.push_str(&format!(" {h:.2}:{right}"));
+                if right > best.0 {
+                    best = (right, h);
+                }
+                if sure > chosen.0 {
+                    chosen = (sure, right, h);
+                }
+            }
+            println!("H {name}{line} best {} at {:.2} chosen {} at {:.2}", best.0, best.1, chosen.1, chosen.2);
             continue;
         }
         let details = read_board_detailed(&frame.rgb, &located.geometry, &config);
