@@ -146,8 +146,9 @@ fn classify_with(
     let mut post = vec![[0.0f64; 3]; points.len()];
     for round in 0..=ROUNDS {
         // E-step.
+        let logs = ClassLogs::new(&sds, &weights);
         for (p, (_, _, x)) in post.iter_mut().zip(&points) {
-            *p = posterior_and_margin(x, &means, &sds, &weights, 1.0).0;
+            *p = posterior_and_margin(x, &means, &sds, &logs, 1.0).0;
         }
         if round == ROUNDS {
             break;
@@ -175,8 +176,9 @@ fn classify_with(
     let mut outlier = vec![[false; BOARD_LINES]; BOARD_LINES];
     let mut misfit = vec![[0.0f32; BOARD_LINES]; BOARD_LINES];
     let mut margin = vec![[0.0f32; BOARD_LINES]; BOARD_LINES];
+    let logs = ClassLogs::new(&sds, &weights);
     for (r, c, x) in &points {
-        let (p, m) = posterior_and_margin(x, &means, &sds, &weights, temperature);
+        let (p, m) = posterior_and_margin(x, &means, &sds, &logs, temperature);
         margin[*r][*c] = m as f32;
         let best = (0..3).fold(0, |b, k| if p[k] > p[b] { k } else { b });
         // "Unlike any class" is judged against the class's full physical spread (a frame with a
@@ -249,18 +251,31 @@ fn enforce_order(means: &mut [[f64; DIMS]; 3]) {
     means[2][LINES] = means[2][LINES].min(empty[LINES] - 0.08);
 }
 
+/// The logarithms of the class weights and spreads, taken once per pass over the points
+/// rather than once per point (the same values).
+struct ClassLogs {
+    weight: [f64; 3],
+    sd: [[f64; DIMS]; 3],
+}
+
+impl ClassLogs {
+    fn new(sds: &[[f64; DIMS]; 3], weights: &[f64; 3]) -> Self {
+        Self { weight: weights.map(f64::ln), sd: sds.map(|row| row.map(f64::ln)) }
+    }
+}
+
 /// Posteriors and the log-odds margin of the best class over the runner-up (finite even when
 /// the posteriors round to 0 and 1).
 fn posterior_and_margin(
     x: &[f64; DIMS],
     means: &[[f64; DIMS]; 3],
     sds: &[[f64; DIMS]; 3],
-    weights: &[f64; 3],
+    logs: &ClassLogs,
     temperature: f64,
 ) -> ([f64; 3], f64) {
     let mut logp = [0.0f64; 3];
     for k in 0..3 {
-        let mut l = weights[k].ln();
+        let mut l = logs.weight[k];
         for d in 0..DIMS {
             let mut z = (x[d] - means[k][d]) / sds[k][d];
             // One-sided where only one direction is evidence against the class: a black stone
@@ -272,7 +287,7 @@ fn posterior_and_margin(
             // be decisive. Gaussian tails where physics is strict: visible lines rule a stone
             // out, a black stone is dark and a white one bright whatever the light.
             l += if d == LINES || (d == BRIGHTNESS && k != 0) { -0.5 * z * z } else { -2.0 * (1.0 + z * z / 3.0).ln() }
-                - sds[k][d].ln();
+                - logs.sd[k][d];
         }
         logp[k] = l / temperature;
     }

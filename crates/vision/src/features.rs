@@ -51,6 +51,10 @@ pub struct BoardColour {
     /// Fraction of each cell's grid-line edges that are visibly there (NaN for margin corner
     /// cells, which have none). A hand or sleeve hides them; glare and shadows do not.
     pub lattice: Vec<f32>,
+    /// [`BoardColour::local`] of every intersection, `row * 19 + col`, measured once (the
+    /// classical features and the learned reader's patches both need it); empty when the
+    /// colours were not measured by [`BoardColour::measure`] (then `local` computes each).
+    pub(crate) local_colours: Vec<[f32; 3]>,
 }
 
 /// How different a cell may be from the frame's board colour in chromaticity (log channel-ratio
@@ -107,7 +111,10 @@ impl BoardColour {
                 lattice.push(cell_lattice(board, i, j, global_l));
             }
         }
-        Self { cells, global, board_like, distance, lattice }
+        let mut colour = Self { cells, global, board_like, distance, lattice, local_colours: Vec::new() };
+        colour.local_colours =
+            (0..BOARD_LINES * BOARD_LINES).map(|k| colour.local_from_cells(k % BOARD_LINES, k / BOARD_LINES)).collect();
+        colour
     }
 
     /// Local board colour around intersection (col, row): the median of the plausible-board
@@ -116,6 +123,14 @@ impl BoardColour {
     /// reference; only what is clearly a stone (very dark, or missing) is left out, because on
     /// oblique views a stone's top can spill over a neighbouring cell centre.
     pub fn local(&self, col: usize, row: usize) -> [f32; 3] {
+        match self.local_colours.get(row * BOARD_LINES + col) {
+            Some(&c) if col < BOARD_LINES => c,
+            _ => self.local_from_cells(col, row),
+        }
+    }
+
+    /// [`BoardColour::local`] computed from the cells.
+    fn local_from_cells(&self, col: usize, row: usize) -> [f32; 3] {
         let mut chans: [Vec<f32>; 3] = [Vec::new(), Vec::new(), Vec::new()];
         let global_l = luma(self.global).max(1.0);
         // Margin cells (outside the outer lines) are left out: the wood there is narrow and
@@ -280,6 +295,8 @@ pub fn measure_points(
     }
     let mut out = vec![[PointFeatures::default(); BOARD_LINES]; BOARD_LINES];
     let mut lums = Vec::with_capacity(disc_offsets.len());
+    // The samples of the best disc so far (kept across points: no allocation per point).
+    let mut best_disc = Vec::with_capacity(disc_offsets.len());
     for (row, out_row) in out.iter_mut().enumerate() {
         for (col, feat) in out_row.iter_mut().enumerate() {
             let base = [col as f64, row as f64];
@@ -289,7 +306,7 @@ pub fn measure_points(
             // A stone knocked off its point still covers most of a disc shifted towards it: take
             // the candidate disc with the strongest departure from the board (the centre wins
             // ties, and an empty point's candidates all look like board).
-            let mut best: Option<(f32, Vec<f32>, [f32; 3], bool)> = None;
+            let mut best: Option<(f32, [f32; 3], bool)> = None;
             for (sx, sy) in SEARCH_SHIFTS {
                 let (cx, cy) = (board.index_of(top[0] + sx), board.index_of(top[1] + sy));
                 lums.clear();
@@ -317,15 +334,17 @@ pub fn measure_points(
                 let centre_bonus = if sx == 0.0 && sy == 0.0 { CENTRE_PREFERENCE } else { 0.0 };
                 if best.as_ref().is_none_or(|b| evidence + centre_bonus > b.0) {
                     let complete = complete || lums.len() * 10 >= disc_offsets.len() * 7;
-                    best = Some((evidence + centre_bonus, lums.clone(), mean, complete));
+                    best = Some((evidence + centre_bonus, mean, complete));
+                    best_disc.clear();
+                    best_disc.extend_from_slice(&lums);
                 }
             }
-            let Some((_, disc, mean, valid)) = best else {
+            let Some((_, mean, valid)) = best else {
                 *feat = PointFeatures { valid: false, ..PointFeatures::default() };
                 continue;
             };
             lums.clear();
-            lums.extend_from_slice(&disc);
+            lums.extend_from_slice(&best_disc);
             let med = lums[lums.len() / 2];
             let q25 = lums[lums.len() / 4];
             let q90 = lums[(lums.len() * 9) / 10];

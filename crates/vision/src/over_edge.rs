@@ -194,11 +194,15 @@ fn typical(values: impl Iterator<Item = [f32; 3]>) -> ([f32; 3], [f32; 3]) {
 
 /// Departure of `x` from `centre` in spreads, the largest over `channels`; NaN when unknown.
 fn departure(x: [f32; 3], (centre, spread): &([f32; 3], [f32; 3]), channels: std::ops::Range<usize>) -> f32 {
-    let d: Vec<f32> = channels.map(|c| (x[c] - centre[c]).abs() / spread[c]).collect();
-    if d.iter().any(|v| v.is_nan()) {
-        return f32::NAN;
+    let mut largest = 0.0f32;
+    for c in channels {
+        let d = (x[c] - centre[c]).abs() / spread[c];
+        if d.is_nan() {
+            return f32::NAN;
+        }
+        largest = largest.max(d);
     }
-    d.into_iter().fold(0.0, f32::max)
+    largest
 }
 
 /// The longest run along one side.

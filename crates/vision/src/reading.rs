@@ -16,7 +16,7 @@ use crate::occlusion::{
 };
 use crate::occlusion_model::{OcclusionEvidence, OcclusionModel};
 use crate::over_edge::longest_edge_run;
-use crate::patch_reader::{point_inputs, PatchModel};
+use crate::patch_reader::{point_inputs, FrameMeasurements, PatchModel, INPUTS};
 use crate::reader_model::ReaderModel;
 use crate::rectify::{CameraFoot, RectifiedBoard};
 
@@ -288,12 +288,22 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     // disc centres and the frame's re-estimated classes as the classical reader. Points under
     // the occlusion mask are `?` whatever it says, so it is not run there.
     let learned: Option<Vec<Option<[f32; 3]>>> = config.patch_model.map(|model| {
-        point_inputs(&board, &colour, camera.as_ref(), config.stone_height, &features, &posteriors, &class_model)
-            .iter()
-            .enumerate()
-            .map(|(i, x)| {
-                let masked = mask.points[i / BOARD_LINES][i % BOARD_LINES];
-                x.as_ref().filter(|_| !masked).map(|x| model.probabilities(x))
+        let measured = FrameMeasurements {
+            board: &board,
+            colour: &colour,
+            camera: camera.as_ref(),
+            stone_height: config.stone_height,
+            features: &features,
+            posteriors: &posteriors,
+            class_model: &class_model,
+        };
+        let mut runner = model.runner();
+        let mut x = Vec::with_capacity(INPUTS);
+        (0..BOARD_LINES * BOARD_LINES)
+            .map(|k| {
+                let (col, row) = (k % BOARD_LINES, k / BOARD_LINES);
+                let wanted = !mask.points[row][col] && measured.point_input(col, row, &mut x);
+                wanted.then(|| runner.probabilities(&x))
             })
             .collect()
     });

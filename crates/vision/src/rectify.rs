@@ -124,7 +124,8 @@ impl RectifiedBoard {
         if !(x >= 0.0 && y >= 0.0 && x <= max && y <= max) {
             return [f32::NAN; 3];
         }
-        let (x0, y0) = (x.floor() as usize, y.floor() as usize);
+        // Non-negative (checked above), so truncation is the floor (no libm call).
+        let (x0, y0) = (x as usize, y as usize);
         let (x1, y1) = ((x0 + 1).min(self.side - 1), (y0 + 1).min(self.side - 1));
         let (fx, fy) = ((x - x0 as f64) as f32, (y - y0 as f64) as f32);
         let s = |xx: usize, yy: usize| self.rgb[yy * self.side + xx];
@@ -167,33 +168,32 @@ impl Downscaled {
         let stride = w as usize * 3;
         let mut rgb = vec![[0.0f32; 3]; (width * height) as usize];
         let norm = 1.0 / (factor * factor) as f32;
-        // Row sums first, so every source byte is read once, in order.
-        let mut row_acc = vec![[0u32; 3]; width as usize];
         // The region's bytes in one row, and one block's bytes in it.
         let (start, block) = (x0 as usize * 3, factor as usize * 3);
         let span = width as usize * block;
+        // Column sums of a block-row first (byte by byte down `factor` rows: a straight add of
+        // two byte arrays that the compiler vectorises), then each block's columns summed per
+        // channel. The same integer sums as adding pixel by pixel, read once, in order. A
+        // column holds at most 16 × 255 (`factor` ≤ 16), so u16 cannot overflow.
+        let mut column_sums = vec![0u16; span];
         for by in 0..height {
-            row_acc.iter_mut().for_each(|a| *a = [0; 3]);
+            column_sums.iter_mut().for_each(|c| *c = 0);
             for yy in 0..factor {
                 let y = (y0 + by * factor + yy) as usize;
                 let line = &raw[y * stride + start..y * stride + start + span];
-                // Whole blocks zipped with their sums: no index arithmetic or bounds checks in
-                // the loop that reads every byte of the board's region.
-                for (acc, pixels) in row_acc.iter_mut().zip(line.chunks_exact(block)) {
-                    let mut sum = [0u32; 3];
-                    for px in pixels.chunks_exact(3) {
-                        sum[0] += u32::from(px[0]);
-                        sum[1] += u32::from(px[1]);
-                        sum[2] += u32::from(px[2]);
-                    }
-                    acc[0] += sum[0];
-                    acc[1] += sum[1];
-                    acc[2] += sum[2];
+                for (c, &b) in column_sums.iter_mut().zip(line) {
+                    *c += u16::from(b);
                 }
             }
             let out = &mut rgb[(by * width) as usize..((by + 1) * width) as usize];
-            for (o, a) in out.iter_mut().zip(&row_acc) {
-                *o = [a[0] as f32 * norm, a[1] as f32 * norm, a[2] as f32 * norm];
+            for (o, columns) in out.iter_mut().zip(column_sums.chunks_exact(block)) {
+                let mut sum = [0u32; 3];
+                for px in columns.chunks_exact(3) {
+                    sum[0] += u32::from(px[0]);
+                    sum[1] += u32::from(px[1]);
+                    sum[2] += u32::from(px[2]);
+                }
+                *o = [sum[0] as f32 * norm, sum[1] as f32 * norm, sum[2] as f32 * norm];
             }
         }
         Self { origin: [x0, y0], factor, width, height, rgb }
@@ -211,7 +211,8 @@ impl Downscaled {
         {
             return [f32::NAN; 3];
         }
-        let (x0, y0) = (u.floor() as usize, v.floor() as usize);
+        // Non-negative (checked above), so truncation is the floor (no libm call).
+        let (x0, y0) = (u as usize, v as usize);
         let (x1, y1) = ((x0 + 1).min(self.width as usize - 1), (y0 + 1).min(self.height as usize - 1));
         let (fx, fy) = ((u - x0 as f64) as f32, (v - y0 as f64) as f32);
         let w = self.width as usize;
@@ -231,7 +232,8 @@ pub fn bilinear(image: &RgbImage, x: f64, y: f64) -> [f32; 3] {
     if !(x >= 0.0 && y >= 0.0 && x <= f64::from(w) - 1.0 && y <= f64::from(h) - 1.0) {
         return [f32::NAN; 3];
     }
-    let (x0, y0) = (x.floor() as u32, y.floor() as u32);
+    // Non-negative (checked above), so truncation is the floor (no libm call).
+    let (x0, y0) = (x as u32, y as u32);
     let (x1, y1) = ((x0 + 1).min(w - 1), (y0 + 1).min(h - 1));
     let (fx, fy) = ((x - f64::from(x0)) as f32, (y - f64::from(y0)) as f32);
     let raw = image.as_raw();
