@@ -28,7 +28,7 @@ use tengen_rules::{PointState, BOARD_LINES, BOARD_POINTS};
 
 use crate::calibration::{Calibration, CalibrationError};
 use crate::grey::grey;
-use crate::locate::{from_corners, locate, locate_gray, refine_given, refine_gray, LocateError, LocateOptions};
+use crate::locate::{from_corners, locate, refine_given, refine_gray, LocateError, LocateOptions};
 use crate::reading::{read_board, BoardReading, PointReading, ReaderConfig};
 use crate::tracking::{line_score, line_score_rgb, max_shift_cells, TrackerConfig};
 use crate::work::WorkLimit;
@@ -313,7 +313,9 @@ impl FrameReader {
     ) -> Result<FrameReading, FrameReadError> {
         self.last_read = None;
         let gray = gray.unwrap_or_else(|| grey(rgb));
-        match locate_gray(&gray, &LocateOptions { work: work.clone(), ..LocateOptions::default() }) {
+        // The same search `tengen eval` measures (the colour frame's greys), not one of our own;
+        // the luma stays the tracker's reference for the grid's line score.
+        match locate(rgb, &LocateOptions { work: work.clone(), ..LocateOptions::default() }) {
             Ok(located) => {
                 let reference_score = line_score(&gray, &located.geometry).max(1e-6);
                 let shift = previous.as_ref().map(|old| max_shift_cells(old, &located.geometry));
