@@ -160,7 +160,35 @@ pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located,
 /// to be found. The standard luma weighs green 3.4 times red, so a colour that ties with the
 /// wood in one grey does not in the other. Only frames on which every look failed are looked
 /// at again, so every board found before stays as it was.
+#[derive(Clone, Copy)]
 struct OtherGrey<'a>(&'a RgbImage);
+
+/// A grid the search accepted on its grey with fewer than [`CONFIDENT_INLIERS`] agreeing
+/// intersections (the count that ends the search early, a priori: a third of the board) is
+/// weak; then the line looks run once more on the standard luma, and their grid replaces the
+/// first only when it is not weak (at least [`CONFIDENT_INLIERS`] agree there) and, when the
+/// first covers the frame's centre, covers it too (the board a camera is pointed at). A grid
+/// accepted at the gates by a lattice on the wrong lines of one grey (cast/stage-red: 63
+/// intersections, 2.70 cells off) is then taken over by the board's own lines in the other
+/// (192, 0.03 cell). Every grid not weak stays as it was (the look does not run), and so does
+/// every grid from the stones (120 stones and 20 crossings at least).
+fn stronger_in_luma(
+    rgb: &RgbImage,
+    options: &LocateOptions,
+    base_lens: LensDistortion,
+    meter: &WorkMeter,
+    first: &Located,
+) -> Option<Located> {
+    if first.quality.inlier_intersections >= CONFIDENT_INLIERS || meter.check().is_err() {
+        return None;
+    }
+    let (width, height) = rgb.dimensions();
+    meter.charge(u64::from(width) * u64::from(height));
+    let second = search(&crate::grey(rgb), options, base_lens, meter, Looks::Lines).ok()?;
+    let centre = [f64::from(width) / 2.0, f64::from(height) / 2.0];
+    let keeps_centre = !covers(&first.geometry, 0.0, centre) || covers(&second.geometry, 0.0, centre);
+    (second.quality.inlier_intersections >= CONFIDENT_INLIERS && keeps_centre).then_some(second)
+}
 
 fn locate_with(gray: &GrayImage, colour: Option<OtherGrey>, options: &LocateOptions) -> Result<Located, LocateError> {
     let (width, height) = gray.dimensions();
@@ -172,21 +200,26 @@ fn locate_with(gray: &GrayImage, colour: Option<OtherGrey>, options: &LocateOpti
         return refine_corners(gray, corners, options.lens).map(|given| given.located);
     }
     let meter = WorkMeter::new(&options.work);
-    let outcome = search_centred(gray, options, base_lens, &meter).or_else(|err| match (err, colour) {
-        (LocateError::NoBoard(reason), Some(OtherGrey(rgb))) if meter.check().is_ok() => {
-            meter.charge(u64::from(width) * u64::from(height));
-            let other = working(&crate::grey(rgb), &meter);
-            match outline_looks(&other, options, base_lens, &meter) {
-                Some(Ok(found)) => Ok(found),
-                Some(Err(LocateError::NoBoard(again))) => {
-                    Err(LocateError::NoBoard(format!("{reason}; in the standard luma: {again}")))
+    let outcome = search_centred(gray, options, base_lens, &meter)
+        .map(|first| match colour {
+            Some(OtherGrey(rgb)) => stronger_in_luma(rgb, options, base_lens, &meter, &first).unwrap_or(first),
+            None => first,
+        })
+        .or_else(|err| match (err, colour) {
+            (LocateError::NoBoard(reason), Some(OtherGrey(rgb))) if meter.check().is_ok() => {
+                meter.charge(u64::from(width) * u64::from(height));
+                let other = working(&crate::grey(rgb), &meter);
+                match outline_looks(&other, options, base_lens, &meter) {
+                    Some(Ok(found)) => Ok(found),
+                    Some(Err(LocateError::NoBoard(again))) => {
+                        Err(LocateError::NoBoard(format!("{reason}; in the standard luma: {again}")))
+                    }
+                    None => Err(LocateError::NoBoard(format!("{reason}; in the standard luma: no outline"))),
+                    Some(Err(other)) => Err(other),
                 }
-                None => Err(LocateError::NoBoard(format!("{reason}; in the standard luma: no outline"))),
-                Some(Err(other)) => Err(other),
             }
-        }
-        (err, _) => Err(err),
-    });
+            (err, _) => Err(err),
+        });
     match outcome {
         Ok(mut found) => {
             found.quality.work_steps = meter.spent();
@@ -208,14 +241,14 @@ fn search_centred(
     base_lens: LensDistortion,
     meter: &WorkMeter,
 ) -> Result<Located, LocateError> {
-    let first = search(gray, options, base_lens, meter, true)?;
+    let first = search(gray, options, base_lens, meter, Looks::Every)?;
     let centre = [f64::from(gray.width()) / 2.0, f64::from(gray.height()) / 2.0];
     if covers(&first.geometry, 0.0, centre) {
         return Ok(first);
     }
     meter.charge(u64::from(gray.width()) * u64::from(gray.height()));
     let blanked = blank_board(gray, &first.geometry);
-    match search(&blanked, options, base_lens, meter, true) {
+    match search(&blanked, options, base_lens, meter, Looks::Every) {
         Ok(second) if covers(&second.geometry, 0.0, centre) => Ok(second),
         _ => Ok(first),
     }
@@ -276,13 +309,25 @@ fn blank_board(gray: &GrayImage, geometry: &GridGeometry) -> GrayImage {
     out
 }
 
+/// Which looks a search runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Looks {
+    /// Every look, then the zoom and the small board at full size (a whole frame).
+    Every,
+    /// Every look, no zoom (a cut of a frame, already zoomed).
+    InCut,
+    /// The three line looks alone (the second grey's look at a weak grid, [`stronger_in_luma`]).
+    Lines,
+}
+
 fn search(
     gray: &GrayImage,
     options: &LocateOptions,
     base_lens: LensDistortion,
     meter: &WorkMeter,
-    zoom: bool,
+    looks: Looks,
 ) -> Result<Located, LocateError> {
+    let zoom = looks == Looks::Every;
     let (width, height) = gray.dimensions();
     let fine_factor = working_factor(width, height);
     let fine = working_at(gray, fine_factor, meter);
@@ -360,7 +405,7 @@ fn search(
     // A fourth look, when no look at the lines found a board: the board's outline (the lit
     // surface against a darker surround) gives its perspective and extent without any line; the
     // lattice centred in it is refined like the others and must show the board's margin too.
-    if best.is_none() && meter.check().is_ok() {
+    if best.is_none() && looks != Looks::Lines && meter.check().is_ok() {
         match outline_looks(&fine, options, base_lens, meter) {
             Some(Ok(located)) => best = Some(located),
             Some(Err(e)) => last_error = e,
@@ -469,7 +514,7 @@ fn at_full_size(
     let shift = |l: LensDistortion| LensDistortion { centre: [l.centre[0] - x0, l.centre[1] - y0], ..l };
     let sub = image::imageops::crop_imm(gray, cut.x0, cut.y0, cut.width, cut.height).to_image();
     let sub_options = LocateOptions { corners: None, lens: options.lens.map(shift), work: options.work.clone() };
-    let mut found = search(&sub, &sub_options, shift(base_lens), meter, false).ok()?;
+    let mut found = search(&sub, &sub_options, shift(base_lens), meter, Looks::InCut).ok()?;
     if zoom::reaches_inner_border(&cut, &found.geometry).is_some() {
         return None;
     }
@@ -498,7 +543,8 @@ fn zoomed(
     let sub = image::imageops::crop_imm(gray, cut.x0, cut.y0, cut.width, cut.height).to_image();
     let sub_options = LocateOptions { corners: None, lens: options.lens.map(shift), work: options.work.clone() };
     let at = format!("{}×{} at ({}, {})", cut.width, cut.height, cut.x0, cut.y0);
-    let mut found = search(&sub, &sub_options, shift(base_lens), meter, false).map_err(|e| format!("{at}: {e}"))?;
+    let mut found =
+        search(&sub, &sub_options, shift(base_lens), meter, Looks::InCut).map_err(|e| format!("{at}: {e}"))?;
     if let Some(side) = zoom::reaches_inner_border(&cut, &found.geometry) {
         return Err(format!("{at}: the grid reaches the cut's {side} side"));
     }
