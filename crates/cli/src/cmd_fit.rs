@@ -157,7 +157,7 @@ fn fit_occlusion(
     println!("  edge run: weights {:?}, bias {:.4}", model.edge.weights, model.edge.bias);
     if let Some(path) = dump {
         let mut tsv = format!(
-            "source\tname\thand\tp\tp_covered\tp_edge\trules\tcells\tcovered\tcrossed\tedge_run\tedge_margin\tedge_chroma\t{}\t{}\n",
+            "source\tname\thand\tp\tp_covered\tp_edge\trules\tcells\tcovered\tcrossed\tedge_run\tedge_margin\tedge_chroma\tedge_share\t{}\t{}\n",
             FEATURE_NAMES.join("\t"),
             COVERED_FEATURE_NAMES.join("\t")
         );
@@ -165,7 +165,7 @@ fn fit_occlusion(
             let x = s.evidence.features();
             let xc = s.evidence.covered_features();
             tsv.push_str(&format!(
-                "{}\t{}\t{}\t{:.4}\t{:.4}\t{:.4}\t{}\t{}\t{}\t{}\t{:.2}\t{:.2}\t{:.2}\t{}\t{}\n",
+                "{}\t{}\t{}\t{:.4}\t{:.4}\t{:.4}\t{}\t{}\t{}\t{}\t{:.2}\t{:.2}\t{:.2}\t{:.3}\t{}\t{}\n",
                 s.source,
                 s.name,
                 u8::from(s.hand),
@@ -179,6 +179,7 @@ fn fit_occlusion(
                 s.evidence.edge_run,
                 s.evidence.edge_margin,
                 s.evidence.edge_chroma,
+                s.evidence.edge_share,
                 x.iter().map(|v| format!("{v:.3}")).collect::<Vec<_>>().join("\t"),
                 xc.iter().map(|v| format!("{v:.3}")).collect::<Vec<_>>().join("\t")
             ));

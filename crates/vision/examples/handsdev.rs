@@ -45,7 +45,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             Ok(a) => {
                 let e = &a.details.occlusion;
                 println!(
-                    "{name} {kind} covered={covered} flagged={} | cells: found={} patch={} dist={:.2} typ={:.2} edge={} p={:.3} | covered: pts={} largest={} at_edge={} lineless={:.3} bare={:.3} p={:.3} | crossed={} | run={:.2} margin={:.2} chroma={:.1} p={:.3}",
+                    "{name} {kind} covered={covered} flagged={} | cells: found={} patch={} dist={:.2} typ={:.2} edge={} p={:.3} | covered: pts={} largest={} at_edge={} lineless={:.3} bare={:.3} p={:.3} | crossed={} | run={:.2} margin={:.2} chroma={:.1} share={:.2} p={:.3}",
                     a.details.reading.occluded,
                     e.foreign_cells,
                     e.largest_patch,
@@ -63,6 +63,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                     e.edge_run,
                     e.edge_margin,
                     e.edge_chroma,
+                    e.edge_share,
                     model.edge_probability(e),
                 );
             }

@@ -15,6 +15,8 @@ use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::over_edge::STEP_SHARE_FLOOR;
+
 /// Number of features the model weighs.
 pub const FEATURES: usize = 6;
 
@@ -40,13 +42,14 @@ pub const COVERED_FEATURE_NAMES: [&str; COVERED_FEATURES] = [
 ];
 
 /// Number of features the edge-run model weighs.
-pub const EDGE_FEATURES: usize = 3;
+pub const EDGE_FEATURES: usize = 4;
 
 /// What each feature of the edge-run model is, in order.
 pub const EDGE_FEATURE_NAMES: [&str; EDGE_FEATURES] = [
     "ln(run length along the edge, spacings)",
-    "ln(length of its margin departing in chroma, spacings)",
+    "ln(length of its margin departing in chroma or its edge hidden, spacings)",
     "ln(1 + median chroma departure of its margin, spreads)",
+    "ln(least share of its stretch's edge step left over the run)",
 ];
 
 /// Shortest run across the edge the edge-run model judges, in spacings (a priori: two positions
@@ -98,10 +101,13 @@ pub struct OcclusionEvidence {
     pub bare_lines: f32,
     /// Length of the longest run across the board's outer edge, in spacings (0 when none).
     pub edge_run: f32,
-    /// How much of that run has its margin departing in chroma, in spacings.
+    /// How much of that run has its margin departing in chroma or the edge hidden, in spacings.
     pub edge_margin: f32,
     /// Median chroma departure of that run's margin, in spreads.
     pub edge_chroma: f32,
+    /// The least share of the edge's step (against its own stretch of the edge) left over that
+    /// run: near 0 where something covers the edge, near 1 where the edge shows whole.
+    pub edge_share: f32,
     /// What the hand-set tests alone decided (any of the three firing).
     pub rules_fired: bool,
     /// Whether the board-coloured-without-lines test or the edge-crossing test (whose hand-set
@@ -133,6 +139,7 @@ impl OcclusionEvidence {
             finite(f64::from(self.edge_run.max(EDGE_MIN_RUN)).ln()),
             finite(f64::from(self.edge_margin.max(EDGE_MIN_RUN)).ln()),
             finite(f64::from(self.edge_chroma.max(0.0)).ln_1p()),
+            finite(f64::from(self.edge_share.clamp(STEP_SHARE_FLOOR, 1.0)).ln()),
         ]
     }
 
@@ -432,7 +439,7 @@ mod tests {
 
     /// A frame whose edge test found a run of `length` spacings departing `chroma` spreads.
     fn edge(frame: OcclusionEvidence, length: f32, chroma: f32) -> OcclusionEvidence {
-        OcclusionEvidence { edge_run: length, edge_margin: length / 2.0, edge_chroma: chroma, ..frame }
+        OcclusionEvidence { edge_run: length, edge_margin: length / 2.0, edge_chroma: chroma, edge_share: 1.0, ..frame }
     }
 
     /// Hands are patches far outside the frame's own colour spread; a crowded board under a

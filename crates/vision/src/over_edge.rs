@@ -2,10 +2,11 @@
 //! too few cell centres for the cell test and is skin-, sleeve- or shadow-coloured, but beyond
 //! the edge the table departs from its typical look all along the arm and its shadow, and where
 //! the hand lies over the wood, the margin between the first line and the board's physical edge
-//! departs in chroma (a shadow changes brightness, not the log ratios). The margin is judged
-//! just inside the edge measured on this frame (the step from margin wood to table), so that its
-//! samples never land on the table beside the board (a bowl there is no hand). The run's
-//! lengths and departure are weighed by a fitted model (`OcclusionModel.edge`).
+//! departs in chroma (a shadow changes brightness, not the log ratios), or the board's edge itself
+//! is hidden (the step from margin wood to table is gone: something lies across it). The margin
+//! is judged just inside the edge measured on this frame, so that its samples never land on the
+//! table beside the board (a bowl there is no hand). The run's lengths and departure are
+//! weighed by a fitted model (`OcclusionModel.edge`).
 
 use image::RgbImage;
 use tengen_rules::BOARD_LINES;
@@ -67,19 +68,45 @@ const BOARD_THICKNESS: f64 = 2.7;
 const SPREAD_FLOOR: [f32; 3] = [0.03, 0.03, 0.05];
 /// A sample departs from its edge's typical colour at the same depth beyond this many spreads.
 const DEPART: f32 = 3.0;
+/// The board's edge counts as hidden at a position where its step (log colour, either side of
+/// the measured edge) is below this share of the step along its own stretch of the edge (a
+/// priori: most of the step is gone). A shadow scales both sides alike and leaves the log step
+/// whole, a first-line stone ends inside the edge and leaves the table beside it, but skin or a
+/// sleeve across the edge covers both sides. How little of the step is left is the edge model's
+/// to weigh (the least share over the run, `EdgeRun::least_share`), not this gate's.
+const HIDDEN_STEP_SHARE: f32 = 0.5;
+/// The step a position is compared with: the median over this many nearest positions of the
+/// same edge whose margin is free and whose table beyond does not depart (a priori: two
+/// spacings' worth of positions; the light along an edge changes over a few spacings, fading
+/// towards a corner, while a hand crosses it over one to four).
+const LOCAL_STEP_POSITIONS: usize = 8;
+/// Fewest such positions on an edge for its step to be a reference at all.
+const LOCAL_STEP_MIN: usize = 3;
+/// The step share's floor (a priori: a step below a twentieth of the edge's is as good as none,
+/// the windows' noise).
+pub const STEP_SHARE_FLOOR: f32 = 0.05;
+/// A margin sample darker than this mean level (of 255) gives no chroma (a priori from the
+/// sensor: with about 2 levels of sensor and JPEG noise per channel, the log ratio of two
+/// channels near level v wanders by about 2√2 / v, which below 32 levels exceeds three of the
+/// chroma spread floors, 0.09: its "colour" there is noise).
+const CHROMA_LUMA_FLOOR: f32 = 32.0;
 
 /// The longest stretch of an edge where something runs across it: beyond the edge the table
 /// departs from its typical look all along (an arm, its shadow), and somewhere along it the
-/// margin inside the edge departs in chroma too (the hand itself over the wood).
+/// margin inside the edge departs in chroma or the edge itself is hidden (the hand itself over
+/// the wood).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct EdgeRun {
     /// Its length along the edge, in spacings (0 when none).
     pub length: f32,
-    /// How much of it has the margin departing in chroma, in spacings.
+    /// How much of it has the margin departing in chroma or the edge hidden, in spacings.
     pub margin: f32,
     /// Median over those positions of the margin's chroma departure (in spreads; the least
     /// departing margin sample of each position).
     pub chroma: f32,
+    /// The least share of its own stretch's edge step left over the run (1 when no position of
+    /// it measured one; capped at 1, floored at `STEP_SHARE_FLOOR`): how far the edge is hidden.
+    pub least_share: f32,
 }
 
 /// The log colour (ln r/g, ln b/g, ln luminance) of an RGB sample; NaN outside the image.
@@ -177,6 +204,24 @@ fn measured_edge(image: &RgbImage, geometry: &GridGeometry, side: &Side, open: &
     (d.is_finite() && agreed).then_some(f64::from(d))
 }
 
+/// The board's edge step at position `t` of `side`: the distance in log colour between the means
+/// of the two windows either side of the measured edge at depth `edge` (NaN outside the image).
+fn edge_step(image: &RgbImage, geometry: &GridGeometry, side: &Side, t: f64, edge: f64) -> f32 {
+    let n = (EDGE_WINDOW / EDGE_SEARCH_STEP).round() as usize;
+    let window = |sign: f64| {
+        let mut m = [0.0f32; 3];
+        for i in 0..n {
+            let c = sample(image, geometry, side, t, edge + sign * (i as f64 + 0.5) * EDGE_SEARCH_STEP);
+            for (mm, v) in m.iter_mut().zip(c) {
+                *mm += v / n as f32;
+            }
+        }
+        m
+    };
+    let (inside, outside) = (window(-1.0), window(1.0));
+    inside.iter().zip(&outside).map(|(a, b)| (a - b).powi(2)).sum::<f32>().sqrt()
+}
+
 /// Median and robust spread (1.4826 × MAD, floored) of each channel over the finite values.
 fn typical(values: impl Iterator<Item = [f32; 3]>) -> ([f32; 3], [f32; 3]) {
     let v: Vec<[f32; 3]> = values.filter(|c| c.iter().all(|x| x.is_finite())).collect();
@@ -265,21 +310,57 @@ fn side_run(
         })
         .collect();
     let outer_typical: Vec<_> = (0..OUTER_SAMPLES).map(|i| typical(outer.iter().map(|o| o[i]))).collect();
+    // A margin sample too dark for its log ratios to be a colour gives no chroma.
+    let dark = CHROMA_LUMA_FLOOR.ln();
+    let margin: Vec<Vec<[f32; 3]>> = margin
+        .into_iter()
+        .map(|m| m.into_iter().map(|c| if c[2] < dark { [f32::NAN; 3] } else { c }).collect())
+        .collect();
     let margin_typical: Vec<_> = (0..MARGIN_SAMPLES)
         .map(|i| typical(margin.iter().zip(&free).filter(|(_, f)| **f).map(|(m, _)| m[i])))
         .collect();
-    // Per position: whether the table beyond the edge departs there (all outer samples but one,
-    // never the innermost), and where the margin is open and departs in chroma, how far (the
-    // least departing of its samples).
+    // Whether the table beyond the edge departs at each position (all outer samples but one,
+    // never the innermost).
+    let outer_departs: Vec<bool> = outer
+        .iter()
+        .map(|o| {
+            let d: Vec<f32> = o.iter().zip(&outer_typical).map(|(x, t)| departure(*x, t, 0..3)).collect();
+            let departing = d.iter().filter(|v| **v > DEPART).count();
+            d[0] > DEPART && departing + 1 >= OUTER_SAMPLES
+        })
+        .collect();
+    // Each position's step against the step of its own stretch of the edge, where nothing lies
+    // across it; where the step is mostly gone, something covers the edge, whatever the reader
+    // made of the first-line point beside it (fingers over the first line read as stones).
+    let steps: Vec<f32> =
+        (0..POSITIONS).map(|k| edge_step(image, geometry, side, k as f64 * POSITION_STEP, edge)).collect();
+    let undisturbed: Vec<usize> =
+        (0..POSITIONS).filter(|&k| free[k] && !outer_departs[k] && steps[k].is_finite()).collect();
+    let share: Vec<f32> = (0..POSITIONS)
+        .map(|k| {
+            if undisturbed.len() < LOCAL_STEP_MIN || !steps[k].is_finite() {
+                return f32::NAN;
+            }
+            let mut near = undisturbed.clone();
+            near.sort_by_key(|&j| j.abs_diff(k));
+            let mut local: Vec<f32> = near.iter().take(LOCAL_STEP_POSITIONS).map(|&j| steps[j]).collect();
+            let reference = median(&mut local);
+            if reference > 0.0 {
+                steps[k] / reference
+            } else {
+                f32::NAN
+            }
+        })
+        .collect();
+    // Per position: whether the table departs there, and where the margin is open and departs
+    // in chroma, or the edge is hidden, how far the margin departs in chroma (the least
+    // departing of its samples; 0 where unknown).
     let judged: Vec<(bool, Option<f32>)> = (0..POSITIONS)
         .map(|k| {
-            let d: Vec<f32> = outer[k].iter().zip(&outer_typical).map(|(x, t)| departure(*x, t, 0..3)).collect();
-            let departing = d.iter().filter(|v| **v > DEPART).count();
-            let outer_departs = d[0] > DEPART && departing + 1 >= OUTER_SAMPLES;
-            if !outer_departs {
+            if !outer_departs[k] {
                 return (false, None);
             }
-            if !(margin_open && free[k]) || steep[k] {
+            if steep[k] {
                 return (true, None);
             }
             let chroma: Vec<f32> = margin[k].iter().zip(&margin_typical).map(|(x, t)| departure(*x, t, 0..2)).collect();
@@ -288,7 +369,9 @@ fn side_run(
             } else {
                 chroma.into_iter().fold(f32::INFINITY, f32::min)
             };
-            (true, (chroma > DEPART).then_some(chroma))
+            let margin_departs = margin_open && free[k] && chroma > DEPART;
+            let hidden = share[k] < HIDDEN_STEP_SHARE;
+            (true, (margin_departs || hidden).then_some(if chroma.is_finite() { chroma } else { 0.0 }))
         })
         .collect();
     let mut best = EdgeRun::default();
@@ -306,10 +389,12 @@ fn side_run(
         if chroma.is_empty() {
             continue;
         }
+        let least_share = share[start..k].iter().filter(|v| v.is_finite()).fold(1.0f32, |a, &b| a.min(b));
         let run = EdgeRun {
             length: ((k - start) as f64 * POSITION_STEP) as f32,
             margin: (chroma.len() as f64 * POSITION_STEP) as f32,
             chroma: median(&mut chroma),
+            least_share: least_share.max(STEP_SHARE_FLOOR),
         };
         if run.length > best.length || (run.length == best.length && run.chroma > best.chroma) {
             best = run;
@@ -421,5 +506,39 @@ mod tests {
             row[0] = true;
         }
         assert_eq!(longest_edge_run(&image, &geometry, None, &stones).length, 0.0);
+    }
+
+    #[test]
+    fn fingers_over_the_first_line_read_as_stones_still_cross_the_edge() {
+        // Skin over rows 5–8 from the left, its tips 0.3 spacing inside the first line, where
+        // the reader takes the covered first-line points for stones: no margin there is free,
+        // but the board's edge under the fingers is hidden.
+        let (image, geometry) =
+            scene(0.7, |col, row| (col < 0.3 && (5.0..=8.0).contains(&row)).then_some([215, 160, 140]));
+        let mut stones = no_stones();
+        for row in stones.iter_mut().take(9).skip(5) {
+            row[0] = true;
+        }
+        let run = longest_edge_run(&image, &geometry, None, &stones);
+        assert!((2.5..=3.5).contains(&run.length), "{run:?}");
+        assert!((2.0..=3.5).contains(&run.margin), "{run:?}");
+    }
+
+    #[test]
+    fn a_near_black_margin_gives_no_chroma() {
+        // A near-black board (a few levels, whose log ratios are noise) with a bowl on the table
+        // beside rows 5–8 and the margin's few levels tinted there: no colour crosses the edge,
+        // and its step to the table stays whole.
+        let (image, geometry) = scene(0.7, |col, row| {
+            let beside = (5.0..=8.0).contains(&row);
+            if col < -0.7 {
+                beside.then_some([30, 30, 35])
+            } else if (-0.7..=18.7).contains(&row) {
+                Some(if beside && col < 0.0 { [2, 8, 3] } else { [8, 4, 3] })
+            } else {
+                None
+            }
+        });
+        assert_eq!(longest_edge_run(&image, &geometry, None, &no_stones()).length, 0.0);
     }
 }

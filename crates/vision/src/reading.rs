@@ -188,6 +188,7 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
         edge_run: edge.length,
         edge_margin: edge.margin,
         edge_chroma: edge.chroma,
+        edge_share: edge.least_share,
         crossed_points: crossed.len(),
         largest_patch: mask.largest_patch,
         patch_distance: mask.patch_distance,
