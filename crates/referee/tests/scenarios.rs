@@ -232,6 +232,38 @@ fn missed_capture_after_the_grace_time_and_partly_removed() {
     assert!(e.message.en.contains("partly"));
 }
 
+#[test]
+fn a_capture_lifted_unseen_and_replayed_at_once_is_the_opponents_move() {
+    let mut t = Table::new();
+    // Black captures D5 and E5 with F5; the camera sees E5 lifted but never D5 empty: White has
+    // already put a stone back there (it has a liberty at E5).
+    t.play_moves(&["D4", "D5", "E4", "E5", "C5", "Q16", "D6", "R16", "E6", "S16"]);
+    let ev = t.play("F5", 'X', &[]);
+    assert!(infractions(&ev).is_empty());
+    t.put("E5", '.');
+    let ev = t.show();
+    assert!(infractions(&ev).is_empty(), "{:#?}", infractions(&ev));
+    let ev = t.play("Q4", 'X', &[]);
+    assert_eq!(moves(&ev), vec![(Color::White, "D5".into()), (Color::Black, "Q4".into())]);
+    assert!(infractions(&t.events).is_empty(), "{:#?}", infractions(&t.events));
+    assert!(t.state().differences.is_empty(), "{:?}", t.state().differences);
+    assert!(t.wait(40.0).is_empty(), "nothing is left pending");
+}
+
+#[test]
+fn captured_stones_left_standing_when_the_capturer_moves_again_are_still_missed() {
+    let mut t = Table::new();
+    // Nothing of the capture was lifted: the standing stones are leftovers, not a White move.
+    t.play_moves(&["D4", "D5", "E4", "E5", "C5", "Q16", "D6", "R16", "E6", "S16"]);
+    t.play("F5", 'X', &[]);
+    let ev = t.play("Q4", 'X', &[]);
+    assert_eq!(moves(&ev), vec![(Color::Black, "Q4".into())]);
+    assert!(kinds(&ev).contains(&EventKind::DoubleMove), "{:?}", kinds(&ev));
+    let ev = t.wait(40.0);
+    let e = only_infraction(&ev, EventKind::MissedCapture, "18.2");
+    assert_eq!(points_of(&e), vec!["D5", "E5"]);
+}
+
 /// Rows with a ko at the top left: White inside, Black may take at C18.
 const KO_ROWS: [&str; 19] = [
     ".XO................",

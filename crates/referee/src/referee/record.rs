@@ -11,18 +11,63 @@ impl Referee {
             return events;
         }
         let acked = self.acked_map();
-        let ctx = Context {
+        let plan = explain::explain(&self.context(stable, &acked));
+        let plan = self.replay_on_a_captured_point(stable, plan);
+        self.apply(plan, stable, evidence)
+    }
+
+    fn context<'a>(&'a self, stable: &'a StableBoard, acked: &'a BTreeMap<usize, Stone>) -> Context<'a> {
+        Context {
             game: &self.game,
             legal: Grid::from_board(self.game.board()),
             physical: &stable.grid,
-            acked: &acked,
+            acked,
             last_move: self.last_move(),
             to_move_uncertain: self.to_move_uncertain,
             max_moves: self.config.max_moves_per_change,
             scatter_min: self.config.scatter_min_stones,
-        };
-        let plan = explain::explain(&ctx);
-        self.apply(plan, stable, evidence)
+        }
+    }
+
+    /// A stone of the side to move standing on a point of its opponent's pending capture, when
+    /// the change is not explained in turn: the captured stone may have been lifted and a stone
+    /// of the same colour replayed there before the camera saw the point empty (a throw-in
+    /// into the space of a larger capture). Tried only once the capturer has lifted some of the
+    /// captured stones (the capture was seen being carried out); taken when the change then
+    /// costs less and starts with that move, and the point leaves the pending capture.
+    fn replay_on_a_captured_point(&mut self, stable: &StableBoard, plan: Plan) -> Plan {
+        let Some(pending) = self.pending.as_ref() else { return plan };
+        let to_move = self.game.to_move();
+        if plan.cost == 0 || pending.side == to_move || !pending.removed_some {
+            return plan;
+        }
+        let candidates: Vec<Point> =
+            pending.points.iter().copied().filter(|&p| stable.grid.get(p) == Stone::Of(to_move)).collect();
+        let mut best: Option<(Point, Plan)> = None;
+        for point in candidates {
+            let mut acked = self.acked_map();
+            acked.remove(&point.index());
+            let tried = explain::explain(&self.context(stable, &acked));
+            let starts_there = tried.steps.first().is_some_and(|s| s.side == to_move && s.point == point);
+            let bound = best.as_ref().map_or(plan.cost, |(_, b)| b.cost);
+            if starts_there && tried.cost < bound {
+                best = Some((point, tried));
+            }
+        }
+        let Some((point, tried)) = best else { return plan };
+        self.release_pending(point);
+        tried
+    }
+
+    /// Takes a point out of the pending capture (its stone is now a new move, not a leftover).
+    fn release_pending(&mut self, point: Point) {
+        self.acks.remove(&point.index());
+        if let Some(pending) = &mut self.pending {
+            pending.points.remove(&point);
+            if pending.points.is_empty() {
+                self.pending = None;
+            }
+        }
     }
 
     /// A stone lifted in an earlier view (open takeback) and now put down elsewhere by the same
