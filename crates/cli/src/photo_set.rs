@@ -251,7 +251,12 @@ pub fn labelled_frames(photos: &[Photo]) -> Vec<LabelledFrame> {
                 let s = score(&reading_grid(&details.reading), &truth, true);
                 s.symmetry.inverse().apply(&truth)
             };
-            Some(LabelledFrame { source: photo.source.clone(), features: details.features, truth: truth_seen })
+            Some(LabelledFrame {
+                source: photo.source.clone(),
+                features: details.features,
+                board: details.colour.global,
+                truth: truth_seen,
+            })
         })
         .collect()
 }

@@ -8,7 +8,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let frame = tengen_vision::decode_rgb(&std::fs::read(path)?)?;
     let found = tengen_vision::locate(&frame.rgb, &tengen_vision::LocateOptions::default())?;
     let details = read_board_detailed(&frame.rgb, &found.geometry, &ReaderConfig::default());
-    let c = classify(&details.features, &tengen_vision::ReaderModel::embedded().classes, 1.0);
+    let c = classify(&details.features, &tengen_vision::ReaderModel::embedded().classes, details.colour.global, 1.0);
     for (k, name) in ["empty", "black", "white"].iter().enumerate() {
         let (m, s) = &c.class_model[k];
         println!(

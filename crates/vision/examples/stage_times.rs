@@ -71,7 +71,7 @@ fn main() {
         let cam = CameraFoot::estimate(&g);
         let feats = measure_points(&board, &colour, cam.as_ref(), 0.3);
         let t3 = Instant::now();
-        let cls = classify(&feats, &tengen_vision::ReaderModel::embedded().classes, 1.0);
+        let cls = classify(&feats, &tengen_vision::ReaderModel::embedded().classes, colour.global, 1.0);
         let t4 = Instant::now();
         let stones: Vec<[bool; 19]> =
             cls.posteriors.iter().map(|row| std::array::from_fn(|c| row[c][1].max(row[c][2]) > row[c][0])).collect();

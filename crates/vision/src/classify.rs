@@ -48,6 +48,21 @@ const SURE_BLACK_BRIGHTNESS: f64 = -0.9;
 const SURE_BLACK_LINES: f64 = 0.1;
 /// Index of the line-contrast feature.
 const LINES: usize = 4;
+/// Index of the dark-tail feature (the disc's darker quarter against the board).
+const DARK_TAIL: usize = 1;
+/// Index of the neutrality feature (blue/red against the board's).
+const NEUTRAL: usize = 2;
+/// Points whose darker quarter is still brighter than the board (ln ratio above this: no line,
+/// no shadow, nothing darker than bare board in the disc) and that show less line contrast
+/// than [`SURE_BLACK_LINES`] are lighter than the board throughout: this frame's white stones.
+const SURE_WHITE_DARK_TAIL: f64 = 0.0;
+/// How much greyer than the bare board (neutral feature) white stones must stay when the frame
+/// shows none of its own: white stones are grey, wood is yellow. A board less yellow than this
+/// (ln(red / blue) of its colour; a white or cream sheet, or wood under a lamp that greys it)
+/// cannot hold the priors' white, measured on wood, so there the frame's own whites set it.
+const WHITE_NEUTRAL_GAP: f64 = 0.15;
+/// Sure points of a colour from which they set that class's start (as few as make a median).
+const MIN_SURE_POINTS: usize = 3;
 /// Indices of the colour features, whose gross misfit means "neither stone nor board".
 const COLOUR: [usize; 2] = [2, 3];
 
@@ -91,10 +106,21 @@ pub struct Classified {
     pub class_model: Vec<(Vec<f64>, Vec<f64>)>,
 }
 
-/// Classifies every point of one frame with the given class priors (empty, black, white).
+/// Classifies every point of one frame with the given class priors (empty, black, white);
+/// `board` is the frame's board colour (RGB, [`crate::features::BoardColour::global`]).
 /// `temperature` ≥ 1 softens the posteriors.
-pub fn classify(features: &[[PointFeatures; BOARD_LINES]], classes: &[ClassPrior; 3], temperature: f64) -> Classified {
-    classify_with(features, classes, temperature, true)
+pub fn classify(
+    features: &[[PointFeatures; BOARD_LINES]],
+    classes: &[ClassPrior; 3],
+    board: [f32; 3],
+    temperature: f64,
+) -> Classified {
+    classify_with(features, classes, board, temperature, true)
+}
+
+/// How yellow a board colour is: ln(red / blue), with the colour ratios' offset of 4 levels.
+fn yellowness(board: [f32; 3]) -> f64 {
+    ((f64::from(board[0]) + 4.0) / (f64::from(board[2]) + 4.0)).ln()
 }
 
 /// [`classify`], with the frame's colour noise measured (`measure_noise`) or taken to be the
@@ -102,6 +128,7 @@ pub fn classify(features: &[[PointFeatures; BOARD_LINES]], classes: &[ClassPrior
 fn classify_with(
     features: &[[PointFeatures; BOARD_LINES]],
     classes: &[ClassPrior; 3],
+    board: [f32; 3],
     temperature: f64,
     measure_noise: bool,
 ) -> Classified {
@@ -134,12 +161,20 @@ fn classify_with(
         .filter(|(_, _, x)| x[BRIGHTNESS] < SURE_BLACK_BRIGHTNESS && x[LINES] < SURE_BLACK_LINES)
         .map(|(_, _, x)| (x[BRIGHTNESS], x[1]))
         .collect();
-    if sure_black.len() >= 3 {
+    if sure_black.len() >= MIN_SURE_POINTS {
         sure_black.sort_by(|a, b| a.0.total_cmp(&b.0));
         let mid = sure_black[sure_black.len() / 2];
         priors[BLACK].mean[BRIGHTNESS] = mid.0.min(classes[BLACK].mean[BRIGHTNESS]);
-        priors[BLACK].mean[1] = mid.1.min(classes[BLACK].mean[1]);
+        priors[BLACK].mean[DARK_TAIL] = mid.1.min(classes[BLACK].mean[DARK_TAIL]);
     }
+    // On a board that is not yellow, start white where this frame's white stones are (lighter
+    // than the board throughout, no lines, no redder than it): the priors' white is grey against
+    // yellow wood, but on a white or cream sheet the stones are as grey as the board, and a class
+    // started on wood's whites never reaches them. Their own colour then says how much greyer
+    // than the board this frame's whites are. On yellow wood the priors hold (and bare wood
+    // under glare, lineless and bright, must not become the frame's white).
+    let white_neutral_gap =
+        if yellowness(board) < WHITE_NEUTRAL_GAP { seed_white(&points, &mut priors) } else { WHITE_NEUTRAL_GAP };
     let mut means: [[f64; DIMS]; 3] = [priors[0].mean, priors[1].mean, priors[2].mean];
     let mut sds: [[f64; DIMS]; 3] = [classes[0].sd, classes[1].sd, classes[2].sd];
     let mut weights = [0.6, 0.2, 0.2];
@@ -170,7 +205,7 @@ fn classify_with(
             }
             weights[k] = (wsum + 2.0) / (points.len() as f64 + 6.0);
         }
-        enforce_order(&mut means);
+        enforce_order(&mut means, white_neutral_gap);
     }
     let mut out = vec![[[1.0 / 3.0; 3]; BOARD_LINES]; BOARD_LINES];
     let mut outlier = vec![[false; BOARD_LINES]; BOARD_LINES];
@@ -238,14 +273,37 @@ fn median_f64(v: &mut [f64]) -> f64 {
     v[mid]
 }
 
+/// Moves the white class's start (brightness, dark tail, colour) to the median of the frame's
+/// sure white points — lighter than the board throughout, without lines, and no redder than
+/// the board in either colour ratio (a grey stone is not; skin is) — when it has enough of them, and returns how much greyer than the bare board
+/// the white class must stay: [`WHITE_NEUTRAL_GAP`], or less where the frame's own whites are
+/// less grey than that against their board (a white or cream sheet).
+fn seed_white(points: &[(usize, usize, [f64; DIMS])], priors: &mut [ClassPrior; 3]) -> f64 {
+    let sure_white: Vec<&[f64; DIMS]> = points
+        .iter()
+        .map(|(_, _, x)| x)
+        .filter(|x| {
+            x[DARK_TAIL] > SURE_WHITE_DARK_TAIL && x[LINES] < SURE_BLACK_LINES && x[NEUTRAL] >= 0.0 && x[COLOUR[1]] >= 0.0
+        })
+        .collect();
+    if sure_white.len() < MIN_SURE_POINTS {
+        return WHITE_NEUTRAL_GAP;
+    }
+    for d in [BRIGHTNESS, DARK_TAIL, NEUTRAL, COLOUR[1]] {
+        let mut v: Vec<f64> = sure_white.iter().map(|x| x[d]).collect();
+        priors[WHITE].mean[d] = median_f64(&mut v);
+    }
+    (priors[WHITE].mean[NEUTRAL] - priors[0].mean[NEUTRAL]).clamp(0.0, WHITE_NEUTRAL_GAP)
+}
+
 /// Keeps the re-estimated classes physically ordered: black darker than empty, white greyer
-/// than empty and without lines, so a frame with no stones of one colour cannot hand that
-/// class to another population.
-fn enforce_order(means: &mut [[f64; DIMS]; 3]) {
+/// than empty (by `white_neutral_gap`) and without lines, so a frame with no stones of one
+/// colour cannot hand that class to another population.
+fn enforce_order(means: &mut [[f64; DIMS]; 3], white_neutral_gap: f64) {
     let empty = means[0];
     means[1][0] = means[1][0].min(empty[0] - 0.6);
     means[1][1] = means[1][1].min(empty[1] - 0.6);
-    means[2][2] = means[2][2].max(empty[2] + 0.15);
+    means[2][2] = means[2][2].max(empty[2] + white_neutral_gap);
     means[2][0] = means[2][0].max(empty[0] + 0.05);
     means[1][LINES] = means[1][LINES].min(empty[LINES] - 0.08);
     means[2][LINES] = means[2][LINES].min(empty[LINES] - 0.08);
@@ -311,6 +369,11 @@ mod tests {
     use super::*;
     use crate::reader_model::ReaderModel;
 
+    /// A light wood board's colour, as the default rendered hall shows it.
+    const WOOD: [f32; 3] = [196.0, 158.0, 105.0];
+    /// A white paper sheet's colour, as `board/paper` shows it.
+    const WHITE_SHEET: [f32; 3] = [229.0, 225.0, 207.0];
+
     /// A point with the given brightness and colour (neutral, green/red) and lines.
     fn point(brightness: f32, neutral: f32, green_red: f32, lines: f32) -> PointFeatures {
         PointFeatures {
@@ -363,6 +426,45 @@ mod tests {
         wrong
     }
 
+    /// A frame on a white paper sheet, as `board/paper` renders it: black stones in rows 0–5,
+    /// white stones in rows 6–11 only a little brighter than the sheet and no greyer than it
+    /// (lighter than the board throughout, no lines), bare sheet with clear printed lines.
+    fn white_sheet_frame() -> Vec<[PointFeatures; BOARD_LINES]> {
+        let feature = |brightness: f32, dark_tail: f32, neutral: f32, green_red: f32, lines: f32| PointFeatures {
+            brightness,
+            dark_tail,
+            neutral,
+            green_red,
+            lines,
+            luma: 230.0,
+            valid: true,
+            ..Default::default()
+        };
+        let mut features = vec![[PointFeatures::default(); BOARD_LINES]; BOARD_LINES];
+        for (r, row) in features.iter_mut().enumerate() {
+            for (c, f) in row.iter_mut().enumerate() {
+                let k = (r * BOARD_LINES + c) as f32;
+                let saw = 0.02 * 2.0 * ((k * 0.618).fract() - 0.5);
+                *f = match r {
+                    0..=5 => feature(-2.2 + saw, -2.4 + saw, 0.13, 0.02, 0.04),
+                    6..=11 => feature(0.06 + saw, 0.03 + saw, 0.07 + saw, 0.01, -0.04 + saw),
+                    _ => feature(-0.10 + saw, -0.31 + saw, -0.02 + saw, -0.01, 0.40 + saw),
+                };
+            }
+        }
+        features
+    }
+
+    /// On a white sheet the white stones are as grey as the board: the priors' white (grey
+    /// against yellow wood) never reaches them and they read empty; started from the frame's own
+    /// sure whites, every point reads right.
+    #[test]
+    fn white_stones_on_a_white_sheet_read_white() {
+        let model = ReaderModel::embedded();
+        let classified = classify(&white_sheet_frame(), &model.classes, WHITE_SHEET, 1.0);
+        assert_eq!(wrong_reads(&classified), 0);
+    }
+
     #[test]
     fn white_light_leaves_the_colour_spreads_as_the_priors_have_them() {
         let model = ReaderModel::embedded();
@@ -383,7 +485,7 @@ mod tests {
     fn bare_board_under_a_strong_cast_reads_empty_by_brightness() {
         let model = ReaderModel::embedded();
         let frame = crowded_frame(0.5, 0.2, 0.03);
-        assert_eq!(wrong_reads(&classify_with(&frame, &model.classes, 1.0, true)), 0);
-        assert!(wrong_reads(&classify_with(&frame, &model.classes, 1.0, false)) > 20);
+        assert_eq!(wrong_reads(&classify_with(&frame, &model.classes, WOOD, 1.0, true)), 0);
+        assert!(wrong_reads(&classify_with(&frame, &model.classes, WOOD, 1.0, false)) > 20);
     }
 }

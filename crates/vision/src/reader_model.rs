@@ -98,6 +98,8 @@ pub struct LabelledFrame {
     pub source: String,
     /// Per-point features, `[row][col]`.
     pub features: Vec<[PointFeatures; BOARD_LINES]>,
+    /// The frame's board colour (RGB, `BoardColour::global`), which the classifier needs.
+    pub board: [f32; 3],
     /// True states, `[row][col]`.
     pub truth: [[PointState; BOARD_LINES]; BOARD_LINES],
 }
@@ -126,7 +128,7 @@ pub fn fit(frames: &[LabelledFrame]) -> Result<ReaderModel, FitError> {
     let mut model = ReaderModel { classes, confidence_slope: 1.0, confidence_offset: 0.0 };
     let mut samples = Vec::new();
     for frame in frames {
-        let classified = crate::classify::classify(&frame.features, &model.classes, 1.0);
+        let classified = crate::classify::classify(&frame.features, &model.classes, frame.board, 1.0);
         for (row, line) in frame.truth.iter().enumerate() {
             for (col, &truth) in line.iter().enumerate() {
                 if truth == PointState::Unknown || !frame.features[row][col].valid {
@@ -272,7 +274,7 @@ mod tests {
                 features[9][c] = point(0.4 + shift - c as f32 * 0.01, -0.05, 0.5);
                 truth[9][c] = PointState::White;
             }
-            LabelledFrame { source: source.to_string(), features, truth }
+            LabelledFrame { source: source.to_string(), features, board: [196.0, 158.0, 105.0], truth }
         };
         let mut frames = vec![frame("a", 0.0)];
         frames.extend((0..9).map(|_| frame("b", 0.2)));
@@ -301,6 +303,7 @@ mod tests {
         let frame = LabelledFrame {
             source: "a".into(),
             features: vec![[point(0.0, 0.3, 0.0); BOARD_LINES]; BOARD_LINES],
+            board: [196.0, 158.0, 105.0],
             truth: [[PointState::Empty; BOARD_LINES]; BOARD_LINES],
         };
         assert_eq!(fit(&[frame]), Err(FitError::NoFramesOf(StoneClass::Black)));

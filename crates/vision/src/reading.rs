@@ -157,7 +157,7 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     let colour = BoardColour::measure(&board);
     let camera = CameraFoot::estimate(geometry);
     let features = measure_points(&board, &colour, camera.as_ref(), config.stone_height);
-    let classified = classify(&features, &config.model.classes, 1.0);
+    let classified = classify(&features, &config.model.classes, colour.global, 1.0);
     let posteriors = classified.posteriors;
     let class_model = classified.class_model;
     // On a steep view the tops of stones lean over the cell centres behind them; those cells
@@ -395,7 +395,7 @@ pub fn patch_inputs(image: &RgbImage, geometry: &GridGeometry, config: &ReaderCo
     let colour = BoardColour::measure(&board);
     let camera = CameraFoot::estimate(geometry);
     let features = measure_points(&board, &colour, camera.as_ref(), config.stone_height);
-    let classified = classify(&features, &config.model.classes, 1.0);
+    let classified = classify(&features, &config.model.classes, colour.global, 1.0);
     point_inputs(
         &board,
         &colour,
