@@ -57,9 +57,11 @@ const NEUTRAL: usize = 2;
 /// than [`SURE_BLACK_LINES`] are lighter than the board throughout: this frame's white stones.
 const SURE_WHITE_DARK_TAIL: f64 = 0.0;
 /// How much greyer than the bare board (neutral feature) white stones must stay when the frame
-/// shows none of its own: white stones are grey, wood is yellow. A board less yellow than this
-/// (ln(red / blue) of its colour; a white or cream sheet, or wood under a lamp that greys it)
-/// cannot hold the priors' white, measured on wood, so there the frame's own whites set it.
+/// shows none of its own: white stones are grey, wood is yellow. A board whose colour is greyer
+/// than this (ln of its brightest over its darkest channel: a white or cream sheet under a
+/// near-white lamp) cannot hold the priors' white, measured on wood, so there the frame's own
+/// whites set it. Under a coloured lamp every board is far from grey and the priors stand: the
+/// features are ratios to the board, in which the lamp cancels and the wood stays yellow.
 const WHITE_NEUTRAL_GAP: f64 = 0.15;
 /// Sure points of a colour from which they set that class's start (as few as make a median).
 const MIN_SURE_POINTS: usize = 3;
@@ -118,9 +120,11 @@ pub fn classify(
     classify_with(features, classes, board, temperature, true)
 }
 
-/// How yellow a board colour is: ln(red / blue), with the colour ratios' offset of 4 levels.
-fn yellowness(board: [f32; 3]) -> f64 {
-    ((f64::from(board[0]) + 4.0) / (f64::from(board[2]) + 4.0)).ln()
+/// How far a board colour is from grey: ln(brightest / darkest channel), with the colour
+/// ratios' offset of 4 levels.
+fn chroma(board: [f32; 3]) -> f64 {
+    let channels = board.map(|c| f64::from(c) + 4.0);
+    (channels.iter().copied().fold(f64::MIN, f64::max) / channels.iter().copied().fold(f64::MAX, f64::min)).ln()
 }
 
 /// [`classify`], with the frame's colour noise measured (`measure_noise`) or taken to be the
@@ -167,14 +171,14 @@ fn classify_with(
         priors[BLACK].mean[BRIGHTNESS] = mid.0.min(classes[BLACK].mean[BRIGHTNESS]);
         priors[BLACK].mean[DARK_TAIL] = mid.1.min(classes[BLACK].mean[DARK_TAIL]);
     }
-    // On a board that is not yellow, start white where this frame's white stones are (lighter
+    // On a grey board, start white where this frame's white stones are (lighter
     // than the board throughout, no lines, no redder than it): the priors' white is grey against
     // yellow wood, but on a white or cream sheet the stones are as grey as the board, and a class
     // started on wood's whites never reaches them. Their own colour then says how much greyer
     // than the board this frame's whites are. On yellow wood the priors hold (and bare wood
     // under glare, lineless and bright, must not become the frame's white).
     let white_neutral_gap =
-        if yellowness(board) < WHITE_NEUTRAL_GAP { seed_white(&points, &mut priors) } else { WHITE_NEUTRAL_GAP };
+        if chroma(board) < WHITE_NEUTRAL_GAP { seed_white(&points, &mut priors) } else { WHITE_NEUTRAL_GAP };
     let mut means: [[f64; DIMS]; 3] = [priors[0].mean, priors[1].mean, priors[2].mean];
     let mut sds: [[f64; DIMS]; 3] = [classes[0].sd, classes[1].sd, classes[2].sd];
     let mut weights = [0.6, 0.2, 0.2];
