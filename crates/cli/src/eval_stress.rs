@@ -27,7 +27,7 @@ use tengen_vision::evaluate::{
     analyse_frame, analyse_frame_from_corners, corner_errors_cells, displaced_corners, parse_grid, reading_grid, score,
     Grid,
 };
-use tengen_vision::fit::{patch_inputs, OcclusionEvidence, PatchSample};
+use tengen_vision::fit::{class_of, patch_inputs, OcclusionEvidence, PatchSample};
 use tengen_vision::read_board_detailed;
 use tengen_vision::{GridGeometry, LensDistortion, LocateOptions, ReaderConfig};
 
@@ -989,12 +989,7 @@ pub fn patch_training(
                 ) else {
                     continue;
                 };
-                let class = match ch {
-                    '.' => 0,
-                    'X' => 1,
-                    'O' => 2,
-                    _ => continue,
-                };
+                let Some(class) = PointState::from_char(ch).and_then(class_of) else { continue };
                 out.push(PatchSample { source: source.clone(), inputs: x, class });
             }
         }
