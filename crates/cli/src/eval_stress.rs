@@ -27,7 +27,7 @@ use tengen_vision::evaluate::{
     analyse_frame, analyse_frame_from_corners, corner_errors_cells, displaced_corners, parse_grid, reading_grid, score,
     Grid,
 };
-use tengen_vision::fit::{patch_inputs, OcclusionEvidence, PatchSample};
+use tengen_vision::fit::{class_of, patch_inputs, OcclusionEvidence, PatchSample};
 use tengen_vision::read_board_detailed;
 use tengen_vision::{GridGeometry, LensDistortion, LocateOptions, ReaderConfig};
 
@@ -605,6 +605,19 @@ fn misses(r: &BucketReport) -> Vec<String> {
     out
 }
 
+/// Takes a `?` read where the truth's point is hidden by a hand or outside the frame as right:
+/// such a point may honestly be `?`, while a definite reading there is still scored.
+pub(crate) fn excuse_hidden_unknowns(read: &mut Grid, true_grid: &Grid, truth: &GroundTruth) {
+    for r in 0..BOARD_LINES {
+        for c in 0..BOARD_LINES {
+            let i = r * BOARD_LINES + c;
+            if (truth.occluded[i] || !truth.in_frame[i]) && read[r][c] == PointState::Unknown {
+                read[r][c] = true_grid[r][c];
+            }
+        }
+    }
+}
+
 /// The located grid's reading re-indexed like the truth: of the 4 ways to number a located grid
 /// (a board seen from above has no "up"), the one whose intersections lie nearest the true ones.
 fn reading_in_truth_order(read: &Grid, geometry: &GridGeometry, truth: &GroundTruth) -> Grid {
@@ -699,15 +712,7 @@ fn run_frame(
     score_of.found = worst_point <= FOUND_WITHIN_CELLS;
     score_of.flagged = analysis.details.reading.occluded;
     let mut read = reading_in_truth_order(&reading_grid(&analysis.details.reading), geometry, truth);
-    // A point truly hidden by a hand (or outside the frame) may honestly be `?`.
-    for r in 0..BOARD_LINES {
-        for c in 0..BOARD_LINES {
-            let i = r * BOARD_LINES + c;
-            if (truth.occluded[i] || !truth.in_frame[i]) && read[r][c] == PointState::Unknown {
-                read[r][c] = true_grid[r][c];
-            }
-        }
-    }
+    excuse_hidden_unknowns(&mut read, &true_grid, truth);
     let s = score(&read, &true_grid, false);
     score_of.points_right = s.confusion.correct();
     score_of.exact = s.exact;
@@ -989,12 +994,7 @@ pub fn patch_training(
                 ) else {
                     continue;
                 };
-                let class = match ch {
-                    '.' => 0,
-                    'X' => 1,
-                    'O' => 2,
-                    _ => continue,
-                };
+                let Some(class) = PointState::from_char(ch).and_then(class_of) else { continue };
                 out.push(PatchSample { source: source.clone(), inputs: x, class });
             }
         }

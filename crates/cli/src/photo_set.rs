@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
+use tengen_rules::BOARD_LINES;
 use tengen_vision::evaluate::{parse_corners_label, parse_grid, reading_grid, score, Grid};
 use tengen_vision::fit::LabelledFrame;
 use tengen_vision::fit::OcclusionSample;
@@ -287,7 +288,9 @@ pub fn patch_samples(photos: &[Photo]) -> Vec<PatchSample> {
         let inputs = patch_inputs(&frame.rgb, &geometry, &config);
         for (row, line) in truth_seen.iter().enumerate() {
             for (col, &state) in line.iter().enumerate() {
-                let (Some(class), Some(Some(x))) = (class_of(state), inputs.get(row * 19 + col)) else { continue };
+                let (Some(class), Some(Some(x))) = (class_of(state), inputs.get(row * BOARD_LINES + col)) else {
+                    continue;
+                };
                 out.push(PatchSample { source: photo.source.clone(), inputs: mirrored(x), class });
                 out.push(PatchSample { source: photo.source.clone(), inputs: x.clone(), class });
             }

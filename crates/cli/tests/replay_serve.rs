@@ -239,7 +239,6 @@ fn the_imago_webcam_games_give_the_same_events_and_record_through_replay_and_the
     }
     for name in ["t2", "t3"] {
         // Photos taken once per move, each watched by a 2 fps camera for 2 s.
-        // Photos taken once per move, each watched by a 2 fps camera for 2 s.
         assert_same(&imago.join(name), &["--fps", "2", "--hold", "2"], 8);
     }
 }

@@ -338,56 +338,8 @@ impl ResultForms {
     /// The result as people read it: the exact form in English, the customary form in
     /// Chinese, each with the record's points form (`RE`).
     pub fn message(&self) -> Message {
-        Message::new(
-            format!("{} ({})", self.exact, self.points),
-            format!("{}（記譜：{}）", self.customary, self.points),
-        )
+        crate::messages::with_record_form(&self.exact, &self.customary, &self.points)
     }
-}
-
-/// A result as typed by the arbiter in the record's form (`B+R`, `W+T`, `B+F`, `W+3.5`, `0`,
-/// `Draw`, `Void`), in words in each language; anything else is shown as typed.
-pub fn result_message(re: &str) -> Message {
-    let text = re.trim();
-    let (en, zh) = match text.to_ascii_lowercase().as_str() {
-        "0" | "draw" | "jigo" | "b+0" | "w+0" => ("Draw (jigo)".to_owned(), "和棋".to_owned()),
-        "void" | "?" => ("No result".to_owned(), "無勝負".to_owned()),
-        lower => {
-            let winner = match lower.as_bytes().first() {
-                Some(b'b') => Some(Color::Black),
-                Some(b'w') => Some(Color::White),
-                _ => None,
-            };
-            let how = lower.get(1..).and_then(|rest| rest.strip_prefix('+'));
-            match (winner, how) {
-                (Some(c), Some("r" | "resign")) => {
-                    (format!("{} wins by resignation", c.title()), format!("{}中盤勝", c.chinese()))
-                }
-                (Some(c), Some("t" | "time")) => {
-                    (format!("{} wins on time", c.title()), format!("{}超時勝", c.chinese()))
-                }
-                (Some(c), Some("f" | "forfeit")) => {
-                    (format!("{} wins by forfeit", c.title()), format!("{}勝（對方判負）", c.chinese()))
-                }
-                (Some(c), Some(points)) => match points.parse::<f64>() {
-                    Ok(p) if p.is_finite() && p > 0.0 => {
-                        // Points form: half a point is a quarter stone (Art. 11).
-                        let margin = if c == Color::Black { p / 2.0 } else { -p / 2.0 };
-                        let result = tengen_rules::GameResult {
-                            winner: Some(c),
-                            black_margin_stones: margin,
-                            black_count: 0.0,
-                            lost_by_warnings: None,
-                        };
-                        (result.exact(), result.customary())
-                    }
-                    _ => return Message::new(text, text),
-                },
-                _ => return Message::new(text, text),
-            }
-        }
-    };
-    Message::new(format!("{en} ({text})"), format!("{zh}（記譜：{text}）"))
 }
 
 /// One event as published: the schema is documented in `docs/events.md`.
@@ -475,21 +427,6 @@ impl Event {
         }
     }
 
-    /// The event the server raises when vision tracking sees the camera or the board move.
-    pub fn board_moved(table: &str, game: &str, seq: u64, t: f64, shift_cells: Option<f64>) -> Self {
-        let (en, zh) = match shift_cells {
-            Some(s) => (
-                format!("The board or the camera moved ({s:.1} grid cells); readings restart from fresh frames."),
-                format!("棋盤或攝像機移動了（{s:.1}格）；重新讀取。"),
-            ),
-            None => (
-                "The board or the camera moved; readings restart from fresh frames.".to_string(),
-                "棋盤或攝像機移動了；重新讀取。".to_string(),
-            ),
-        };
-        Event::new(table, game, seq, t, EventKind::BoardMoved, Message::new(en, zh))
-    }
-
     /// Sets the points.
     pub fn with_points(mut self, points: &[Point]) -> Self {
         self.points = points.iter().map(|&p| PointRef::of(p)).collect();
@@ -512,21 +449,6 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn results_are_said_in_each_language() {
-        let m = result_message("W+R");
-        assert_eq!((m.en.as_str(), m.zh.as_str()), ("White wins by resignation (W+R)", "白中盤勝（記譜：W+R）"));
-        // Simplified (written with escapes: this file's Chinese is the Traditional the table converts).
-        assert_eq!(m.zh_hans, "白中\u{76d8}\u{80dc}（\u{8bb0}\u{8c31}：W+R）");
-        let m = result_message("B+1.5");
-        assert_eq!((m.en.as_str(), m.zh.as_str()), ("Black wins by ¾ stone (B+1.5)", "黑勝1/2子（記譜：B+1.5）"));
-        assert_eq!(result_message("Draw").zh, "和棋（記譜：Draw）");
-        assert_eq!(result_message("Void").en, "No result (Void)");
-        // Anything else is shown as typed.
-        assert_eq!(result_message("B+lots").en, "B+lots");
-        assert_eq!(result_message(" ").en, "");
-    }
 
     #[test]
     fn a_point_is_written_in_both_notations_and_read_back_from_them() {

@@ -36,9 +36,9 @@ mod referee;
 mod stabilise;
 
 pub use event::{
-    result_message, Event, EventKind, Evidence, Message, PointRef, Restore, ResultForms, Sighting, Status,
-    EVENT_SCHEMA_VERSION,
+    Event, EventKind, Evidence, Message, PointRef, Restore, ResultForms, Sighting, Status, EVENT_SCHEMA_VERSION,
 };
+pub use messages::result_message;
 pub use observation::{confidence_in_tenths, Observation, ObservationError, PointObservation, ReadingLine};
 pub use record::comment_line;
 pub use referee::{

@@ -12,6 +12,8 @@ use crate::event::{Message, ResultForms};
 pub(crate) enum Say<'a> {
     /// The board has been covered for `secs` seconds.
     Occluded { secs: f64 },
+    /// The board or the camera moved (by `shift_cells` grid cells, when measured).
+    BoardMoved { shift_cells: Option<f64> },
     /// A stone between points or off the grid (Art. 2).
     UnclearPoint { point: Point },
     /// An even game starts on an empty board.
@@ -141,6 +143,54 @@ pub(crate) fn resignation(winner: Color) -> (String, String) {
     (format!("{} wins by resignation", winner.title()), format!("{}中盤勝", winner.chinese()))
 }
 
+/// A result in words in each language, with its record form (`RE`) beside it.
+pub(crate) fn with_record_form(en: &str, zh: &str, re: &str) -> Message {
+    Message::new(format!("{en} ({re})"), format!("{zh}（記譜：{re}）"))
+}
+
+/// A result as typed by the arbiter in the record's form (`B+R`, `W+T`, `B+F`, `W+3.5`, `0`,
+/// `Draw`, `Void`), in words in each language; anything else is shown as typed.
+pub fn result_message(re: &str) -> Message {
+    let text = re.trim();
+    let (en, zh) = match text.to_ascii_lowercase().as_str() {
+        "0" | "draw" | "jigo" | "b+0" | "w+0" => ("Draw (jigo)".to_owned(), "和棋".to_owned()),
+        "void" | "?" => ("No result".to_owned(), "無勝負".to_owned()),
+        lower => {
+            let winner = match lower.as_bytes().first() {
+                Some(b'b') => Some(Color::Black),
+                Some(b'w') => Some(Color::White),
+                _ => None,
+            };
+            let how = lower.get(1..).and_then(|rest| rest.strip_prefix('+'));
+            match (winner, how) {
+                (Some(c), Some("r" | "resign")) => resignation(c),
+                (Some(c), Some("t" | "time")) => {
+                    (format!("{} wins on time", c.title()), format!("{}超時勝", c.chinese()))
+                }
+                (Some(c), Some("f" | "forfeit")) => {
+                    (format!("{} wins by forfeit", c.title()), format!("{}勝（對方判負）", c.chinese()))
+                }
+                (Some(c), Some(points)) => match points.parse::<f64>() {
+                    Ok(p) if p.is_finite() && p > 0.0 => {
+                        // Points form: half a point is a quarter stone (Art. 11).
+                        let margin = if c == Color::Black { p / 2.0 } else { -p / 2.0 };
+                        let result = tengen_rules::GameResult {
+                            winner: Some(c),
+                            black_margin_stones: margin,
+                            black_count: 0.0,
+                            lost_by_warnings: None,
+                        };
+                        (result.exact(), result.customary())
+                    }
+                    _ => return Message::new(text, text),
+                },
+                _ => return Message::new(text, text),
+            }
+        }
+    };
+    with_record_form(&en, &zh, text)
+}
+
 /// Art. 17.1's ruling on wrong colours found at move `number`.
 fn wrong_colours(number: u32, corrected: bool) -> (String, String) {
     if corrected {
@@ -164,6 +214,14 @@ impl Say<'_> {
             Say::Occluded { secs } => (
                 format!("The board has been covered for {secs:.0} s: moves cannot be seen."),
                 format!("棋盤已被遮擋{secs:.0}秒，無法看到著手。"),
+            ),
+            Say::BoardMoved { shift_cells: Some(s) } => (
+                format!("The board or the camera moved ({s:.1} grid cells); readings restart from fresh frames."),
+                format!("棋盤或攝像機移動了（{s:.1}格）；重新讀取。"),
+            ),
+            Say::BoardMoved { shift_cells: None } => (
+                "The board or the camera moved; readings restart from fresh frames.".to_owned(),
+                "棋盤或攝像機移動了；重新讀取。".to_owned(),
             ),
             Say::UnclearPoint { point } => (
                 format!("{} cannot be read: a stone between points or off the grid is not a move (Art. 2). Place it on a point or remove it.", point.human()),
@@ -358,5 +416,25 @@ impl Say<'_> {
             Say::Result { forms } => (format!("Result: {} ({}).", forms.exact, forms.points), format!("結果：{}。", forms.customary)),
         };
         Message::new(en, zh)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_are_said_in_each_language() {
+        let m = result_message("W+R");
+        assert_eq!((m.en.as_str(), m.zh.as_str()), ("White wins by resignation (W+R)", "白中盤勝（記譜：W+R）"));
+        // Simplified (written with escapes: this file's Chinese is the Traditional the table converts).
+        assert_eq!(m.zh_hans, "白中\u{76d8}\u{80dc}（\u{8bb0}\u{8c31}：W+R）");
+        let m = result_message("B+1.5");
+        assert_eq!((m.en.as_str(), m.zh.as_str()), ("Black wins by ¾ stone (B+1.5)", "黑勝1/2子（記譜：B+1.5）"));
+        assert_eq!(result_message("Draw").zh, "和棋（記譜：Draw）");
+        assert_eq!(result_message("Void").en, "No result (Void)");
+        // Anything else is shown as typed.
+        assert_eq!(result_message("B+lots").en, "B+lots");
+        assert_eq!(result_message(" ").en, "");
     }
 }

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::cluster::Cluster;
 use crate::engine::Corners;
 use crate::error::{Error, ErrorKind};
-use crate::json::{ArbiterAction, ErrorBody};
+use crate::json::ArbiterAction;
 use crate::store::Store;
 use crate::table::TableHandle;
 
@@ -63,8 +63,7 @@ impl CommandAnswer {
             Ok(body) => Self { status: StatusCode::OK.as_u16(), body },
             Err(err) => Self {
                 status: err.kind().status().as_u16(),
-                body: serde_json::to_value(ErrorBody { error: err.code(), message: err.to_string() })
-                    .unwrap_or_default(),
+                body: serde_json::to_value(err.body()).unwrap_or_default(),
             },
         }
     }
@@ -102,12 +101,7 @@ pub async fn ask<T: serde::de::DeserializeOwned>(
             .map_err(|e| Error::internal(format!("table {table}'s node gave an answer that is not one: {e}")));
     }
     let message = answer.body["message"].as_str().unwrap_or("the table's node refused").to_owned();
-    let kind = match answer.status {
-        404 => ErrorKind::NotFound,
-        409 => ErrorKind::Conflict,
-        503 => ErrorKind::Unavailable,
-        _ => ErrorKind::Internal,
-    };
+    let kind = StatusCode::from_u16(answer.status).ok().and_then(ErrorKind::of_status).unwrap_or(ErrorKind::Internal);
     Err(Error::new(kind, "table_node_refused", message))
 }
 

@@ -66,6 +66,30 @@ impl ErrorKind {
             Self::UpstreamTimeout => StatusCode::GATEWAY_TIMEOUT,
         }
     }
+
+    /// Every kind, for [`ErrorKind::of_status`] (a kind added to the enum is added here).
+    const ALL: [ErrorKind; 14] = [
+        Self::BadRequest,
+        Self::Unauthenticated,
+        Self::PermissionDenied,
+        Self::NotFound,
+        Self::MethodNotAllowed,
+        Self::Timeout,
+        Self::Conflict,
+        Self::TooLarge,
+        Self::UnsupportedMediaType,
+        Self::Unprocessable,
+        Self::RateLimited,
+        Self::Internal,
+        Self::Unavailable,
+        Self::UpstreamTimeout,
+    ];
+
+    /// The kind an HTTP status stands for (the inverse of [`ErrorKind::status`]): how a node
+    /// of the hall reads another node's refusal. `None` for a status no kind has.
+    pub fn of_status(status: StatusCode) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.status() == status)
+    }
 }
 
 /// A failure: its kind, a machine code (`not_found`, `bad_json`, `invalid_action`, …, listed in
@@ -92,6 +116,11 @@ impl Error {
     /// The machine code.
     pub fn code(&self) -> &'static str {
         self.code
+    }
+
+    /// Its body on the wire: `{"error": code, "message": text}`.
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody { error: self.code, message: self.message.clone() }
     }
 
     /// No such thing (`not_found`).
@@ -158,7 +187,7 @@ impl IntoResponse for Error {
     fn into_response(self) -> Response {
         let status = self.kind.status();
         let unauthenticated = self.kind == ErrorKind::Unauthenticated;
-        let mut response = (status, Json(ErrorBody { error: self.code, message: self.message })).into_response();
+        let mut response = (status, Json(self.body())).into_response();
         if unauthenticated {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
@@ -180,5 +209,13 @@ mod tests {
         let response = Error::missing_token().into_response();
         assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
         assert_eq!(response.headers().get(header::WWW_AUTHENTICATE).map(HeaderValue::as_bytes), Some(&b"Bearer"[..]));
+    }
+
+    #[test]
+    fn every_kind_reads_back_from_its_status() {
+        for kind in ErrorKind::ALL {
+            assert_eq!(ErrorKind::of_status(kind.status()), Some(kind), "{kind:?}");
+        }
+        assert_eq!(ErrorKind::of_status(StatusCode::IM_A_TEAPOT), None);
     }
 }

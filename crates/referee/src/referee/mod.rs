@@ -204,8 +204,7 @@ impl Referee {
     pub fn board_moved(&mut self, t: f64, shift_cells: Option<f64>) -> Vec<Event> {
         let t = self.time(t);
         self.stabiliser.reset_window();
-        self.seq += 1;
-        vec![Event::board_moved(&self.config.table, &self.config.game, self.seq, t, shift_cells)]
+        vec![self.event(t, EventKind::BoardMoved, Say::BoardMoved { shift_cells }.message())]
     }
 
     /// Feeds one frame's reading.
