@@ -171,12 +171,12 @@ fn classify_with(
         priors[BLACK].mean[BRIGHTNESS] = mid.0.min(classes[BLACK].mean[BRIGHTNESS]);
         priors[BLACK].mean[DARK_TAIL] = mid.1.min(classes[BLACK].mean[DARK_TAIL]);
     }
-    // On a grey board, start white where this frame's white stones are (lighter
-    // than the board throughout, no lines, no redder than it): the priors' white is grey against
-    // yellow wood, but on a white or cream sheet the stones are as grey as the board, and a class
-    // started on wood's whites never reaches them. Their own colour then says how much greyer
-    // than the board this frame's whites are. On yellow wood the priors hold (and bare wood
-    // under glare, lineless and bright, must not become the frame's white).
+    // On a grey board, start white where this frame's white stones are (lighter than the board
+    // throughout, no lines, no redder than it): the priors' white is grey against yellow wood,
+    // but on a white or cream sheet the stones are as grey as the board, and a class started on
+    // wood's whites never reaches them. Their own colour then says how much greyer than the
+    // board this frame's whites are. On yellow wood the priors hold (and bare wood under glare,
+    // lineless and bright, must not become the frame's white).
     let white_neutral_gap =
         if chroma(board) < WHITE_NEUTRAL_GAP { seed_white(&points, &mut priors) } else { WHITE_NEUTRAL_GAP };
     let mut means: [[f64; DIMS]; 3] = [priors[0].mean, priors[1].mean, priors[2].mean];
@@ -279,15 +279,19 @@ fn median_f64(v: &mut [f64]) -> f64 {
 
 /// Moves the white class's start (brightness, dark tail, colour) to the median of the frame's
 /// sure white points — lighter than the board throughout, without lines, and no redder than
-/// the board in either colour ratio (a grey stone is not; skin is) — when it has enough of them, and returns how much greyer than the bare board
-/// the white class must stay: [`WHITE_NEUTRAL_GAP`], or less where the frame's own whites are
-/// less grey than that against their board (a white or cream sheet).
+/// the board in either colour ratio (a grey stone is not; skin is) — when it has enough of
+/// them, and returns how much greyer than the bare board the white class must stay:
+/// [`WHITE_NEUTRAL_GAP`], or less where the frame's own whites are less grey than that against
+/// their board (a white or cream sheet).
 fn seed_white(points: &[(usize, usize, [f64; DIMS])], priors: &mut [ClassPrior; 3]) -> f64 {
     let sure_white: Vec<&[f64; DIMS]> = points
         .iter()
         .map(|(_, _, x)| x)
         .filter(|x| {
-            x[DARK_TAIL] > SURE_WHITE_DARK_TAIL && x[LINES] < SURE_BLACK_LINES && x[NEUTRAL] >= 0.0 && x[COLOUR[1]] >= 0.0
+            x[DARK_TAIL] > SURE_WHITE_DARK_TAIL
+                && x[LINES] < SURE_BLACK_LINES
+                && x[NEUTRAL] >= 0.0
+                && x[COLOUR[1]] >= 0.0
         })
         .collect();
     if sure_white.len() < MIN_SURE_POINTS {
@@ -467,6 +471,43 @@ mod tests {
         let model = ReaderModel::embedded();
         let classified = classify(&white_sheet_frame(), &model.classes, WHITE_SHEET, 1.0);
         assert_eq!(wrong_reads(&classified), 0);
+    }
+
+    /// Yellow wood with a few white stones and a glare spot: the glare's bare points are lighter
+    /// than the board and show no lines, like a white stone on a sheet. On wood the priors' white
+    /// stands, so the glare stays off the white class; started from the frame's sure whites
+    /// (glare and stones together) it would read white.
+    #[test]
+    fn glare_on_yellow_wood_does_not_become_the_frames_white() {
+        let model = ReaderModel::embedded();
+        let mut frame = white_sheet_frame();
+        for (r, row) in frame.iter_mut().enumerate() {
+            for (c, f) in row.iter_mut().enumerate() {
+                match (r, c) {
+                    // White stones on wood: brighter and much greyer than the board.
+                    (6, 0..=3) => (f.brightness, f.dark_tail, f.neutral, f.green_red) = (0.36, 0.33, 0.53, 0.20),
+                    // The rest of rows 6–11: bare wood under glare, as bright as the board around
+                    // it, its lines washed out.
+                    (6..=11, _) => {
+                        (f.brightness, f.dark_tail, f.neutral, f.green_red, f.lines) = (0.01, 0.01, 0.0, 0.0, 0.01)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let glare_read_white = |board: [f32; 3]| {
+            let classified = classify(&frame, &model.classes, board, 1.0);
+            (6..=11)
+                .flat_map(|r| (0..BOARD_LINES).map(move |c| (r, c)))
+                .filter(|&(r, c)| !(r == 6 && c <= 3))
+                .filter(|&(r, c)| {
+                    let p = classified.posteriors[r][c];
+                    p[2] > p[0] && p[2] > p[1]
+                })
+                .count()
+        };
+        assert_eq!(glare_read_white(WOOD), 0);
+        assert!(glare_read_white(WHITE_SHEET) > 50, "the sure-white start does take the glare");
     }
 
     #[test]
