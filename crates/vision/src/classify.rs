@@ -163,7 +163,7 @@ fn classify_with(
     let mut sure_black: Vec<(f64, f64)> = points
         .iter()
         .filter(|(_, _, x)| x[BRIGHTNESS] < SURE_BLACK_BRIGHTNESS && x[LINES] < SURE_BLACK_LINES)
-        .map(|(_, _, x)| (x[BRIGHTNESS], x[1]))
+        .map(|(_, _, x)| (x[BRIGHTNESS], x[DARK_TAIL]))
         .collect();
     if sure_black.len() >= MIN_SURE_POINTS {
         sure_black.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -309,12 +309,12 @@ fn seed_white(points: &[(usize, usize, [f64; DIMS])], priors: &mut [ClassPrior; 
 /// colour cannot hand that class to another population.
 fn enforce_order(means: &mut [[f64; DIMS]; 3], white_neutral_gap: f64) {
     let empty = means[0];
-    means[1][0] = means[1][0].min(empty[0] - 0.6);
-    means[1][1] = means[1][1].min(empty[1] - 0.6);
-    means[2][2] = means[2][2].max(empty[2] + white_neutral_gap);
-    means[2][0] = means[2][0].max(empty[0] + 0.05);
-    means[1][LINES] = means[1][LINES].min(empty[LINES] - 0.08);
-    means[2][LINES] = means[2][LINES].min(empty[LINES] - 0.08);
+    means[BLACK][BRIGHTNESS] = means[BLACK][BRIGHTNESS].min(empty[BRIGHTNESS] - 0.6);
+    means[BLACK][DARK_TAIL] = means[BLACK][DARK_TAIL].min(empty[DARK_TAIL] - 0.6);
+    means[WHITE][NEUTRAL] = means[WHITE][NEUTRAL].max(empty[NEUTRAL] + white_neutral_gap);
+    means[WHITE][BRIGHTNESS] = means[WHITE][BRIGHTNESS].max(empty[BRIGHTNESS] + 0.05);
+    means[BLACK][LINES] = means[BLACK][LINES].min(empty[LINES] - 0.08);
+    means[WHITE][LINES] = means[WHITE][LINES].min(empty[LINES] - 0.08);
 }
 
 /// The logarithms of the class weights and spreads, taken once per pass over the points
