@@ -163,6 +163,41 @@ pub fn locate_gray(gray: &GrayImage, options: &LocateOptions) -> Result<Located,
 #[derive(Clone, Copy)]
 struct OtherGrey<'a>(&'a RgbImage);
 
+/// A channel at or above this level is clipped (JPEG ringing keeps a clipped area a few
+/// levels under 255).
+const CLIPPED_LEVEL: u8 = 250;
+
+/// The colour channel a last line look searches when both greys found nothing: under a
+/// coloured lamp one channel clips on the board (its lines vanish there) and another is nearly
+/// dark, and both greys mix them in. The board is the frame's large bright surface, so its
+/// lines show best in the channel whose bright end (90th percentile, as `lattice::bright_end`
+/// takes it) is highest without being clipped; with every channel clipped, the one least
+/// often at the clip. A priori: nothing chosen from photos.
+fn lamp_channel(rgb: &RgbImage) -> (&'static str, GrayImage) {
+    let mut hist = [[0usize; 256]; 3];
+    for px in rgb.pixels() {
+        for (k, h) in hist.iter_mut().enumerate() {
+            h[usize::from(px[k])] += 1;
+        }
+    }
+    let pixels = (rgb.width() as usize * rgb.height() as usize).max(1);
+    let bright_end = |h: &[usize; 256]| {
+        let mut above = 0;
+        (0..=255u8).rev().find(|&v| {
+            above += h[usize::from(v)];
+            above * 10 >= pixels
+        })
+    };
+    let clipped = |h: &[usize; 256]| h[usize::from(CLIPPED_LEVEL)..].iter().sum::<usize>();
+    let unclipped = (0..3)
+        .filter_map(|k| bright_end(&hist[k]).filter(|&v| v < CLIPPED_LEVEL).map(|v| (k, v)))
+        .max_by_key(|&(_, v)| v)
+        .map(|(k, _)| k);
+    let k = unclipped.unwrap_or_else(|| (0..3).min_by_key(|&k| clipped(&hist[k])).unwrap_or(0));
+    let grey = GrayImage::from_fn(rgb.width(), rgb.height(), |x, y| image::Luma([rgb.get_pixel(x, y)[k]]));
+    (["red", "green", "blue"][k], grey)
+}
+
 /// A grid the search accepted on its grey with fewer than [`CONFIDENT_INLIERS`] agreeing
 /// intersections (the count that ends the search early, a priori: a third of the board) is
 /// weak; then the line looks run once more on the standard luma, and their grid replaces the
@@ -220,6 +255,26 @@ fn locate_with(gray: &GrayImage, colour: Option<OtherGrey>, options: &LocateOpti
             }
             (err, _) => Err(err),
         });
+    let outcome = match (outcome, colour) {
+        (Err(LocateError::NoBoard(reason)), Some(OtherGrey(rgb))) if meter.check().is_ok() => {
+            meter.charge(u64::from(width) * u64::from(height));
+            let (name, channel) = lamp_channel(rgb);
+            // As for the second grey (`stronger_in_luma`), only a grid that is not weak is
+            // taken from this last look; whatever stops it, the frame's reasons are kept.
+            let why = match search(&channel, options, base_lens, &meter, Looks::Every) {
+                Ok(mut found) if found.quality.inlier_intersections >= CONFIDENT_INLIERS => {
+                    found.quality.work_steps = meter.spent();
+                    return Ok(found);
+                }
+                Ok(weak) => format!("only {} intersections agree with a grid", weak.quality.inlier_intersections),
+                Err(LocateError::NoBoard(again)) => again,
+                Err(LocateError::Stopped(_)) => "the work budget ran out".into(),
+                Err(other) => other.to_string(),
+            };
+            return Err(LocateError::NoBoard(format!("{reason}; in the {name} channel: {why}")));
+        }
+        (outcome, _) => outcome,
+    };
     match outcome {
         Ok(mut found) => {
             found.quality.work_steps = meter.spent();
@@ -374,14 +429,14 @@ fn search(
                 homography: refine::to_rows(&work_to_full(source, &guess.homography)),
                 lens: options.lens.unwrap_or(LensDistortion { k1: 0.0, ..base_lens }),
             };
-            let mut outcome = refine_from(&fine, &initial, options.lens.is_none(), true, meter);
+            let mut outcome = refine_from(&fine, &initial, options.lens.is_none(), Extent::ByCrossings, meter);
             if outcome.is_err() && level == 1 {
-                outcome = refine_from(source, &initial, options.lens.is_none(), false, meter);
+                outcome = refine_from(source, &initial, options.lens.is_none(), Extent::ByLines, meter);
             }
             // The lit look is for a board against a dark surround: there the board's own margin
             // must show beyond each outer line, or an outer line is the board's edge.
             if level == 2 {
-                outcome = with_margin(&fine, outcome);
+                outcome = with_margin(&fine, outcome, meter);
             }
             match outcome {
                 Ok(located) => {
@@ -451,7 +506,8 @@ fn outline_looks(
     let quad = outline::board_outline(fine, meter)?;
     let initial = outline::lattice_in_outline(fine, &quad, lens, meter)?;
     let edge = quad.map(|p| fine.to_full(p));
-    let refined = with_margin(fine, refine_from(fine, &initial, options.lens.is_none(), true, meter));
+    let refined =
+        with_margin(fine, refine_from(fine, &initial, options.lens.is_none(), Extent::ByCrossings, meter), meter);
     // On a crowded board the rims and gaps between the stones make a lattice of crossings
     // half a cell off, which a first lattice about half a cell off may lock onto.
     let refined = refined.and_then(|located| match stones::between_stones(fine, &located.geometry, meter) {
@@ -602,14 +658,40 @@ fn located_from_stones(grid: stones::StoneGrid) -> Result<Located, String> {
 
 /// A board found against a dark surround must show its own margin beyond each outer line, or
 /// an outer line is the board's edge.
-fn with_margin(fine: &Working, outcome: Result<Located, LocateError>) -> Result<Located, LocateError> {
+fn with_margin(
+    fine: &Working,
+    outcome: Result<Located, LocateError>,
+    meter: &WorkMeter,
+) -> Result<Located, LocateError> {
     let located = outcome?;
-    match refine::dark_beyond_outer_line(fine, &located.geometry) {
-        Some(side) => Err(LocateError::NoBoard(format!(
-            "no board margin beyond the {side} line: an outer line would be the board's edge"
-        ))),
-        None => Ok(located),
+    let Some(side) = refine::dark_beyond_outer_line(fine, &located.geometry) else {
+        return Ok(located);
+    };
+    if std::env::var_os("TENGEN_NO_INWARD").is_some() {
+        return Err(LocateError::NoBoard(format!("no board margin beyond the {side} line: an outer line would be the board's edge")));
     }
+    // The outer line with no board beyond it is the board's edge, so the board's outer line is
+    // the next one in: the grid one line inward, refined there without moving its extent again,
+    // stands if the board's margin now shows on every side and a third of the board's
+    // intersections agree with it (a weak grid a line off shows a margin too: the board's edge).
+    let inward = match side {
+        "top" => (0.0, 1.0),
+        "bottom" => (0.0, -1.0),
+        "left" => (1.0, 0.0),
+        _ => (-1.0, 0.0),
+    };
+    let moved = refine::reindex(&located.geometry, &refine::translation(inward.0, inward.1));
+    refine_from(fine, &moved, false, Extent::Fixed, meter)
+        .ok()
+        .filter(|again| {
+            again.quality.inlier_intersections >= CONFIDENT_INLIERS
+                && refine::dark_beyond_outer_line(fine, &again.geometry).is_none()
+        })
+        .ok_or_else(|| {
+            LocateError::NoBoard(format!(
+                "no board margin beyond the {side} line: an outer line would be the board's edge"
+            ))
+        })
 }
 
 /// Refines a geometry known to be roughly right (within about 0.4 cell), e.g. the previous
@@ -617,7 +699,7 @@ fn with_margin(fine: &Working, outcome: Result<Located, LocateError>) -> Result<
 pub fn refine_gray(gray: &GrayImage, previous: &GridGeometry) -> Result<Located, LocateError> {
     let meter = WorkMeter::new(&WorkLimit::default());
     let work = working(gray, &meter);
-    let refined = refine_from(&work, previous, false, false, &meter);
+    let refined = refine_from(&work, previous, false, Extent::ByLines, &meter);
     meter.check()?;
     refined
 }
@@ -646,15 +728,26 @@ fn work_to_full(work: &Working, h: &Matrix3<f64>) -> Matrix3<f64> {
     Matrix3::new(k, 0.0, off, 0.0, k, off, 0.0, 0.0, 1.0) * h
 }
 
-/// Refines a first lattice on `work` (see [`refine`]); `count_crossings` lets the crossings
-/// beyond the 19 lines choose the extent ([`extent`]). Not on the half-size copy, where they
-/// are too coarse to count: there they moved a grid by a line on goban-watcher-dev game 2, and
-/// not for tracking, whose previous grid is already right.
+/// How [`refine_from`] may move a lattice's extent (which 19 lines are the board's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Extent {
+    /// The crossings beyond the 19 lines choose first ([`extent`]), then the line evidence.
+    /// Not on the half-size copy, where they are too coarse to count: there they moved a grid
+    /// by a line on goban-watcher-dev game 2, and not for tracking, whose previous grid is
+    /// already right.
+    ByCrossings,
+    /// The line evidence alone chooses.
+    ByLines,
+    /// The extent stays: it was chosen already.
+    Fixed,
+}
+
+/// Refines a first lattice on `work` (see [`refine`]), moving its extent as `extent` allows.
 fn refine_from(
     work: &Working,
     initial: &GridGeometry,
     estimate_lens: bool,
-    count_crossings: bool,
+    extent: Extent,
     meter: &WorkMeter,
 ) -> Result<Located, LocateError> {
     let mut geom = initial.clone();
@@ -673,9 +766,9 @@ fn refine_from(
         // first: a lattice several lines off (on the table's grain, the board's side face) has
         // fewer crossings than the board beside it. The line evidence then moves one or two
         // lines, never giving crossings away.
-        if pass <= 1 {
-            let crossings =
-                (pass == 1 && count_crossings).then(|| extent::CrossingMap::measure(work, &geom, EXTENT_REACH, meter));
+        if pass <= 1 && extent != Extent::Fixed {
+            let crossings = (pass == 1 && extent == Extent::ByCrossings)
+                .then(|| extent::CrossingMap::measure(work, &geom, EXTENT_REACH, meter));
             if let Some(c) = &crossings {
                 let (dc, dr) = (c.decisive_shift(true), c.decisive_shift(false));
                 if dc != 0 || dr != 0 {
