@@ -266,9 +266,9 @@ fn locate_with(gray: &GrayImage, colour: Option<OtherGrey>, options: &LocateOpti
                     found.quality.work_steps = meter.spent();
                     return Ok(found);
                 }
+                _ if meter.check().is_err() => "the work budget ran out before this look was done".into(),
                 Ok(weak) => format!("only {} intersections agree with a grid", weak.quality.inlier_intersections),
                 Err(LocateError::NoBoard(again)) => again,
-                Err(LocateError::Stopped(_)) => "the work budget ran out".into(),
                 Err(other) => other.to_string(),
             };
             return Err(LocateError::NoBoard(format!("{reason}; in the {name} channel: {why}")));
@@ -667,9 +667,6 @@ fn with_margin(
     let Some(side) = refine::dark_beyond_outer_line(fine, &located.geometry) else {
         return Ok(located);
     };
-    if std::env::var_os("TENGEN_NO_INWARD").is_some() {
-        return Err(LocateError::NoBoard(format!("no board margin beyond the {side} line: an outer line would be the board's edge")));
-    }
     // The outer line with no board beyond it is the board's edge, so the board's outer line is
     // the next one in: the grid one line inward, refined there without moving its extent again,
     // stands if the board's margin now shows on every side and a third of the board's
@@ -991,6 +988,51 @@ pub(crate) fn drawn_board(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The largest distance, in cells, between the outer intersections of two grids.
+    fn corners_apart(a: &GridGeometry, b: &GridGeometry, cell: f64) -> f64 {
+        a.corners().iter().zip(b.corners()).map(|(p, q)| (p[0] - q[0]).hypot(p[1] - q[1]) / cell).fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn a_grid_whose_outer_line_is_the_boards_edge_moves_one_line_inward() {
+        let (img, truth) = board_on_a_dark_table(0.8);
+        let meter = WorkMeter::unlimited();
+        let work = working(&img, &meter);
+        let quality = |geometry: &GridGeometry| FitQuality {
+            source: GeometrySource::Searched,
+            inlier_intersections: 200,
+            rms_error_cells: 0.02,
+            extent_contrast: 3.0,
+            cell_px: refine::median_cell(geometry),
+            work_steps: 0,
+        };
+        for (dc, dr) in [(-1.0, 0.0), (1.0, 0.0), (0.0, -1.0), (0.0, 1.0)] {
+            let outward = refine::reindex(&truth, &refine::translation(dc, dr));
+            let located = Located { quality: quality(&outward), geometry: outward };
+            let moved = with_margin(&work, Ok(located), &meter).expect("moved inward");
+            let off = corners_apart(&moved.geometry, &truth, 24.0);
+            assert!(off < 0.1, "({dc}, {dr}) outward: {off:.2} cells off after the move");
+        }
+        // A grid with the board's margin on every side stands as it was.
+        let kept = with_margin(&work, Ok(Located { quality: quality(&truth), geometry: truth.clone() }), &meter);
+        assert_eq!(kept.map(|l| l.geometry), Ok(truth));
+    }
+
+    #[test]
+    fn the_lamps_channel_is_the_brightest_that_does_not_clip() {
+        // A pink lamp: red clips on the board, green is nearly dark, blue carries the lines.
+        let pink = RgbImage::from_fn(64, 64, |x, _| image::Rgb(if x % 8 == 0 { [255, 2, 40] } else { [255, 3, 120] }));
+        let (name, grey) = lamp_channel(&pink);
+        assert_eq!(name, "blue");
+        assert_eq!((grey.get_pixel(0, 0)[0], grey.get_pixel(1, 0)[0]), (40, 120));
+        // White light: nothing clips, the brightest channel (red on wood) is taken.
+        let wood = RgbImage::from_fn(64, 64, |_, _| image::Rgb([200, 160, 90]));
+        assert_eq!(lamp_channel(&wood).0, "red");
+        // Everything clipped: the channel least often at the clip.
+        let blown = RgbImage::from_fn(64, 64, |x, _| image::Rgb([255, 255, if x < 32 { 255 } else { 100 }]));
+        assert_eq!(lamp_channel(&blown).0, "blue");
+    }
 
     #[test]
     fn a_blanked_board_leaves_a_flat_patch_and_the_rest_as_it_was() {
