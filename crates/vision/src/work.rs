@@ -11,14 +11,14 @@ use std::sync::Arc;
 use thiserror::Error;
 
 /// Steps a board search may take unless told otherwise: at least twice the most that any photo
-/// of the project's datasets needs to be located (109.2 million for a crowded goban-watcher-dev
-/// photo, game 1 `blue_2`, that every look on the search's grey fails and the outline and
-/// stones' looks on the standard luma then find; `tests/hostile_frames.rs` checks the margin;
-/// a 1080p search takes 10–40 million), and under a second of one core. No dataset photo or
-/// stress frame runs out of it (raised from 160 million when the fifth look's second placement
-/// first located a photo, then to 175 million with its third try, then to 220 million with the
-/// last try on the standard luma, whose photos have spent a whole failed search first).
-pub const DEFAULT_SEARCH_STEPS: u64 = 220_000_000;
+/// of the project's datasets needs to be located (142.1 million for goban-watcher-dev game 2
+/// `greenstones_2`, which every look on both greys fails and the last look, in the lamp's
+/// channel, finds; `tests/hostile_frames.rs` checks the margin; a 1080p search takes 10–40
+/// million), and under a second of one core. Raised from 160 million when the fifth look's
+/// second placement first located a photo, then to 175 million with its third try, to 220
+/// million with the last try on the standard luma, and to 290 million with the lamp's channel:
+/// each of those looks runs only after whole failed searches.
+pub const DEFAULT_SEARCH_STEPS: u64 = 290_000_000;
 
 /// A flag the caller raises to stop work in progress (for instance at a deadline). Clones share
 /// the flag.
