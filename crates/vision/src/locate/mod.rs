@@ -167,7 +167,7 @@ struct OtherGrey<'a>(&'a RgbImage);
 /// levels under 255).
 const CLIPPED_LEVEL: u8 = 250;
 
-/// The colour channel a last line look searches when both greys found nothing: under a
+/// The colour channel the last search runs on when both greys found nothing: under a
 /// coloured lamp one channel clips on the board (its lines vanish there) and another is nearly
 /// dark, and both greys mix them in. The board is the frame's large bright surface, so its
 /// lines show best in the channel whose bright end (90th percentile, as `lattice::bright_end`
