@@ -17,7 +17,7 @@ use tengen_vision::evaluate::{
 };
 use tengen_vision::fit::{fit_occlusion, fit_reader};
 use tengen_vision::fit::{fit_patch_reader, PatchFitOptions, PatchSample};
-use tengen_vision::locate::refine_corners;
+use tengen_vision::locate::refine_or_find_corners;
 use tengen_vision::read_board_detailed;
 use tengen_vision::OcclusionModel;
 use tengen_vision::{locate, GridGeometry, LensDistortion, LocateOptions, PatchModel, ReaderConfig, ReaderModel};
@@ -202,7 +202,7 @@ fn eval_photos(
             (GridStart::Labels, _) => photo.label_geometry().ok_or("no labelled grid".to_string()),
             (GridStart::LabelsOff(cells), Some(corners)) => {
                 let given = displaced_corners(corners, cells, rel);
-                refine_corners(&tengen_vision::grey(&frame.rgb), given, None)
+                refine_or_find_corners(&tengen_vision::grey(&frame.rgb), given, None)
                     .map(|g| g.located.geometry)
                     .map_err(|e| format!("given corners refused: {e}"))
             }

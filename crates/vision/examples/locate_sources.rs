@@ -173,7 +173,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                 let g = refine_corners(&tengen_vision::grey(&frame.rgb), corners, None);
                 if let Ok(g) = &g {
                     note = match &g.refinement {
-                        Refinement::Refined { moved_cells: m } => {
+                        Refinement::Refined { moved_cells: m } | Refinement::Found { moved_cells: m } => {
                             format!(", moved {:.2} {:.2} {:.2} {:.2}", m[0], m[1], m[2], m[3])
                         }
                         Refinement::Kept { reason } => format!(", kept: {reason}"),

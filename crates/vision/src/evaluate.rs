@@ -7,7 +7,7 @@ use tengen_rules::{PointState, BOARD_LINES};
 use thiserror::Error;
 
 use crate::geometry::GridGeometry;
-use crate::locate::{locate, refine_corners, LocateError, LocateOptions, Located};
+use crate::locate::{locate, refine_or_find_corners, LocateError, LocateOptions, Located};
 use crate::reading::{read_board_detailed, BoardReading, ReaderConfig, ReadingDetails};
 
 /// What the stateless vision makes of one frame: the board located from scratch, then read.
@@ -39,7 +39,7 @@ pub fn analyse_frame_from_corners(
     corners: [[f64; 2]; 4],
     reader: &ReaderConfig,
 ) -> Result<FrameAnalysis, LocateError> {
-    let located = refine_corners(&crate::grey(image), corners, None)?.located;
+    let located = refine_or_find_corners(&crate::grey(image), corners, None)?.located;
     let details = read_board_detailed(image, &located.geometry, reader);
     Ok(FrameAnalysis { located, details })
 }

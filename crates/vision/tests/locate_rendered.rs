@@ -176,6 +176,7 @@ fn corners_clicked_up_to_half_a_cell_off_are_refined_to_the_lines() {
                     failures.push(format!("{preset}: corners moved {moved_cells:?}, clicked {off} cell off"));
                 }
             }
+            Refinement::Found { .. } => failures.push(format!("{preset}: refine_corners searched instead of refining")),
             Refinement::Kept { reason } => failures.push(format!("{preset}: not refined: {reason}")),
         }
         if after > 0.15 {

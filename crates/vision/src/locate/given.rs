@@ -29,6 +29,12 @@ pub enum Refinement {
         /// Move of each corner, in cells of the grid at that corner.
         moved_cells: [f64; 4],
     },
+    /// The lines near the given grid did not settle it, and the board searched from scratch
+    /// is the clicked one ([`refine_or_find_corners`]); how far each corner moved, in cells.
+    Found {
+        /// Move of each corner, in cells of the given grid at that corner.
+        moved_cells: [f64; 4],
+    },
     /// The corners were kept as given, and why.
     Kept {
         /// Why the refinement was not taken.
@@ -56,6 +62,65 @@ pub fn refine_corners(
     let (width, height) = gray.dimensions();
     let given = from_corners(corners, lens.unwrap_or_else(|| LensDistortion::none(width, height)))?;
     Ok(refine_given(gray, &given.geometry, lens.is_none()))
+}
+
+/// [`refine_corners`], and when the lines near the given grid do not settle it, the board
+/// searched from scratch if it is the clicked one: what a person's clicks (`calibrate
+/// --corners`, `LocateOptions::corners`) give. The fits keep [`refine_corners`] for the
+/// labelled grids they train on (models/locate.md: taking the search there changed every
+/// fold's training data and lost a left-out source).
+pub fn refine_or_find_corners(
+    gray: &image::GrayImage,
+    corners: [[f64; 2]; 4],
+    lens: Option<LensDistortion>,
+) -> Result<GivenCorners, LocateError> {
+    let refined = refine_corners(gray, corners, lens)?;
+    let Refinement::Kept { reason } = &refined.refinement else {
+        return Ok(refined);
+    };
+    let given = refined.located.geometry.clone();
+    // The lines near the given grid did not settle it (a crowded board hides most of them):
+    // the board searched from scratch is taken instead when it is the clicked board, every
+    // corner within the move a refinement may make, numbered as the person numbered it.
+    let options = super::LocateOptions { lens, ..super::LocateOptions::default() };
+    match super::locate_gray(gray, &options).ok().and_then(|found| as_clicked(&given, found)) {
+        Some((located, moved_cells)) => Ok(GivenCorners { located, refinement: Refinement::Found { moved_cells } }),
+        None => Ok(GivenCorners {
+            located: refined.located.clone(),
+            refinement: Refinement::Kept { reason: reason.clone() },
+        }),
+    }
+}
+
+/// The searched grid renumbered the way the given one is (of the board's 8 symmetries, the one
+/// whose corners lie nearest the given corners), with each corner's move in cells; `None` when a
+/// corner would move more than [`MAX_MOVE_CELLS`].
+fn as_clicked(given: &GridGeometry, found: Located) -> Option<(Located, [f64; 4])> {
+    let last = (tengen_rules::BOARD_LINES - 1) as f64;
+    let symmetries = [false, true].into_iter().flat_map(|flip_c| {
+        [false, true].into_iter().flat_map(move |flip_r| [false, true].map(|swap| (flip_c, flip_r, swap)))
+    });
+    symmetries
+        .map(|(flip_c, flip_r, swap)| {
+            // New (c, r) → the searched grid's (c', r').
+            let (a, b) = if flip_c { (-1.0, last) } else { (1.0, 0.0) };
+            let (d, e) = if flip_r { (-1.0, last) } else { (1.0, 0.0) };
+            let p = if swap {
+                nalgebra::Matrix3::new(0.0, d, e, a, 0.0, b, 0.0, 0.0, 1.0)
+            } else {
+                nalgebra::Matrix3::new(a, 0.0, b, 0.0, d, e, 0.0, 0.0, 1.0)
+            };
+            let geometry = refine::reindex(&found.geometry, &p);
+            let moved = corner_moves(given, &geometry);
+            (moved.iter().copied().fold(0.0, f64::max), geometry, moved)
+        })
+        .filter(|(worst, _, _)| worst.is_finite())
+        .min_by(|x, y| x.0.total_cmp(&y.0))
+        .filter(|(worst, _, _)| *worst <= MAX_MOVE_CELLS)
+        .map(|(_, geometry, moved)| {
+            let quality = FitQuality { source: GeometrySource::GivenCorners, ..found.quality.clone() };
+            (Located { geometry, quality }, moved)
+        })
 }
 
 /// A given grid (from corners or a calibration file, within half a cell of the lines) refined
@@ -147,4 +212,35 @@ fn corner_moves(before: &GridGeometry, after: &GridGeometry) -> [f64; 4] {
         let cell = ((inner[0] - o[0]).hypot(inner[1] - o[1]) / std::f64::consts::SQRT_2).max(1e-9);
         (b[k][0] - a[k][0]).hypot(b[k][1] - a[k][1]) / cell
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn located(geometry: GridGeometry) -> Located {
+        Located { quality: as_given(&geometry).quality, geometry }
+    }
+
+    #[test]
+    fn the_searched_board_is_renumbered_the_way_the_person_clicked_it() {
+        let (_, truth) = super::super::board_on_a_dark_table(0.8);
+        let last = (tengen_rules::BOARD_LINES - 1) as f64;
+        // The clicks: each corner about a third of a cell off, in the person's order.
+        let clicked = truth.corners();
+        let offsets = [[8.0, -5.0], [-6.0, 7.0], [5.0, 6.0], [-7.0, -6.0]];
+        let corners: [[f64; 2]; 4] =
+            std::array::from_fn(|k| [clicked[k][0] + offsets[k][0], clicked[k][1] + offsets[k][1]]);
+        let given = from_corners(corners, truth.lens).expect("a board").geometry;
+        // The search numbers the same board another way: columns and rows swapped, rows reversed.
+        let turned = refine::reindex(&truth, &nalgebra::Matrix3::new(0.0, -1.0, last, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0));
+        let (renumbered, moved) = as_clicked(&given, located(turned)).expect("the clicked board");
+        for (a, b) in renumbered.geometry.corners().iter().zip(truth.corners()) {
+            assert!((a[0] - b[0]).hypot(a[1] - b[1]) < 1e-6, "{a:?} against {b:?}");
+        }
+        assert!(moved.iter().all(|m| (0.2..0.5).contains(m)), "{moved:?}");
+        // A board three lines away is not the clicked one.
+        let elsewhere = refine::reindex(&truth, &refine::translation(3.0, 0.0));
+        assert!(as_clicked(&given, located(elsewhere)).is_none());
+    }
 }

@@ -33,7 +33,7 @@ use crate::{GridGeometry, LensDistortion};
 use refine::Working;
 use tengen_rules::BOARD_LINES;
 
-pub use given::{refine_corners, refine_given, GivenCorners, Refinement};
+pub use given::{refine_corners, refine_given, refine_or_find_corners, GivenCorners, Refinement};
 
 /// Longest side of the working image; larger frames are box-downscaled by an integer factor.
 pub const WORKING_MAX_SIDE: u32 = 1000;
@@ -232,7 +232,7 @@ fn locate_with(gray: &GrayImage, colour: Option<OtherGrey>, options: &LocateOpti
     }
     let base_lens = options.lens.unwrap_or_else(|| LensDistortion::none(width, height));
     if let Some(corners) = options.corners {
-        return refine_corners(gray, corners, options.lens).map(|given| given.located);
+        return refine_or_find_corners(gray, corners, options.lens).map(|given| given.located);
     }
     let meter = WorkMeter::new(&options.work);
     let outcome = search_centred(gray, options, base_lens, &meter)
