@@ -7,7 +7,6 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use tengen_vision::decode_rgb;
-use tengen_vision::grey;
 use tengen_vision::locate::{refine_or_find_corners, Refinement};
 use tengen_vision::Calibration;
 use tengen_vision::{locate, LensDistortion, LocateOptions};
@@ -59,7 +58,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let lens = args.k1.map(|k1| LensDistortion { k1, ..LensDistortion::none(width, height) });
     let located = match corners {
         Some(corners) => {
-            let given = refine_or_find_corners(&grey(&frame.rgb), corners, lens).context("the given corners")?;
+            let given = refine_or_find_corners(&frame.rgb, corners, lens).context("the given corners")?;
             match &given.refinement {
                 Refinement::Refined { moved_cells: m } => println!(
                     "given corners refined to the lines: moved TL {:.2}, TR {:.2}, BR {:.2}, BL {:.2} cell",

@@ -202,7 +202,7 @@ fn eval_photos(
             (GridStart::Labels, _) => photo.label_geometry().ok_or("no labelled grid".to_string()),
             (GridStart::LabelsOff(cells), Some(corners)) => {
                 let given = displaced_corners(corners, cells, rel);
-                refine_or_find_corners(&tengen_vision::grey(&frame.rgb), given, None)
+                refine_or_find_corners(&frame.rgb, given, None)
                     .map(|g| g.located.geometry)
                     .map_err(|e| format!("given corners refused: {e}"))
             }

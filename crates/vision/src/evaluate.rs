@@ -39,7 +39,7 @@ pub fn analyse_frame_from_corners(
     corners: [[f64; 2]; 4],
     reader: &ReaderConfig,
 ) -> Result<FrameAnalysis, LocateError> {
-    let located = refine_or_find_corners(&crate::grey(image), corners, None)?.located;
+    let located = refine_or_find_corners(image, corners, None)?.located;
     let details = read_board_detailed(image, &located.geometry, reader);
     Ok(FrameAnalysis { located, details })
 }

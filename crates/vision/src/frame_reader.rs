@@ -28,7 +28,9 @@ use tengen_rules::{PointState, BOARD_LINES, BOARD_POINTS};
 
 use crate::calibration::{Calibration, CalibrationError};
 use crate::grey::grey;
-use crate::locate::{from_corners, locate, refine_given, refine_gray, LocateError, LocateOptions};
+use crate::locate::{
+    from_corners, locate, refine_given, refine_gray, refine_or_find_corners, LocateError, LocateOptions,
+};
 use crate::reading::{read_board, BoardReading, PointReading, ReaderConfig};
 use crate::tracking::{line_score, line_score_rgb, max_shift_cells, TrackerConfig};
 use crate::work::WorkLimit;
@@ -77,12 +79,18 @@ impl FixedGrid {
 impl FixedGrid {
     /// The grid in `rgb`: the given grid refined to the frame's lines (a person's clicks are
     /// about a fifth of a cell off), or as given when the refinement fails. Clicked corners
-    /// also get their lens distortion estimated; a calibration file's lens is kept.
+    /// also get their lens distortion estimated, and when the lines near them do not settle
+    /// them, the board the search finds is taken if it is the clicked one
+    /// ([`refine_or_find_corners`]); a calibration file's grid and lens are kept.
     pub fn refined_for(&self, rgb: &RgbImage) -> Result<GridGeometry, FrameReadError> {
+        if let FixedGrid::Corners(corners) = self {
+            return refine_or_find_corners(rgb, *corners, None)
+                .map(|given| given.located.geometry)
+                .map_err(FrameReadError::BoardNotFound);
+        }
         let (w, h) = rgb.dimensions();
         let given = self.geometry_for(w, h)?;
-        let estimate_lens = matches!(self, FixedGrid::Corners(_));
-        Ok(refine_given(&grey(rgb), &given, estimate_lens).located.geometry)
+        Ok(refine_given(&grey(rgb), &given, false).located.geometry)
     }
 }
 

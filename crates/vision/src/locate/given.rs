@@ -65,16 +65,16 @@ pub fn refine_corners(
 }
 
 /// [`refine_corners`], and when the lines near the given grid do not settle it, the board
-/// searched from scratch if it is the clicked one: what a person's clicks (`calibrate
-/// --corners`, `LocateOptions::corners`) give. The fits keep [`refine_corners`] for the
+/// searched from scratch (as [`super::locate`] searches a frame without clicks) if it is the
+/// clicked one: what a person's clicks (`calibrate --corners`, the dashboard's) give. The fits keep [`refine_corners`] for the
 /// labelled grids they train on (models/locate.md: taking the search there changed every
 /// fold's training data and lost a left-out source).
 pub fn refine_or_find_corners(
-    gray: &image::GrayImage,
+    rgb: &image::RgbImage,
     corners: [[f64; 2]; 4],
     lens: Option<LensDistortion>,
 ) -> Result<GivenCorners, LocateError> {
-    let refined = refine_corners(gray, corners, lens)?;
+    let refined = refine_corners(&crate::grey(rgb), corners, lens)?;
     let Refinement::Kept { reason } = &refined.refinement else {
         return Ok(refined);
     };
@@ -83,7 +83,7 @@ pub fn refine_or_find_corners(
     // the board searched from scratch is taken instead when it is the clicked board, every
     // corner within the move a refinement may make, numbered as the person numbered it.
     let options = super::LocateOptions { lens, ..super::LocateOptions::default() };
-    match super::locate_gray(gray, &options).ok().and_then(|found| as_clicked(&given, found)) {
+    match super::locate(rgb, &options).ok().and_then(|found| as_clicked(&given, found)) {
         Some((located, moved_cells)) => Ok(GivenCorners { located, refinement: Refinement::Found { moved_cells } }),
         None => Ok(GivenCorners {
             located: refined.located.clone(),

@@ -232,7 +232,7 @@ fn locate_with(gray: &GrayImage, colour: Option<OtherGrey>, options: &LocateOpti
     }
     let base_lens = options.lens.unwrap_or_else(|| LensDistortion::none(width, height));
     if let Some(corners) = options.corners {
-        return refine_or_find_corners(gray, corners, options.lens).map(|given| given.located);
+        return refine_corners(gray, corners, options.lens).map(|given| given.located);
     }
     let meter = WorkMeter::new(&options.work);
     let outcome = search_centred(gray, options, base_lens, &meter)
