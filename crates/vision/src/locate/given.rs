@@ -66,9 +66,9 @@ pub fn refine_corners(
 
 /// [`refine_corners`], and when the lines near the given grid do not settle it, the board
 /// searched from scratch (as [`super::locate`] searches a frame without clicks) if it is the
-/// clicked one: what a person's clicks (`calibrate --corners`, the dashboard's) give. The fits keep [`refine_corners`] for the
-/// labelled grids they train on (models/locate.md: taking the search there changed every
-/// fold's training data and lost a left-out source).
+/// clicked one: what a person's clicks (`calibrate --corners`, the dashboard's) give. The fits
+/// keep [`refine_corners`] for the labelled grids they train on (models/locate.md: taking the
+/// search there changed every fold's training data and lost a left-out source).
 pub fn refine_or_find_corners(
     rgb: &image::RgbImage,
     corners: [[f64; 2]; 4],
