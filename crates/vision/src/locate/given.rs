@@ -96,20 +96,9 @@ pub fn refine_or_find_corners(
 /// whose corners lie nearest the given corners), with each corner's move in cells; `None` when a
 /// corner would move more than [`MAX_MOVE_CELLS`].
 fn as_clicked(given: &GridGeometry, found: Located) -> Option<(Located, [f64; 4])> {
-    let last = (tengen_rules::BOARD_LINES - 1) as f64;
-    let symmetries = [false, true].into_iter().flat_map(|flip_c| {
-        [false, true].into_iter().flat_map(move |flip_r| [false, true].map(|swap| (flip_c, flip_r, swap)))
-    });
-    symmetries
-        .map(|(flip_c, flip_r, swap)| {
-            // New (c, r) → the searched grid's (c', r').
-            let (a, b) = if flip_c { (-1.0, last) } else { (1.0, 0.0) };
-            let (d, e) = if flip_r { (-1.0, last) } else { (1.0, 0.0) };
-            let p = if swap {
-                nalgebra::Matrix3::new(0.0, d, e, a, 0.0, b, 0.0, 0.0, 1.0)
-            } else {
-                nalgebra::Matrix3::new(a, 0.0, b, 0.0, d, e, 0.0, 0.0, 1.0)
-            };
+    refine::board_symmetries()
+        .into_iter()
+        .map(|p| {
             let geometry = refine::reindex(&found.geometry, &p);
             let moved = corner_moves(given, &geometry);
             (moved.iter().copied().fold(0.0, f64::max), geometry, moved)

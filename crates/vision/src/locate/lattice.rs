@@ -53,15 +53,21 @@ pub(crate) fn bright_end(plane: &Plane) -> f32 {
     for &v in &plane.data {
         hist[(v.max(0.0) as usize).min(255)] += 1;
     }
-    let target = plane.data.len() / 10;
+    f32::from(top_tenth_level(&hist, plane.data.len()))
+}
+
+/// The level at which the brightest tenth of `total` samples, counted in `hist`, begins (0
+/// when the histogram holds fewer).
+pub(crate) fn top_tenth_level(hist: &[usize; 256], total: usize) -> u8 {
+    let target = total / 10;
     let mut acc = 0;
     for (level, &n) in hist.iter().enumerate().rev() {
         acc += n;
         if acc >= target {
-            return level as f32;
+            return level as u8;
         }
     }
-    0.0
+    0
 }
 
 /// A Hough line `x cosθ + y sinθ = ρ` in working pixels about the image centre.

@@ -180,17 +180,11 @@ fn lamp_channel(rgb: &RgbImage) -> (&'static str, GrayImage) {
             h[usize::from(px[k])] += 1;
         }
     }
-    let pixels = (rgb.width() as usize * rgb.height() as usize).max(1);
-    let bright_end = |h: &[usize; 256]| {
-        let mut above = 0;
-        (0..=255u8).rev().find(|&v| {
-            above += h[usize::from(v)];
-            above * 10 >= pixels
-        })
-    };
+    let pixels = rgb.width() as usize * rgb.height() as usize;
     let clipped = |h: &[usize; 256]| h[usize::from(CLIPPED_LEVEL)..].iter().sum::<usize>();
     let unclipped = (0..3)
-        .filter_map(|k| bright_end(&hist[k]).filter(|&v| v < CLIPPED_LEVEL).map(|v| (k, v)))
+        .map(|k| (k, lattice::top_tenth_level(&hist[k], pixels)))
+        .filter(|&(_, v)| v < CLIPPED_LEVEL)
         .max_by_key(|&(_, v)| v)
         .map(|(k, _)| k);
     let k = unclipped.unwrap_or_else(|| (0..3).min_by_key(|&k| clipped(&hist[k])).unwrap_or(0));
@@ -989,11 +983,6 @@ pub(crate) fn drawn_board(
 mod tests {
     use super::*;
 
-    /// The largest distance, in cells, between the outer intersections of two grids.
-    fn corners_apart(a: &GridGeometry, b: &GridGeometry, cell: f64) -> f64 {
-        a.corners().iter().zip(b.corners()).map(|(p, q)| (p[0] - q[0]).hypot(p[1] - q[1]) / cell).fold(0.0, f64::max)
-    }
-
     #[test]
     fn a_grid_whose_outer_line_is_the_boards_edge_moves_one_line_inward() {
         let (img, truth) = board_on_a_dark_table(0.8);
@@ -1011,7 +1000,9 @@ mod tests {
             let outward = refine::reindex(&truth, &refine::translation(dc, dr));
             let located = Located { quality: quality(&outward), geometry: outward };
             let moved = with_margin(&work, Ok(located), &meter).expect("moved inward");
-            let off = corners_apart(&moved.geometry, &truth, 24.0);
+            let off = crate::evaluate::corner_errors_cells(&moved.geometry.corners(), &truth.corners())
+                .into_iter()
+                .fold(0.0, f64::max);
             assert!(off < 0.1, "({dc}, {dr}) outward: {off:.2} cells off after the move");
         }
         // A grid with the board's margin on every side stands as it was.

@@ -554,32 +554,41 @@ pub(crate) fn estimate_lens(found: &[FoundIntersection], base: LensDistortion, c
     }
 }
 
+/// The eight numberings of a board's points, as maps new (c, r) → old (c, r) for [`reindex`]:
+/// each of the four quarter turns, then the same mirrored across the diagonal.
+pub(crate) fn board_symmetries() -> [Matrix3<f64>; 8] {
+    let last = (BOARD_LINES - 1) as f64;
+    let rot = Matrix3::new(0.0, -1.0, last, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0);
+    let flip = Matrix3::new(0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0);
+    let mut out = [Matrix3::identity(); 8];
+    let mut p = Matrix3::identity();
+    for pair in out.chunks_exact_mut(2) {
+        pair[0] = p;
+        pair[1] = p * flip;
+        p *= rot;
+    }
+    out
+}
+
 /// Re-indexes the board so that column 0 is the leftmost and row 0 the top as seen, without
 /// mirroring (a camera never mirrors the board).
 pub(crate) fn orient_upright(geom: &GridGeometry) -> GridGeometry {
     let last = (BOARD_LINES - 1) as f64;
-    // The eight board symmetries as maps new (c, r) → old (c, r).
-    let rot = Matrix3::new(0.0, -1.0, last, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0);
-    let flip = Matrix3::new(0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0);
     let mut best: Option<(f64, GridGeometry)> = None;
-    let mut p = Matrix3::identity();
-    for _ in 0..4 {
-        for q in [p, p * flip] {
-            let g = reindex(geom, &q);
-            let mid = last / 2.0;
-            let a = sub(g.project(last, mid), g.project(0.0, mid));
-            let b = sub(g.project(mid, last), g.project(mid, 0.0));
-            let cross = a[0] * b[1] - a[1] * b[0];
-            if cross <= 0.0 {
-                continue;
-            }
-            // Prefer columns running most nearly to the right (and rows downwards).
-            let score = a[0] / norm(a).max(1e-9) + b[1] / norm(b).max(1e-9);
-            if best.as_ref().is_none_or(|(s, _)| score > *s + 1e-9) {
-                best = Some((score, g));
-            }
+    for q in board_symmetries() {
+        let g = reindex(geom, &q);
+        let mid = last / 2.0;
+        let a = sub(g.project(last, mid), g.project(0.0, mid));
+        let b = sub(g.project(mid, last), g.project(mid, 0.0));
+        let cross = a[0] * b[1] - a[1] * b[0];
+        if cross <= 0.0 {
+            continue;
         }
-        p *= rot;
+        // Prefer columns running most nearly to the right (and rows downwards).
+        let score = a[0] / norm(a).max(1e-9) + b[1] / norm(b).max(1e-9);
+        if best.as_ref().is_none_or(|(s, _)| score > *s + 1e-9) {
+            best = Some((score, g));
+        }
     }
     best.map_or_else(|| geom.clone(), |(_, g)| g)
 }
