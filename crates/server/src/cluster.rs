@@ -748,19 +748,26 @@ async fn expiring_bucket(
     ttl: Duration,
     replicas: usize,
 ) -> Result<kv::Store, ClusterError> {
-    if let Ok(bucket) = jetstream.get_key_value(name).await {
-        return Ok(bucket);
-    }
-    jetstream
-        .create_key_value(kv::Config {
-            bucket: name.into(),
-            history: 1,
-            max_age: ttl,
-            num_replicas: replicas,
-            ..Default::default()
-        })
+    let config =
+        kv::Config { bucket: name.into(), history: 1, max_age: ttl, num_replicas: replicas, ..Default::default() };
+    open_or_create(jetstream.get_key_value(name), || jetstream.create_key_value(config))
         .await
         .map_err(|e| ClusterError::JetStream(e.to_string()))
+}
+
+/// A bucket any node of the hall may have created already: opened when it is there, else
+/// created (a failed open is not an error of its own: the creation says what is wrong).
+pub(super) async fn open_or_create<Bucket, OpenError, CreateError, Created>(
+    open: impl std::future::Future<Output = Result<Bucket, OpenError>>,
+    create: impl FnOnce() -> Created,
+) -> Result<Bucket, CreateError>
+where
+    Created: std::future::Future<Output = Result<Bucket, CreateError>>,
+{
+    match open.await {
+        Ok(bucket) => Ok(bucket),
+        Err(_) => create().await,
+    }
 }
 
 /// Writes one record read from the stream into the node's SQLite.

@@ -13,7 +13,7 @@ use async_nats::jetstream::{self, object_store};
 use tokio::io::AsyncReadExt as _;
 
 use super::events::event_place;
-use super::{table_of, Cluster, ClusterError, LogRecord, EVIDENCE_BUCKET, ROWS_PER_RECORD};
+use super::{open_or_create, table_of, Cluster, ClusterError, LogRecord, EVIDENCE_BUCKET, ROWS_PER_RECORD};
 use crate::config::ClusterConfig;
 use crate::json::RefereeEvent;
 use crate::store::Evidence;
@@ -32,18 +32,15 @@ pub(super) async fn bucket(
     jetstream: &jetstream::Context,
     config: &ClusterConfig,
 ) -> Result<object_store::ObjectStore, ClusterError> {
-    if let Ok(bucket) = jetstream.get_object_store(EVIDENCE_BUCKET).await {
-        return Ok(bucket);
-    }
-    jetstream
-        .create_object_store(object_store::Config {
-            bucket: EVIDENCE_BUCKET.into(),
-            description: Some("tengen: the evidence images of the hall's alerts".into()),
-            max_bytes: i64::try_from(config.evidence_bytes).unwrap_or(i64::MAX),
-            storage: jetstream::stream::StorageType::File,
-            num_replicas: config.replicas,
-            ..Default::default()
-        })
+    let bucket_config = object_store::Config {
+        bucket: EVIDENCE_BUCKET.into(),
+        description: Some("tengen: the evidence images of the hall's alerts".into()),
+        max_bytes: i64::try_from(config.evidence_bytes).unwrap_or(i64::MAX),
+        storage: jetstream::stream::StorageType::File,
+        num_replicas: config.replicas,
+        ..Default::default()
+    };
+    open_or_create(jetstream.get_object_store(EVIDENCE_BUCKET), || jetstream.create_object_store(bucket_config))
         .await
         .map_err(|e| ClusterError::JetStream(format!("evidence bucket {EVIDENCE_BUCKET}: {e}")))
 }
