@@ -59,6 +59,13 @@ const EXTENT_REACH: i32 = 6;
 /// reverse), below which a grid is taken to be at half the true spacing. Real boards measure
 /// 0.6–1.0 (crowded, blurred frames lowest); half-spaced fits on crowded boards 0.1–0.5.
 const MIN_ALTERNATION_BALANCE: f64 = 0.5;
+/// A grid with this many dead lines among the outer five at both ends of a family
+/// ([`refine::dead_lines_at_both_ends`]) is refused. A priori (a majority of the five); measured
+/// 5 Dec 2026 on every grid that passed the other gates (several a frame): at most 1 on 349 from
+/// the photos and 3 on a wrong one (gw-dev 1 `IMG_1688` as `tengen detect` reads it, two rows
+/// onto the bowls); at most 2 on 646 from the rendered stress suite and 4 on the wrong one there
+/// (stones/200 #1, twice the spacing along one family). See models/locate.md.
+const MIN_DEAD_OUTER_LINES: usize = 3;
 
 /// Share of the line response on each family's 19 lines that runs along them, below which the
 /// family is taken to be diagonals of the board's lattice (they pass through its crossings
@@ -829,6 +836,13 @@ fn refine_from(
             "every other line is missing (balance {balance:.2}): half the true spacing"
         )));
     }
+    let dead = refine::dead_lines_at_both_ends(work, &geometry);
+    if dead >= MIN_DEAD_OUTER_LINES {
+        return Err(LocateError::NoBoard(format!(
+            "{dead} of the outer {} lines on both sides show no line: a lattice stretched past the board",
+            refine::OUTER_LINES
+        )));
+    }
     Ok(Located { geometry, quality })
 }
 
@@ -1008,6 +1022,19 @@ mod tests {
         // A grid with the board's margin on every side stands as it was.
         let kept = with_margin(&work, Ok(Located { quality: quality(&truth), geometry: truth.clone() }), &meter);
         assert_eq!(kept.map(|l| l.geometry), Ok(truth));
+    }
+
+    #[test]
+    fn a_lattice_stretched_past_the_board_has_dead_lines_at_both_ends() {
+        // A wide frame, so that the stretched lattice's outer lines lie on the table in view.
+        let (img, truth) = drawn_board((1100, 580), [330.0, 70.0], 24.0, 0.8, 1.0, [35, 50, 200]);
+        let meter = WorkMeter::unlimited();
+        let work = working(&img, &meter);
+        assert_eq!(refine::dead_lines_at_both_ends(&work, &truth), 0);
+        // Twice the spacing along the rows, centred on the board: new column c is old 2c − 18/2.
+        let stretched = refine::reindex(&truth, &Matrix3::new(2.0, 0.0, -9.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0));
+        let dead = refine::dead_lines_at_both_ends(&work, &stretched);
+        assert!(dead >= MIN_DEAD_OUTER_LINES, "{dead} dead lines at both ends");
     }
 
     #[test]

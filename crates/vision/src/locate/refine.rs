@@ -469,6 +469,52 @@ pub(crate) fn alternation_balance(work: &Working, geom: &GridGeometry) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// Lines without line evidence at both ends of a family: for each family, the dead lines
+/// (oriented evidence under [`DEAD_LINE_FRACTION`] of the family's upper-quartile line) among its
+/// [`OUTER_LINES`] first and among its last, the smaller of the two; the larger over the two
+/// families. A lattice stretched past the board (twice the true spacing in one family, centred
+/// by the extent) lays its outer lines on the table on both sides; on a board a crowded side
+/// hides lines on one side at a time, and lines mostly outside the frame are not counted.
+pub(crate) fn dead_lines_at_both_ends(work: &Working, geom: &GridGeometry) -> usize {
+    let (width, height) = (work.resp.strength.width as f64, work.resp.strength.height as f64);
+    let in_frame = |c: f64, r: f64| {
+        let p = work.to_work(geom.project(c, r));
+        p[0] >= 0.0 && p[1] >= 0.0 && p[0] < width && p[1] < height
+    };
+    [true, false]
+        .into_iter()
+        .map(|columns| {
+            // Lines mostly outside the frame say nothing either way (`None`).
+            let each: Vec<Option<f64>> = (0..BOARD_LINES)
+                .map(|k| {
+                    let all = samples_along(columns, k as f64).count();
+                    let seen: Vec<(f64, f64)> =
+                        samples_along(columns, k as f64).filter(|&(c, r)| in_frame(c, r)).collect();
+                    (seen.len() * 2 >= all).then(|| {
+                        mean(seen.into_iter().filter_map(|(c, r)| oriented_evidence(work, geom, columns, c, r)))
+                    })
+                })
+                .collect();
+            let mut sorted: Vec<f64> = each.iter().flatten().copied().collect();
+            if sorted.is_empty() {
+                return 0;
+            }
+            sorted.sort_by(f64::total_cmp);
+            // The upper quartile: a stretched lattice may lay over half its lines off the board.
+            let floor = sorted[sorted.len() * 3 / 4] * DEAD_LINE_FRACTION;
+            let dead = |range: std::ops::Range<usize>| each[range].iter().flatten().filter(|&&e| e < floor).count();
+            dead(0..OUTER_LINES).min(dead(BOARD_LINES - OUTER_LINES..BOARD_LINES))
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// A line is dead under this fraction of its family's upper-quartile line (a priori: a line partly
+/// covered by stones keeps far more of its evidence between them).
+const DEAD_LINE_FRACTION: f64 = 0.25;
+/// How many lines at each end of a family are looked at (a priori: a quarter of the board).
+pub(crate) const OUTER_LINES: usize = 5;
+
 /// Oriented line evidence along the 19 lines of one family (`columns`), summed over the lines
 /// (each line's mean over its samples).
 pub(crate) fn family_oriented_evidence(work: &Working, geom: &GridGeometry, columns: bool) -> f64 {
