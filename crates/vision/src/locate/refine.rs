@@ -238,6 +238,25 @@ pub(crate) fn median_cell(geom: &GridGeometry) -> f64 {
     sizes.get(sizes.len() / 2).copied().unwrap_or(0.0)
 }
 
+/// The farthest any of the 361 points moves from `from` to `to`, in cells of `from` at that point
+/// (the shorter of its two spacings there, so that the far side of a steep view counts as much).
+pub(crate) fn largest_move_cells(from: &GridGeometry, to: &GridGeometry) -> f64 {
+    let mut largest = 0.0f64;
+    for row in 0..BOARD_LINES {
+        for col in 0..BOARD_LINES {
+            let (c, r) = (col as f64, row as f64);
+            let at = from.project(c, r);
+            let step = |dc: f64, dr: f64| norm(sub(from.project(c + dc, r + dr), at));
+            let cell = step(if col + 1 < BOARD_LINES { 1.0 } else { -1.0 }, 0.0)
+                .min(step(0.0, if row + 1 < BOARD_LINES { 1.0 } else { -1.0 }));
+            let moved = norm(sub(to.project(c, r), at)) / cell.max(1e-9);
+            // A point that does not project (NaN) counts as moved without bound.
+            largest = if moved.is_nan() { f64::INFINITY } else { largest.max(moved) };
+        }
+    }
+    largest
+}
+
 /// Fits the homography to found intersections (undistorted with `lens`) by RANSAC.
 pub(crate) fn fit(found: &[FoundIntersection], lens: LensDistortion, cell_px: f64) -> Option<Fit> {
     if found.len() < 8 {

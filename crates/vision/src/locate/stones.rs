@@ -11,7 +11,7 @@ use nalgebra::{Matrix3, Vector3};
 use tengen_rules::BOARD_LINES;
 
 use super::outline;
-use super::refine::{self, crossing_at, Working};
+use super::refine::{self, crossing_at, FoundIntersection, Working};
 use crate::homography::{self, PointPair};
 use crate::work::WorkMeter;
 use crate::GridGeometry;
@@ -72,6 +72,15 @@ const SHAPE_TURNS: [f64; 3] = [-0.01, 0.0, 0.01];
 /// Translations (cells) searched once more after the shape, in both directions (a sixteenth
 /// of a cell around the phase's eighth).
 const FINE_SHIFTS: [f64; 5] = [-0.125, -0.0625, 0.0, 0.0625, 0.125];
+/// Search radii (cells) of the stones' grid's last fit to the crossings at the points no stone
+/// covers ([`refined_on_open_points`]); a priori: the stones' grid is within about a quarter of a
+/// cell of the board's, and the gaps between stones make lines half a cell from the board's.
+const OPEN_REFINE_RADII: [f64; 2] = [0.25, 0.12];
+/// Fewest crossings that last fit needs (a priori: three times the 8 a homography needs, and
+/// the look's own [`MIN_CROSSINGS`] is 20), and fewest in each quarter of the board (a priori: a
+/// handful, so that no side of the board is extrapolated).
+const MIN_OPEN_CROSSINGS: usize = 24;
+const MIN_PER_QUADRANT: usize = 4;
 /// Lines beyond each side searched when choosing the extent.
 const EXTENT_REACH: i32 = 4;
 /// The line just beyond each side of the chosen 19 may hold at most this fraction of the mean
@@ -809,6 +818,7 @@ pub(crate) fn stone_grid(
         .flat_map(|r| (0..lines).map(move |c| [c, r]))
         .filter(|p| !on_stone[(p[1] * lines + p[0]) as usize])
         .collect();
+    let geometry = refined_on_open_points(work, &geometry, &empty, meter).unwrap_or(geometry);
     let (seen, distances) = crossings_at(work, &geometry, &empty, meter);
     let crossings = seen.iter().filter(|&&s| s).count();
     let crossing_rms_cells = (distances.iter().map(|d| d * d).sum::<f64>() / distances.len().max(1) as f64).sqrt();
@@ -820,6 +830,53 @@ pub(crate) fn stone_grid(
         return Err(format!("only {crossings} crossings between the stones (need {MIN_CROSSINGS})"));
     }
     Ok(StoneGrid { geometry, stones, crossings, crossing_rms_cells, extent_contrast })
+}
+
+/// The stones' grid fitted once more, as a whole homography, to the line crossings at the
+/// `open` points (no stone stands there), searched within narrowing radii of it. The tops'
+/// plane stands above the board's, so the lattice of the stones' tops is the board's seen
+/// through a homology (larger about the point below the camera, and leaning away from it):
+/// the phase and the scales of [`crossing_phase`] leave up to about a quarter of a cell of it at
+/// the board's edges, which only the board's own crossings can take out. `None` (the stones'
+/// grid stands) when too few crossings agree, when they leave a quadrant of the board without
+/// evidence (a homography fitted to one side of the board is free on the other), or when the fit
+/// moves some point further than the search allowed.
+fn refined_on_open_points(
+    work: &Working,
+    geom: &GridGeometry,
+    open: &[[i32; 2]],
+    meter: &WorkMeter,
+) -> Option<GridGeometry> {
+    let mut g = geom.clone();
+    for radius in OPEN_REFINE_RADII {
+        let found: Vec<FoundIntersection> = open
+            .iter()
+            .filter_map(|&[c, r]| {
+                let p = crossing_at(work, &g, f64::from(c), f64::from(r), radius, meter)?;
+                Some(FoundIntersection { col: c as usize, row: r as usize, pixel: work.to_full(p) })
+            })
+            .collect();
+        meter.check().ok()?;
+        let fit = refine::fit(&found, g.lens, refine::median_cell(&g))?;
+        if fit.inliers.len() < MIN_OPEN_CROSSINGS || !every_quadrant_holds(&fit.inliers) {
+            return None;
+        }
+        g = fit.geometry;
+    }
+    // A point with a crossing can move at most the two radii together; one that moves further
+    // was extrapolated wildly.
+    let reach: f64 = OPEN_REFINE_RADII.iter().sum();
+    (refine::largest_move_cells(geom, &g) <= reach).then_some(g)
+}
+
+/// Whether each quarter of the board (split at the middle lines, which count for both sides)
+/// holds [`MIN_PER_QUADRANT`] of the crossings.
+fn every_quadrant_holds(found: &[FoundIntersection]) -> bool {
+    let mid = (BOARD_LINES - 1) / 2;
+    [(false, false), (false, true), (true, false), (true, true)].iter().all(|&(right, lower)| {
+        let side = |i: usize, upper: bool| if upper { i >= mid } else { i <= mid };
+        found.iter().filter(|f| side(f.col, right) && side(f.row, lower)).count() >= MIN_PER_QUADRANT
+    })
 }
 
 /// The stones' lattice placed by the line crossings at the `open` points (no stone covers them):
@@ -1032,6 +1089,39 @@ mod tests {
             let off = refine::reindex(&truth, &refine::translation(dc, dr));
             assert!(between_stones(&work, &off, &meter).is_some(), "moved ({dc}, {dr})");
         }
+    }
+
+    /// The open points of [`crowded_board`] (no stone there), as the board indexes them.
+    fn open_points() -> Vec<[i32; 2]> {
+        (0..19)
+            .flat_map(|r| (0..19).map(move |c| [c, r]))
+            .filter(|&[c, r]| {
+                (i64::from(c) * 7919 + i64::from(r) * 104_729 + i64::from(c * r) * 31).rem_euclid(97) < 20
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_crossings_between_the_stones_take_out_what_the_tops_lattice_leaves() {
+        let (img, truth) = crowded_board(true);
+        let meter = WorkMeter::unlimited();
+        let work = super::super::working(&img, &meter);
+        let open = open_points();
+        assert!(open.len() >= MIN_OPEN_CROSSINGS, "{} open points", open.len());
+        // As the tops' lattice leaves it: 1.5 % larger about the middle and moved a tenth of a
+        // cell, so the corners stand about a quarter of a cell off.
+        let tops = off_by(&truth, 1.015, 0.08, -0.06);
+        assert!(refine::largest_move_cells(&truth, &tops) > 0.2);
+        let refined = refined_on_open_points(&work, &tops, &open, &meter).expect("enough crossings in every quarter");
+        let off = refine::largest_move_cells(&truth, &refined);
+        assert!(off < 0.05, "the refined grid is {off:.3} cell off");
+        // Without lines there is nothing to fit: the stones' grid stands.
+        let (bare, _) = crowded_board(false);
+        let bare_work = super::super::working(&bare, &meter);
+        assert!(refined_on_open_points(&bare_work, &tops, &open, &meter).is_none());
+        // Open points on one side of the board only leave the other side free: refused.
+        let left: Vec<[i32; 2]> = open.iter().copied().filter(|p| p[0] < 8).collect();
+        assert!(refined_on_open_points(&work, &tops, &left, &meter).is_none());
     }
 
     #[test]
