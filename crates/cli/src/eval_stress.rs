@@ -518,6 +518,8 @@ struct BucketReport {
     read_ms_median: f64,
     /// Targets missed in this bucket.
     misses: Vec<String>,
+    /// What went wrong on each imperfect frame, named by its number in the bucket (`#k`, as the
+    /// progress lines and `--save-frames` name it).
     failures: Vec<String>,
 }
 
@@ -581,7 +583,11 @@ fn summarise(b: &Bucket, frames: &[FrameScore]) -> BucketReport {
         vision_ms_median: median(&mut frames.iter().map(|f| f.vision_ms).collect::<Vec<_>>()),
         read_ms_median: median(&mut located.iter().map(|f| f.read_ms).collect::<Vec<_>>()),
         misses: Vec::new(),
-        failures: frames.iter().filter_map(|f| f.failure.clone()).collect(),
+        failures: frames
+            .iter()
+            .enumerate()
+            .filter_map(|(k, f)| f.failure.as_ref().map(|why| format!("#{k}: {why}")))
+            .collect(),
     };
     report.misses = misses(&report);
     report
@@ -1102,8 +1108,8 @@ fn markdown(title: &str, notes: &[String], buckets: &[BucketReport]) -> String {
     }
     let _ = writeln!(md, "\n## Imperfect frames\n");
     for b in buckets {
-        for (k, f) in b.failures.iter().enumerate() {
-            let _ = writeln!(md, "- {} ({k}): {f}", b.name);
+        for f in &b.failures {
+            let _ = writeln!(md, "- {} {f}", b.name);
         }
     }
     md
