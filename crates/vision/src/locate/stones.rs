@@ -5,7 +5,8 @@
 //! grown through them from the middle out; it gives the grid's spacing and perspective. The
 //! line crossings seen between the stones then fix its phase (a stone's top stands above its
 //! intersection and, seen at a slant, is displaced from it) and, with the stones, its extent:
-//! neither crosses nor stands beyond the board's outer lines.
+//! neither crosses nor stands beyond the board's outer lines. Last, where enough of them show
+//! all over the board, those crossings alone fit the grid as a whole homography.
 
 use nalgebra::{Matrix3, Vector3};
 use tengen_rules::BOARD_LINES;
