@@ -973,6 +973,15 @@ mod tests {
     use crate::LensDistortion;
     use image::{GrayImage, Luma};
 
+    /// The stone [`crowded_board`] puts on point (c, r): its shade, or `None` for an open point.
+    fn crowded_stone(c: i64, r: i64) -> Option<u8> {
+        match (c * 7919 + r * 104_729 + c * r * 31).rem_euclid(97) {
+            0..=19 => None,
+            20..=58 => Some(30),
+            _ => Some(235),
+        }
+    }
+
     /// A crowded board straight on: dark lines on light wood on a dark table, and a stone
     /// (black or white, 0.46 cell across) on every point but about one in five, and its grid.
     /// The wood reaches 2.2 cells beyond the outer lines. With a margin under about 1.7 cells
@@ -980,14 +989,7 @@ mod tests {
     /// line out and the extent is refused (a limit of this look, see models/locate.md).
     fn crowded_board(lines: bool) -> (GrayImage, GridGeometry) {
         let (cell, origin, margin) = (24.0, 70.0, 2.2);
-        let stone = |c: i64, r: i64| -> Option<u8> {
-            let h = (c * 7919 + r * 104_729 + c * r * 31).rem_euclid(97);
-            match h {
-                0..=19 => None,
-                20..=58 => Some(30),
-                _ => Some(235),
-            }
-        };
+        let stone = crowded_stone;
         let img = GrayImage::from_fn(600, 580, |x, y| {
             let (u, v) = ((f64::from(x) - origin) / cell, (f64::from(y) - origin) / cell);
             let on_board = |t: f64| (-margin..=18.0 + margin).contains(&t);
@@ -1096,9 +1098,7 @@ mod tests {
     fn open_points() -> Vec<[i32; 2]> {
         (0..19)
             .flat_map(|r| (0..19).map(move |c| [c, r]))
-            .filter(|&[c, r]| {
-                (i64::from(c) * 7919 + i64::from(r) * 104_729 + i64::from(c * r) * 31).rem_euclid(97) < 20
-            })
+            .filter(|&[c, r]| crowded_stone(i64::from(c), i64::from(r)).is_none())
             .collect()
     }
 
