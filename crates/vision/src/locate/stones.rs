@@ -989,7 +989,6 @@ mod tests {
     /// line out and the extent is refused (a limit of this look, see models/locate.md).
     fn crowded_board(lines: bool) -> (GrayImage, GridGeometry) {
         let (cell, origin, margin) = (24.0, 70.0, 2.2);
-        let stone = crowded_stone;
         let img = GrayImage::from_fn(600, 580, |x, y| {
             let (u, v) = ((f64::from(x) - origin) / cell, (f64::from(y) - origin) / cell);
             let on_board = |t: f64| (-margin..=18.0 + margin).contains(&t);
@@ -998,7 +997,7 @@ mod tests {
             }
             let (c, r) = (u.round().clamp(0.0, 18.0), v.round().clamp(0.0, 18.0));
             if (u - c).hypot(v - r) < 0.46 {
-                if let Some(shade) = stone(c as i64, r as i64) {
+                if let Some(shade) = crowded_stone(c as i64, r as i64) {
                     return Luma([shade]);
                 }
             }
