@@ -398,6 +398,7 @@ fn search(
     // pair of line families (with the grain gone, the board's), which keeps a search that needs
     // all three looks within half the work budget.
     let mut fine_pixels: Vec<lattice::LinePixel> = Vec::new();
+    let mut first_hypotheses: Vec<GridGeometry> = Vec::new();
     for level in 0..3 {
         if meter.check().is_err() {
             break;
@@ -430,6 +431,9 @@ fn search(
                 homography: refine::to_rows(&work_to_full(source, &guess.homography)),
                 lens: options.lens.unwrap_or(LensDistortion { k1: 0.0, ..base_lens }),
             };
+            if level == 0 {
+                first_hypotheses.push(initial.clone());
+            }
             let mut outcome = refine_from(&fine, &initial, options.lens.is_none(), Extent::ByCrossings, meter);
             if outcome.is_err() && level == 1 {
                 outcome = refine_from(source, &initial, options.lens.is_none(), Extent::ByLines, meter);
@@ -457,6 +461,14 @@ fn search(
         if best.is_some() {
             break;
         }
+    }
+    // On a large photo the working image has lost more than half the frame's resolution: on a
+    // crowded board the few bare crossings are a pixel or two there and the stones' rims beside
+    // them pull the fit off, so a first lattice that was right can fall short of the inliers it
+    // needs. Before the looks that ignore the lines, it is refined once more at twice the
+    // working resolution.
+    if best.is_none() && fine_factor >= FINER_FROM_FACTOR && meter.check().is_ok() {
+        best = refined_finer(gray, options, fine_factor, &first_hypotheses, meter);
     }
     // A fourth look, when no look at the lines found a board: the board's outline (the lit
     // surface against a darker surround) gives its perspective and extent without any line; the
@@ -491,6 +503,27 @@ fn search(
         }
     }
     best.ok_or(last_error)
+}
+
+/// The working factor from which the first look's lattices are refined again at half of it when
+/// no line look found a board: a frame larger than twice the working side. (A priori, for speed:
+/// below it the finer image is the whole frame, whose line response the 1080p budget cannot pay.)
+const FINER_FROM_FACTOR: usize = 3;
+
+/// The best of `hypotheses` refined on the frame at half the working factor (twice the
+/// resolution), under the same acceptance as every look; `None` when none is accepted.
+fn refined_finer(
+    gray: &GrayImage,
+    options: &LocateOptions,
+    fine_factor: usize,
+    hypotheses: &[GridGeometry],
+    meter: &WorkMeter,
+) -> Option<Located> {
+    let finer = working_at(gray, fine_factor.div_ceil(2), meter);
+    hypotheses
+        .iter()
+        .filter_map(|initial| refine_from(&finer, initial, options.lens.is_none(), Extent::ByCrossings, meter).ok())
+        .max_by_key(|found| found.quality.inlier_intersections)
 }
 
 /// The fourth and fifth looks: the board's outline (the lit surface against a darker surround)
