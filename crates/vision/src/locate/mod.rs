@@ -466,8 +466,9 @@ fn search(
     // crowded board the few bare crossings are a pixel or two there and the stones' rims beside
     // them pull the fit off, so a first lattice that was right can fall short of the inliers it
     // needs. Before the looks that ignore the lines, it is refined once more at twice the
-    // working resolution.
-    if best.is_none() && fine_factor >= FINER_FROM_FACTOR && meter.check().is_ok() {
+    // working resolution. (Not in the second grey's look at a grid already found, which only
+    // replaces it with a stronger one and must leave the budget its margin.)
+    if best.is_none() && looks != Looks::Lines && fine_factor >= FINER_FROM_FACTOR && meter.check().is_ok() {
         best = refined_finer(gray, options, fine_factor, &first_hypotheses, meter);
     }
     // A fourth look, when no look at the lines found a board: the board's outline (the lit
