@@ -238,8 +238,13 @@ fn locate_with(gray: &GrayImage, colour: Option<OtherGrey>, options: &LocateOpti
     let meter = WorkMeter::new(&options.work);
     let outcome = search_centred(gray, options, base_lens, &meter)
         .map(|first| match colour {
-            Some(OtherGrey(rgb)) => stronger_in_luma(rgb, options, base_lens, &meter, &first).unwrap_or(first),
-            None => first,
+            // The second grey's look runs at the working scale, where the first grey's lines
+            // found no board at all when only the finer refinement did: it has no weaker grid
+            // of that look to replace, and would spend the budget's margin looking.
+            Some(OtherGrey(rgb)) if !first.finer => {
+                stronger_in_luma(rgb, options, base_lens, &meter, &first.located).unwrap_or(first.located)
+            }
+            _ => first.located,
         })
         .or_else(|err| match (err, colour) {
             (LocateError::NoBoard(reason), Some(OtherGrey(rgb))) if meter.check().is_ok() => {
@@ -296,16 +301,16 @@ fn search_centred(
     options: &LocateOptions,
     base_lens: LensDistortion,
     meter: &WorkMeter,
-) -> Result<Located, LocateError> {
-    let first = search(gray, options, base_lens, meter, Looks::Every)?;
+) -> Result<Searched, LocateError> {
+    let first = search_by_look(gray, options, base_lens, meter, Looks::Every)?;
     let centre = [f64::from(gray.width()) / 2.0, f64::from(gray.height()) / 2.0];
-    if covers(&first.geometry, 0.0, centre) {
+    if covers(&first.located.geometry, 0.0, centre) {
         return Ok(first);
     }
     meter.charge(u64::from(gray.width()) * u64::from(gray.height()));
-    let blanked = blank_board(gray, &first.geometry);
-    match search(&blanked, options, base_lens, meter, Looks::Every) {
-        Ok(second) if covers(&second.geometry, 0.0, centre) => Ok(second),
+    let blanked = blank_board(gray, &first.located.geometry);
+    match search_by_look(&blanked, options, base_lens, meter, Looks::Every) {
+        Ok(second) if covers(&second.located.geometry, 0.0, centre) => Ok(second),
         _ => Ok(first),
     }
 }
@@ -376,6 +381,14 @@ enum Looks {
     Lines,
 }
 
+/// A board one search found.
+struct Searched {
+    located: Located,
+    /// Whether it was found only by refining the first look's lattices at twice the working
+    /// resolution ([`refined_finer`]).
+    finer: bool,
+}
+
 fn search(
     gray: &GrayImage,
     options: &LocateOptions,
@@ -383,6 +396,16 @@ fn search(
     meter: &WorkMeter,
     looks: Looks,
 ) -> Result<Located, LocateError> {
+    search_by_look(gray, options, base_lens, meter, looks).map(|found| found.located)
+}
+
+fn search_by_look(
+    gray: &GrayImage,
+    options: &LocateOptions,
+    base_lens: LensDistortion,
+    meter: &WorkMeter,
+    looks: Looks,
+) -> Result<Searched, LocateError> {
     let zoom = looks == Looks::Every;
     let (width, height) = gray.dimensions();
     let fine_factor = working_factor(width, height);
@@ -399,6 +422,7 @@ fn search(
     // all three looks within half the work budget.
     let mut fine_pixels: Vec<lattice::LinePixel> = Vec::new();
     let mut first_hypotheses: Vec<GridGeometry> = Vec::new();
+    let mut finer = false;
     for level in 0..3 {
         if meter.check().is_err() {
             break;
@@ -470,6 +494,7 @@ fn search(
     // replaces it with a stronger one and must leave the budget its margin.)
     if best.is_none() && looks != Looks::Lines && fine_factor >= FINER_FROM_FACTOR && meter.check().is_ok() {
         best = refined_finer(gray, options, fine_factor, &first_hypotheses, meter);
+        finer = best.is_some();
     }
     // A fourth look, when no look at the lines found a board: the board's outline (the lit
     // surface against a darker surround) gives its perspective and extent without any line; the
@@ -503,7 +528,7 @@ fn search(
             best = Some(finer);
         }
     }
-    best.ok_or(last_error)
+    best.map(|located| Searched { located, finer }).ok_or(last_error)
 }
 
 /// The working factor from which the first look's lattices are refined again at half of it when
