@@ -399,6 +399,7 @@ fn search(
     search_by_look(gray, options, base_lens, meter, looks).map(|found| found.located)
 }
 
+/// [`search`], saying whether only the finer refinement found the board.
 fn search_by_look(
     gray: &GrayImage,
     options: &LocateOptions,
@@ -422,7 +423,7 @@ fn search_by_look(
     // all three looks within half the work budget.
     let mut fine_pixels: Vec<lattice::LinePixel> = Vec::new();
     let mut first_hypotheses: Vec<GridGeometry> = Vec::new();
-    let mut finer = false;
+    let mut found_finer = false;
     for level in 0..3 {
         if meter.check().is_err() {
             break;
@@ -494,7 +495,7 @@ fn search_by_look(
     // replaces it with a stronger one and must leave the budget its margin.)
     if best.is_none() && looks != Looks::Lines && fine_factor >= FINER_FROM_FACTOR && meter.check().is_ok() {
         best = refined_finer(gray, options, fine_factor, &first_hypotheses, meter);
-        finer = best.is_some();
+        found_finer = best.is_some();
     }
     // A fourth look, when no look at the lines found a board: the board's outline (the lit
     // surface against a darker surround) gives its perspective and extent without any line; the
@@ -528,7 +529,7 @@ fn search_by_look(
             best = Some(finer);
         }
     }
-    best.map(|located| Searched { located, finer }).ok_or(last_error)
+    best.map(|located| Searched { located, finer: found_finer }).ok_or(last_error)
 }
 
 /// The working factor from which the first look's lattices are refined again at half of it when
