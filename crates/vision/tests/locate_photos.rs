@@ -24,6 +24,15 @@ fn corner_error_cells(found: [[f64; 2]; 4], truth: [[f64; 2]; 4]) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// Worst corner distance, each in its own local cell (`cells`, as measured at the labelled
+/// corners), best of the 4 cyclic orders.
+fn corner_error_local_cells(found: [[f64; 2]; 4], truth: [[f64; 2]; 4], cells: [f64; 4]) -> f64 {
+    let dist = |a: [f64; 2], b: [f64; 2]| (a[0] - b[0]).hypot(a[1] - b[1]);
+    (0..4)
+        .map(|rot| (0..4).map(|i| dist(found[(i + rot) % 4], truth[i]) / cells[i]).fold(0.0, f64::max))
+        .fold(f64::INFINITY, f64::min)
+}
+
 #[test]
 fn roboflow_corner_error_distribution() {
     let Some(dir) = roboflow_training_images() else { return };
@@ -246,11 +255,7 @@ fn crowded_game_is_located(game: &str, share_num: usize, share_den: usize) {
         let Ok(frame) = decode_rgb(&bytes) else { panic!("{name} does not decode") };
         match locate(&frame.rgb, &LocateOptions::default()) {
             Ok(l) => {
-                let found = l.geometry.corners();
-                let dist = |a: [f64; 2], b: [f64; 2]| (a[0] - b[0]).hypot(a[1] - b[1]);
-                let err = (0..4)
-                    .map(|rot| (0..4).map(|i| dist(found[(i + rot) % 4], truth[i]) / cells[i]).fold(0.0, f64::max))
-                    .fold(f64::INFINITY, f64::min);
+                let err = corner_error_local_cells(l.geometry.corners(), truth, cells);
                 println!("{name}: located, worst corner {err:.2} of its cell from the game's median clicks");
                 assert!(err <= 0.5, "{name}: worst corner {err:.2} of its cell from the game's median clicks");
                 located += 1;
@@ -284,9 +289,6 @@ fn a_large_photo_of_a_crowded_board_is_refined_finer_than_the_working_image() {
     let cells = local_cells_at_corners(&label).expect("the label has its points");
     let frame = decode_rgb(&bytes).expect("the photo decodes");
     let found = locate(&frame.rgb, &LocateOptions::default()).expect("the board is located").geometry.corners();
-    let dist = |a: [f64; 2], b: [f64; 2]| (a[0] - b[0]).hypot(a[1] - b[1]);
-    let err = (0..4)
-        .map(|rot| (0..4).map(|i| dist(found[(i + rot) % 4], truth[i]) / cells[i]).fold(0.0, f64::max))
-        .fold(f64::INFINITY, f64::min);
+    let err = corner_error_local_cells(found, truth, cells);
     assert!(err <= 0.5, "worst corner {err:.2} of its cell from the clicks");
 }
