@@ -59,6 +59,12 @@ enum EvalTarget {
         /// left-out source as `tengen fit patch-reader --without SOURCE` does).
         #[arg(long)]
         classical: bool,
+        /// With --loso, the seed of the learned point reader's fits (default: the shipped
+        /// model's). One fit swings with its seed by about a point and a half per point on the
+        /// goban-watcher sources (models/patch-reader.md): judge a change of the learned reader
+        /// on several seeds, not one.
+        #[arg(long, requires = "loso", conflicts_with = "classical")]
+        patch_seed: Option<u64>,
     },
     /// Render frames across presets, colour casts and hands and score them against exact truth.
     Rendered {
@@ -132,13 +138,16 @@ impl FolderScore {
 /// Runs `tengen eval`.
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     match args.target {
-        EvalTarget::Photos { dir, out, loso, label_geometry, corners_off, classical } => {
+        EvalTarget::Photos { dir, out, loso, label_geometry, corners_off, classical, patch_seed } => {
             let start = match (label_geometry, corners_off) {
                 (true, _) => GridStart::Labels,
                 (false, Some(cells)) => GridStart::LabelsOff(cells),
                 (false, None) => GridStart::Search,
             };
-            eval_photos(&dir, out.as_deref(), loso, start, classical)
+            let defaults = PatchFitOptions::default();
+            let patch_fit =
+                (!classical).then(|| PatchFitOptions { seed: patch_seed.unwrap_or(defaults.seed), ..defaults });
+            eval_photos(&dir, out.as_deref(), loso, start, patch_fit)
         }
         EvalTarget::Rendered { stress, out, .. } if stress.stress => crate::eval_stress::run(&stress, out.as_deref()),
         EvalTarget::Rendered { per_preset, out, .. } => eval_rendered(per_preset, out.as_deref()),
@@ -168,14 +177,14 @@ fn eval_photos(
     out: Option<&Path>,
     loso: bool,
     start: GridStart,
-    classical: bool,
+    patch_fit: Option<PatchFitOptions>,
 ) -> anyhow::Result<ExitCode> {
     let (photos, excluded) = crate::photo_set::collect(dir)?;
     let mut models = reader_models(&photos, loso)?;
-    if classical {
-        models.patch_all = None;
-    } else if loso {
-        models.fit_patch_readers(&photos)?;
+    match patch_fit {
+        None => models.patch_all = None,
+        Some(options) if loso => models.fit_patch_readers(&photos, &options)?,
+        Some(_) => {}
     }
     let mut folders: BTreeMap<String, FolderScore> = BTreeMap::new();
     let mut sequence_frames = Vec::new();
@@ -375,6 +384,8 @@ struct ReaderModels {
     /// The learned point reader for sources without a fold of their own (`None`: the classical
     /// reader decides).
     patch_all: Option<&'static PatchModel>,
+    /// The seed of the learned reader's fits, when this run fitted them.
+    patch_seed: Option<u64>,
     loso: bool,
 }
 
@@ -385,9 +396,13 @@ impl ReaderModels {
 
     /// Fits the learned point reader on every source and once per source with point labels,
     /// without it, as `tengen fit patch-reader [--without SOURCE]` does.
-    fn fit_patch_readers(&mut self, photos: &[crate::photo_set::Photo]) -> anyhow::Result<()> {
+    fn fit_patch_readers(
+        &mut self,
+        photos: &[crate::photo_set::Photo],
+        options: &PatchFitOptions,
+    ) -> anyhow::Result<()> {
+        self.patch_seed = Some(options.seed);
         let (photo_samples, rendered) = crate::cmd_fit::patch_training_samples(photos)?;
-        let options = PatchFitOptions::default();
         let fit_without = |left_out: Option<&str>| -> anyhow::Result<&'static PatchModel> {
             let samples: Vec<PatchSample> = photo_samples
                 .iter()
@@ -396,7 +411,7 @@ impl ReaderModels {
                 .cloned()
                 .collect();
             let started = Instant::now();
-            let model = fit_patch_reader(&samples, &options)
+            let model = fit_patch_reader(&samples, options)
                 .with_context(|| format!("fitting the patch reader without {left_out:?}"))?;
             eprintln!(
                 "patch reader without {left_out:?}: {} points, {:.1} s",
@@ -426,8 +441,9 @@ impl ReaderModels {
             (false, _) => String::new(),
             (true, true) => " The learned point reader (the shipped `models/patch-reader.json`, fitted on every source, in sample) is multiplied with the classical reader on the points the occlusion mask leaves.".to_string(),
             (true, false) => format!(
-                " The learned point reader is multiplied with the classical reader on the points the occlusion mask leaves: for each of {} the one fitted without it (`tengen fit patch-reader --without SOURCE`), for the rest the one fitted on all.",
-                self.patch_left_out.keys().cloned().collect::<Vec<_>>().join(", ")
+                " The learned point reader is multiplied with the classical reader on the points the occlusion mask leaves: for each of {} the one fitted without it (`tengen fit patch-reader --without SOURCE`, seed {:#x}), for the rest the one fitted on all.",
+                self.patch_left_out.keys().cloned().collect::<Vec<_>>().join(", "),
+                self.patch_seed.unwrap_or(PatchFitOptions::default().seed)
             ),
         };
         self.describe_classical() + &patch
@@ -456,6 +472,7 @@ fn reader_models(photos: &[crate::photo_set::Photo], loso: bool) -> anyhow::Resu
             occlusion_all: OcclusionModel::embedded(),
             patch_left_out: BTreeMap::new(),
             patch_all: Some(PatchModel::embedded()),
+            patch_seed: None,
             loso,
         });
     }
@@ -491,6 +508,7 @@ fn reader_models(photos: &[crate::photo_set::Photo], loso: bool) -> anyhow::Resu
         occlusion_all,
         patch_left_out: BTreeMap::new(),
         patch_all: None,
+        patch_seed: None,
         loso,
     })
 }
@@ -917,6 +935,28 @@ fn row(md: &mut String, name: &str, f: &FolderScore) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `tengen eval ARGS…` parsed as the binary parses it.
+    #[derive(clap::Parser)]
+    struct EvalCommand {
+        #[command(flatten)]
+        args: EvalArgs,
+    }
+
+    #[test]
+    fn a_patch_seed_needs_the_folds_that_fit_with_it() {
+        use clap::Parser;
+        let parse = |extra: &[&str]| EvalCommand::try_parse_from([&["eval", "photos", "DIR"], extra].concat());
+        let Ok(EvalCommand { args: EvalArgs { target: EvalTarget::Photos { patch_seed, .. } } }) =
+            parse(&["--loso", "--patch-seed", "3"])
+        else {
+            panic!("--loso --patch-seed 3 is refused")
+        };
+        assert_eq!(patch_seed, Some(3));
+        // Without --loso the shipped model reads, so no seed is used; --classical fits no network.
+        assert!(parse(&["--patch-seed", "3"]).is_err());
+        assert!(parse(&["--loso", "--classical", "--patch-seed", "3"]).is_err());
+    }
 
     #[test]
     fn hand_labels_match_whole_source_numbers_and_only_in_their_folder() {
