@@ -20,7 +20,7 @@ use tengen_vision::fit::{fit_patch_reader, PatchFitOptions, PatchSample};
 use tengen_vision::locate::refine_or_find_corners;
 use tengen_vision::read_board_detailed;
 use tengen_vision::OcclusionModel;
-use tengen_vision::{locate, GridGeometry, LensDistortion, LocateOptions, PatchModel, ReaderConfig, ReaderModel};
+use tengen_vision::{locate, GridGeometry, LocateOptions, PatchModel, ReaderConfig, ReaderModel};
 
 use crate::photo_set::{hand_label, HandLabel};
 
@@ -690,14 +690,7 @@ fn eval_rendered(per_preset: u64, out: Option<&Path>) -> anyhow::Result<ExitCode
             score_of.locate_ms.push(ms(t));
             // Reading is scored through the exact geometry so it measures the reader alone;
             // location is scored by its corner error.
-            let geometry = GridGeometry {
-                homography: truth_info.homography,
-                lens: LensDistortion {
-                    k1: truth_info.lens.k1,
-                    centre: truth_info.lens.centre,
-                    scale: truth_info.lens.scale,
-                },
-            };
+            let geometry = GridGeometry { homography: truth_info.homography, lens: truth_info.lens };
             match located {
                 Ok(l) => {
                     score_of.located += 1;

@@ -29,7 +29,7 @@ use tengen_vision::evaluate::{
 };
 use tengen_vision::fit::{class_of, patch_inputs, OcclusionEvidence, PatchSample};
 use tengen_vision::read_board_detailed;
-use tengen_vision::{GridGeometry, LensDistortion, LocateOptions, ReaderConfig};
+use tengen_vision::{GridGeometry, LocateOptions, ReaderConfig};
 
 /// What a bucket must reach (issue 9's must-shows), in per cent.
 struct Targets {
@@ -951,10 +951,7 @@ fn training_frame(
     if covered == 0 && truth.hand_over_board {
         return Ok(None);
     }
-    let geometry = GridGeometry {
-        homography: truth.homography,
-        lens: LensDistortion { k1: truth.lens.k1, centre: truth.lens.centre, scale: truth.lens.scale },
-    };
+    let geometry = GridGeometry { homography: truth.homography, lens: truth.lens };
     let details = read_board_detailed(&image, &geometry, reader);
     Ok(Some(OcclusionTrainingFrame { bucket: bucket.to_string(), evidence: details.occlusion, hand: covered > 0 }))
 }
@@ -983,10 +980,7 @@ pub fn patch_training(
         let frame = render(&position, &setup.scene)?;
         let image = decode_rgb(&frame.jpeg()).context("decoding the rendered JPEG")?.rgb;
         let truth = &frame.truth;
-        let geometry = GridGeometry {
-            homography: truth.homography,
-            lens: LensDistortion { k1: truth.lens.k1, centre: truth.lens.centre, scale: truth.lens.scale },
-        };
+        let geometry = GridGeometry { homography: truth.homography, lens: truth.lens };
         let inputs = patch_inputs(&image, &geometry, reader);
         let source = format!("rendered/{}", b.name.split('/').next().unwrap_or("hall"));
         let mut out = Vec::new();

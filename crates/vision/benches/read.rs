@@ -10,7 +10,7 @@ use tengen_rules::Stone;
 
 use tengen_synth::{render, Hand, Position, Scene, Side};
 use tengen_vision::decode_rgb;
-use tengen_vision::{read_board, GridGeometry, LensDistortion, ReaderConfig};
+use tengen_vision::{read_board, GridGeometry, ReaderConfig};
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -46,10 +46,7 @@ fn main() {
         };
         let jpeg = frame.jpeg();
         let t = &frame.truth;
-        let geometry = GridGeometry {
-            homography: t.homography,
-            lens: LensDistortion { k1: t.lens.k1, centre: t.lens.centre, scale: t.lens.scale },
-        };
+        let geometry = GridGeometry { homography: t.homography, lens: t.lens };
         // The shipped reader (the classical one and the learned one multiplied), and the
         // classical reader alone for the learned reader's share of the time.
         let configs = [

@@ -3,7 +3,8 @@
 //! confidence calibration bins. Pure: grids in, scores out (the `eval` command does the files).
 
 use serde::{Deserialize, Serialize};
-use tengen_rules::{PointState, BOARD_LINES};
+use tengen_rules::board_text::parse_rows;
+use tengen_rules::{BoardTextError, PointState, BOARD_LINES};
 use thiserror::Error;
 
 use crate::geometry::GridGeometry;
@@ -87,45 +88,14 @@ pub fn displaced_corners(corners: &[[f64; 2]; 4], cells: f64, name: &str) -> [[f
 /// A 19×19 grid of states, `[row][col]`.
 pub type Grid = [[PointState; BOARD_LINES]; BOARD_LINES];
 
-/// Why a ground-truth grid could not be parsed.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-pub enum GridParseError {
-    /// The text does not have 19 non-empty lines.
-    #[error("expected 19 lines of 19 symbols, found {0} lines")]
-    LineCount(usize),
-    /// A line is not 19 symbols long.
-    #[error("line {line} has {len} symbols, expected 19")]
-    LineLength {
-        /// Line number (0-based).
-        line: usize,
-        /// Its length.
-        len: usize,
-    },
-    /// A character is none of `.`, `X`, `O`, `?`.
-    #[error("line {line} has unexpected symbol {symbol:?}")]
-    Symbol {
-        /// Line number (0-based).
-        line: usize,
-        /// The symbol.
-        symbol: char,
-    },
-}
-
-/// Parses grid text: 19 lines of 19 symbols (`.`, `X`, `O`, `?`), surrounding blank lines ignored.
-pub fn parse_grid(text: &str) -> Result<Grid, GridParseError> {
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    if lines.len() != BOARD_LINES {
-        return Err(GridParseError::LineCount(lines.len()));
-    }
+/// Parses grid text with the board text codec ([`tengen_rules::board_text`]): 19 rows of 19
+/// points (`.`, `X`, `O`, `?`, and the codec's other spellings), surrounding blank lines ignored.
+pub fn parse_grid(text: &str) -> Result<Grid, BoardTextError> {
+    let rows: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let cells: Vec<PointState> = parse_rows(&rows, BOARD_LINES, BOARD_LINES)?;
     let mut grid = [[PointState::Empty; BOARD_LINES]; BOARD_LINES];
-    for (r, line) in lines.iter().enumerate() {
-        let chars: Vec<char> = line.chars().filter(|c| !c.is_whitespace()).collect();
-        if chars.len() != BOARD_LINES {
-            return Err(GridParseError::LineLength { line: r, len: chars.len() });
-        }
-        for (c, ch) in chars.iter().enumerate() {
-            grid[r][c] = PointState::from_char(*ch).ok_or(GridParseError::Symbol { line: r, symbol: *ch })?;
-        }
+    for (row, read) in grid.iter_mut().zip(cells.chunks(BOARD_LINES)) {
+        row.copy_from_slice(read);
     }
     Ok(grid)
 }
@@ -456,9 +426,9 @@ mod tests {
     fn grid_text_round_trips_and_rejects_garbage() {
         let text = "...................\n".repeat(19);
         assert!(parse_grid(&text).is_ok());
-        assert_eq!(parse_grid("..."), Err(GridParseError::LineCount(1)));
+        assert_eq!(parse_grid("..."), Err(BoardTextError::Rows { found: 1, expected: BOARD_LINES }));
         let bad = text.replacen('.', "Z", 1);
-        assert!(matches!(parse_grid(&bad), Err(GridParseError::Symbol { .. })));
+        assert!(matches!(parse_grid(&bad), Err(BoardTextError::Char { row: 0, col: 0, ch: 'Z', .. })));
     }
 
     #[test]
