@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use rusqlite::{params, Connection, OptionalExtension};
-use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use crate::engine::Corners;
@@ -133,8 +132,8 @@ impl EventFilter {
     }
 }
 
-/// A game row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A game row (the API shows it as `json::GameSummary`).
+#[derive(Debug, Clone, PartialEq)]
 pub struct GameRow {
     /// Game id.
     pub id: i64,
@@ -149,7 +148,6 @@ pub struct GameRow {
     /// White player's name.
     pub white: Option<String>,
     /// What the game starts from, and what its record says beyond the names.
-    #[serde(default)]
     pub setup: GameSetup,
 }
 
