@@ -23,7 +23,7 @@ use crate::error::{Error, ErrorKind};
 use crate::imaging::{check_frame, FrameError};
 use crate::json::{
     ArbiterAction, ArbiterReply, Calibration, CalibrationBody, EventsPage, EventsQuery, FrameAccepted, GameDetail,
-    GameSummary, Health, Role, StoredEvent, StreamQuery, TableDetail, TableSummary,
+    Health, Role, StoredEvent, StreamQuery, TableDetail, TableSummary,
 };
 use crate::store::{EventFilter, GameRow, Store};
 use crate::table::{BusMessage, Frame, TableHandle};
@@ -242,12 +242,8 @@ async fn healthz(State(hub): State<AppState>) -> Response {
             cluster: hub.cluster.as_ref().map(|hall| hall.health()),
         })
         .into_response(),
-        Err(err) => {
-            // The store's failure is of the one error kind a service that cannot answer now
-            // has (503 by the one mapping); its body is the health's, with `status` `error`.
-            let err = Error::new(ErrorKind::Unavailable, "store", err.to_string());
-            (err.kind().status(), Json(Health::failed(&err))).into_response()
-        }
+        Err(err) => (StatusCode::SERVICE_UNAVAILABLE, Json(Health::Error { error: "store", message: err.to_string() }))
+            .into_response(),
     }
 }
 
@@ -479,10 +475,10 @@ pub(crate) async fn apply_calibration(table: &TableHandle, corners: Option<Corne
     Ok(Calibration { table: table.id.clone(), corners })
 }
 
-async fn table_games(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<Vec<GameSummary>>> {
+async fn table_games(State(hub): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<Vec<GameRow>>> {
     let table = table(&hub, &id)?;
     mirror_table(&hub, table).await?;
-    Ok(Json(hub.store.games(&id).await?.iter().map(GameSummary::from).collect()))
+    Ok(Json(hub.store.games(&id).await?))
 }
 
 /// In a hall, brings this node's mirror of `table` up to the hall's log when the table runs on
@@ -549,7 +545,7 @@ async fn game_detail(State(hub): State<AppState>, ApiPath(game): ApiPath<i64>) -
     let row = find_game(&hub, game).await?;
     // A table running elsewhere shows its game as its node last told.
     let live = hub.tables.get(&row.table).and_then(|t| t.detail()).filter(|d| d.game_info.id == game);
-    Ok(Json(GameDetail { game: GameSummary::from(&row), live: live.is_some(), view: live.map(|d| d.view) }))
+    Ok(Json(GameDetail { game: row, live: live.is_some(), view: live.map(|d| d.view) }))
 }
 
 async fn game_sgf(State(hub): State<AppState>, ApiPath(game): ApiPath<i64>) -> ApiResult<Response> {

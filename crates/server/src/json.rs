@@ -1,17 +1,16 @@
 //! Every type the HTTP API and the SSE stream send or receive, and nothing else: the wire edge
 //! (as moonfire-nvr's `json.rs`). The rest of the service speaks the referee's and the rules'
-//! types (`EventKind`, `Status`, `Phase`, `StartPosition`, `Color`, the referee's `Event`) and
-//! its own (the store's `GameRow`, the model's `GameSetup`); they are turned into these shapes
-//! here, once. The event schema is documented in `docs/events.md` and `API.md`.
+//! types (`EventKind`, `Status`, `Phase`, `Color`, the referee's `Event`); they are turned into
+//! these shapes here, once. The event schema is documented in `docs/events.md` and `API.md`.
 
 use serde::{Deserialize, Serialize};
 use tengen_referee as referee;
-use tengen_referee::{EventKind, Phase, StartPosition, Status};
+use tengen_referee::{EventKind, Phase, Status};
 use tengen_rules::{ByColor, Color, Point, PointState};
 
 use crate::engine::Corners;
 use crate::error::Error;
-use crate::model::{self, board_char, BoardString};
+use crate::model::{board_char, BoardString, GamePairing, StartPosition};
 use crate::store::GameRow;
 
 /// One move of the legal record.
@@ -585,7 +584,7 @@ pub struct TableDetail {
     #[serde(flatten)]
     pub summary: TableSummary,
     /// The current game.
-    pub game_info: GameSummary,
+    pub game_info: GameRow,
     /// The referee's view of it.
     pub view: GameView,
     /// The calibration in force.
@@ -596,136 +595,6 @@ pub struct TableDetail {
     pub latency_p50_ms: Option<f64>,
     /// 99th percentile of the same, ms.
     pub latency_p99_ms: Option<f64>,
-}
-
-/// A game (`GET /api/tables/{table}/games`, a table's `game_info`, `GET /api/games/{game}`):
-/// the store's [`GameRow`] as the API shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GameSummary {
-    /// Game id.
-    pub id: i64,
-    /// Table id.
-    pub table: String,
-    /// Komi in points.
-    pub komi: f64,
-    /// Start (ms since the epoch).
-    pub started_ms: i64,
-    /// Black player's name.
-    pub black: Option<String>,
-    /// White player's name.
-    pub white: Option<String>,
-    /// What the game starts from, and what its record says beyond the names.
-    #[serde(default)]
-    pub setup: GameSetup,
-}
-
-impl From<&GameRow> for GameSummary {
-    fn from(row: &GameRow) -> Self {
-        Self {
-            id: row.id,
-            table: row.table.clone(),
-            komi: row.komi,
-            started_ms: row.started_ms,
-            black: row.black.clone(),
-            white: row.white.clone(),
-            setup: GameSetup::from(&row.setup),
-        }
-    }
-}
-
-/// How a game is set up ([`model::GameSetup`]), as the API shows it: its start (the referee's
-/// [`StartPosition`], `"even"`, `{"handicap": N}` or `"adopt"`) and its pairing.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GameSetup {
-    /// What the game starts from; an even game when absent.
-    #[serde(default = "even")]
-    pub start: StartPosition,
-    /// The pairing the game plays, when it comes from an imported round.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pairing: Option<GamePairing>,
-}
-
-impl Default for GameSetup {
-    fn default() -> Self {
-        Self { start: StartPosition::Even, pairing: None }
-    }
-}
-
-fn even() -> StartPosition {
-    StartPosition::Even
-}
-
-impl From<&model::GameSetup> for GameSetup {
-    fn from(setup: &model::GameSetup) -> Self {
-        Self { start: setup.start, pairing: setup.pairing.as_ref().map(GamePairing::from) }
-    }
-}
-
-/// Who plays whom in which round of which event ([`model::GamePairing`]), as the API shows it
-/// and as `new_game` takes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GamePairing {
-    /// The event.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub event: Option<String>,
-    /// The round, from 1.
-    pub round: u32,
-    /// Black.
-    pub black: Player,
-    /// White.
-    pub white: Player,
-    /// Handicap stones as paired (0: even; 1: Black first without komi).
-    #[serde(default)]
-    pub handicap: u8,
-}
-
-impl From<&model::GamePairing> for GamePairing {
-    fn from(p: &model::GamePairing) -> Self {
-        Self {
-            event: p.event.clone(),
-            round: p.round,
-            black: Player::from(&p.black),
-            white: Player::from(&p.white),
-            handicap: p.handicap,
-        }
-    }
-}
-
-impl From<&GamePairing> for model::GamePairing {
-    fn from(p: &GamePairing) -> Self {
-        Self {
-            event: p.event.clone(),
-            round: p.round,
-            black: (&p.black).into(),
-            white: (&p.white).into(),
-            handicap: p.handicap,
-        }
-    }
-}
-
-/// A paired player ([`crate::pairings::Player`]), as the API shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Player {
-    /// Family name.
-    pub surname: String,
-    /// Given name; may be empty.
-    #[serde(default)]
-    pub first_name: String,
-    /// Rank as written, e.g. "3D", "5K", "1P".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rank: Option<String>,
-}
-
-impl From<&crate::pairings::Player> for Player {
-    fn from(p: &crate::pairings::Player) -> Self {
-        Self { surname: p.surname.clone(), first_name: p.first_name.clone(), rank: p.rank.clone() }
-    }
-}
-
-impl From<&Player> for crate::pairings::Player {
-    fn from(p: &Player) -> Self {
-        Self { surname: p.surname.clone(), first_name: p.first_name.clone(), rank: p.rank.clone() }
-    }
 }
 
 /// The record of a table's current game, as a table's node answers another node (cluster mode).
@@ -741,7 +610,7 @@ pub struct TableRecord {
 #[derive(Debug, Serialize)]
 pub struct GameDetail {
     /// The game.
-    pub game: GameSummary,
+    pub game: GameRow,
     /// Whether it is its table's current game.
     pub live: bool,
     /// The referee's view, for the current game.
@@ -860,13 +729,6 @@ pub enum Health {
         /// How.
         message: String,
     },
-}
-
-impl Health {
-    /// The health of a service that failed with `err`: its code and message.
-    pub fn failed(err: &Error) -> Self {
-        Self::Error { error: err.code(), message: err.to_string() }
-    }
 }
 
 /// A node's part of the hall, in `/healthz` (cluster mode).
@@ -1054,73 +916,6 @@ mod tests {
         assert_eq!(
             (event.kind, event.summary.as_str()),
             (Kind::Referee(EventKind::Result), "Result set by the arbiter: W+R")
-        );
-    }
-
-    #[test]
-    fn a_game_and_its_setup_go_on_the_wire_as_they_always_have_and_read_back() {
-        use crate::model::{GamePairing as StoredPairing, GameSetup as StoredSetup};
-        use crate::pairings::Player as StoredPlayer;
-        let mut row = GameRow {
-            id: 7,
-            table: "t1".into(),
-            komi: 6.5,
-            started_ms: 1_700_000_000_000,
-            black: Some("Ke Jie".into()),
-            white: None,
-            setup: StoredSetup::default(),
-        };
-        let wire = |row: &GameRow| serde_json::to_string(&GameSummary::from(row)).expect("json");
-        let head = r#"{"id":7,"table":"t1","komi":6.5,"started_ms":1700000000000,"black":"Ke Jie","white":null,"#;
-        assert_eq!(wire(&row), format!(r#"{head}"setup":{{"start":"even"}}}}"#));
-        let pairing = StoredPairing {
-            event: Some("Club".into()),
-            round: 2,
-            black: StoredPlayer { surname: "Ke".into(), first_name: "Jie".into(), rank: Some("9D".into()) },
-            white: StoredPlayer { surname: "Shin".into(), first_name: String::new(), rank: None },
-            handicap: 3,
-        };
-        row.setup = StoredSetup { start: StartPosition::Handicap(3), pairing: Some(pairing.clone()) };
-        let players =
-            r#""black":{"surname":"Ke","first_name":"Jie","rank":"9D"},"white":{"surname":"Shin","first_name":""}"#;
-        assert_eq!(
-            wire(&row),
-            format!(
-                r#"{head}"setup":{{"start":{{"handicap":3}},"pairing":{{"event":"Club","round":2,{players},"handicap":3}}}}}}"#
-            )
-        );
-        // The stored setup's own JSON (the games' column, the hall's log) is the same text.
-        assert_eq!(serde_json::to_string(&GameSetup::from(&row.setup)).ok(), serde_json::to_string(&row.setup).ok());
-        row.setup = StoredSetup {
-            start: StartPosition::AdoptFirstBoard,
-            pairing: Some(StoredPairing { event: None, ..pairing.clone() }),
-        };
-        assert_eq!(
-            wire(&row),
-            format!(r#"{head}"setup":{{"start":"adopt","pairing":{{"round":2,{players},"handicap":3}}}}}}"#)
-        );
-        // A table's node reads another's summary back (cluster mode), old forms included.
-        let summary = GameSummary::from(&row);
-        assert_eq!(serde_json::from_str::<GameSummary>(&wire(&row)).ok(), Some(summary));
-        let bare: GameSummary = serde_json::from_str(&format!("{}}}", head.trim_end_matches(','))).expect("no setup");
-        assert_eq!(bare.setup, GameSetup::default());
-        // `new_game` takes the pairing in the same form and the table stores it as it came.
-        let json = format!(
-            r#"{{"action":"new_game","komi":0.5,"start":"even","pairing":{{"round":2,{players},"handicap":3}}}}"#
-        );
-        let action: ArbiterAction = serde_json::from_str(&json).expect("new_game");
-        assert_eq!(serde_json::to_string(&action).ok(), Some(json));
-        let ArbiterAction::NewGame { pairing: Some(taken), .. } = &action else { panic!("{action:?}") };
-        assert_eq!(StoredPairing::from(taken), StoredPairing { event: None, ..pairing });
-    }
-
-    #[test]
-    fn an_unhealthy_store_answers_503_with_the_health_body() {
-        let err = Error::new(crate::error::ErrorKind::Unavailable, "store", "database: disk I/O error");
-        assert_eq!(err.kind().status(), axum::http::StatusCode::SERVICE_UNAVAILABLE);
-        assert_eq!(
-            serde_json::to_string(&Health::failed(&err)).ok().as_deref(),
-            Some(r#"{"status":"error","error":"store","message":"database: disk I/O error"}"#)
         );
     }
 

@@ -125,8 +125,7 @@ fn tenths(digit: u8) -> f32 {
 }
 
 /// How a game is set up: what the referee checks the first stable board against, and what the
-/// record says about it beyond the players' names. Stored as JSON (the games' `setup` column,
-/// the hall's log); the API shows it as `json::GameSetup`.
+/// record says about it beyond the players' names.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GameSetup {
     /// What the game starts from: an even game (the default), N handicap stones, or the board
@@ -145,8 +144,7 @@ impl Default for GameSetup {
 }
 
 /// Who plays whom in which round of which event (from imported pairings): what the record's
-/// PB/PW/BR/WR/EV/RO/HA say, and what the round's results are exported with. Stored within
-/// [`GameSetup`]; the API shows it (and `new_game` takes it) as `json::GamePairing`.
+/// PB/PW/BR/WR/EV/RO/HA say, and what the round's results are exported with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GamePairing {
     /// The event.

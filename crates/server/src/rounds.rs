@@ -13,8 +13,8 @@ use axum::{Json, Router};
 
 use crate::api::{check_token, game_record, table, ApiPath, ApiResult, AppState};
 use crate::error::Error;
-use crate::json::{ArbiterAction, GamePairing, ImportQuery, RoundGame, RoundImported, RoundInfo, Rounds};
-use crate::model::StartPosition;
+use crate::json::{ArbiterAction, ImportQuery, RoundGame, RoundImported, RoundInfo, Rounds};
+use crate::model::{GamePairing, StartPosition};
 use crate::pairings::{export_opengotha, parse_csv, parse_opengotha, Outcome, Pairing, Round};
 use crate::store::GameRow;
 
@@ -72,8 +72,8 @@ async fn import_round(
             pairing: Some(GamePairing {
                 event: round.event.clone(),
                 round: round.number,
-                black: (&p.black).into(),
-                white: (&p.white).into(),
+                black: p.black.clone(),
+                white: p.white.clone(),
                 handicap: p.handicap,
             }),
         };

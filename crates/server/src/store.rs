@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use crate::engine::Corners;
@@ -132,8 +133,8 @@ impl EventFilter {
     }
 }
 
-/// A game row (the API shows it as `json::GameSummary`).
-#[derive(Debug, Clone, PartialEq)]
+/// A game row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GameRow {
     /// Game id.
     pub id: i64,
@@ -148,6 +149,7 @@ pub struct GameRow {
     /// White player's name.
     pub white: Option<String>,
     /// What the game starts from, and what its record says beyond the names.
+    #[serde(default)]
     pub setup: GameSetup,
 }
 

@@ -16,12 +16,12 @@ use crate::engine::{apply_request, game_view, Corners, Engines, FrameAnalyzer, R
 use crate::error::Error;
 use crate::imaging::FrameFormat;
 use crate::json::{
-    ArbiterAction, CameraStatus, Detail, GameSummary, GameView, RefereeEvent, RefereeRequest, ServiceKind, Severity,
-    StoredEvent, TableDetail, TableSummary,
+    ArbiterAction, CameraStatus, Detail, GameView, RefereeEvent, RefereeRequest, ServiceKind, Severity, StoredEvent,
+    TableDetail, TableSummary,
 };
 use crate::log::RepeatKey;
 use crate::metrics::{Stage, TableMetrics};
-use crate::model::{GamePairing, GameSetup, Observation, StartPosition};
+use crate::model::{GameSetup, Observation, StartPosition};
 use crate::store::{Evidence, GameRow, GameStart, LogBatch, StoreError};
 use crate::table_log::TableLog;
 
@@ -246,7 +246,7 @@ impl TableHandle {
         let summary = self.summary()?;
         Some(TableDetail {
             summary,
-            game_info: GameSummary::from(&live.game),
+            game_info: live.game,
             view: live.view,
             calibration: live.calibration,
             last_reading: live.last_reading,
@@ -770,11 +770,10 @@ impl TableTask {
         let now = self.shared.engines.clock.now_ms();
         if let ArbiterAction::NewGame { komi, start, pairing } = &action {
             let komi = komi.unwrap_or(self.handle.komi);
-            let pairing = pairing.as_ref().map(GamePairing::from);
             let setup = GameSetup { start: start.unwrap_or(self.handle.start), pairing: pairing.clone() };
             let start = GameStart { table: self.handle.id.clone(), komi, setup: setup.clone(), started_ms: now };
             let mut game = self.shared.log.create_game(start).await?;
-            if let Some(p) = &pairing {
+            if let Some(p) = pairing {
                 let (black, white) = (Some(p.black.display()), Some(p.white.display()));
                 self.shared.log.set_players(&self.handle.id, game.id, black.clone(), white.clone()).await?;
                 (game.black, game.white) = (black, white);
