@@ -1,20 +1,21 @@
 //! The referee of one game: inputs (observations, arbiter actions) in, events out, with both
 //! boards, the record, open infractions and warnings always available as a snapshot.
 //!
-//! This file owns the referee's state and the way in (observations, the stabiliser, the events'
-//! numbering); the roles live in files of their own: `start` (the first stable board against
-//! the setup), `record` (explaining a change as moves, the record and its corrections),
-//! `infractions` (raising, acknowledging and deciding infractions, warnings), `arbiter` (the
-//! arbiter's actions, the end of play and the result), `snapshot` (the view of the game), and
-//! `inputs` (what the referee is configured and fed with). The words it says are one table,
-//! `crate::messages`.
+//! This file owns the way in (observations, the stabiliser, the phase, the events' numbering);
+//! the roles live in files of their own, each with the state it keeps: `start` (the first
+//! stable board against the setup), `record` (explaining a change as moves, the record and its
+//! corrections: `Record`), `infractions` (raising, acknowledging and deciding infractions,
+//! warnings: `InfractionBook`, and the physical board with its acknowledged differences:
+//! `PhysicalBoard`), `arbiter` (the arbiter's actions, the end of play and the result:
+//! `Rulings`), `snapshot` (the view of the game), and `inputs` (what the referee is
+//! configured and fed with). The words it says are one table, `crate::messages`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 use tengen_rules::{
     count_area, handicap_placements, suggest_dead, Board, ByColor, Color, Game, GameResult, Grid, IllegalReason, Komi,
-    Move, Penalties, Point, Stone,
+    Move, MoveOutcome, Penalties, Point, Stone,
 };
 
 use crate::event::{Event, EventKind, Evidence, Message, PointRef, Restore, ResultForms, Sighting, Status};
@@ -34,6 +35,10 @@ pub use inputs::{
     ArbiterAction, ArbiterError, Input, InputLineError, RefereeConfig, StartPosition, StartPositionError,
 };
 pub use snapshot::{Difference, DifferenceCause, InfractionView, Phase, RecordAction, RecordEntry, Snapshot};
+
+use arbiter::Rulings;
+use infractions::{InfractionBook, PhysicalBoard};
+use record::Record;
 
 #[derive(Debug, Clone)]
 struct Infraction {
@@ -72,31 +77,23 @@ struct Ack {
     cause: AckCause,
 }
 
-/// The referee of one game.
+/// The referee of one game: the way in (configuration, stabiliser, phase, event numbering and
+/// time) and the state of each role, owned by the role's file.
 #[derive(Debug, Clone)]
 pub struct Referee {
     config: RefereeConfig,
     stabiliser: Stabiliser,
     phase: Phase,
-    start_board: Board,
-    start_to_move: Color,
-    game: Game,
-    number_offset: u32,
-    record: Vec<RecordEntry>,
-    physical: Grid,
-    physical_sighting: Option<Sighting>,
-    acks: BTreeMap<usize, Ack>,
-    pending: Option<PendingCapture>,
-    infractions: Vec<Infraction>,
-    penalties: Penalties,
+    /// Number of the last event raised.
     seq: u64,
+    /// Latest time seen: events never go back in time.
     last_t: f64,
-    to_move_uncertain: bool,
-    dead: BTreeSet<Point>,
-    result: Option<ResultForms>,
-    colours_corrected: bool,
-    players_swapped: bool,
+    /// Since when the board has been hidden, and whether that was reported.
     occluded_since: Option<(f64, bool)>,
+    record: Record,
+    physical: PhysicalBoard,
+    infractions: InfractionBook,
+    rulings: Rulings,
 }
 
 fn empty_board() -> Board {
@@ -106,32 +103,19 @@ fn empty_board() -> Board {
 impl Referee {
     /// A referee for a new game.
     pub fn new(config: RefereeConfig) -> Self {
-        let start_board = empty_board();
         // Every start waits for the first stable board: it is checked against the setup.
         let mut stabiliser = Stabiliser::new(config.stabiliser.clone(), Grid::empty());
         stabiliser.report_first();
         Referee {
             stabiliser,
             phase: Phase::Waiting,
-            game: Game::from_board(start_board.clone(), Color::Black),
-            start_board,
-            start_to_move: Color::Black,
-            number_offset: 0,
-            record: Vec::new(),
-            physical: Grid::empty(),
-            physical_sighting: None,
-            acks: BTreeMap::new(),
-            pending: None,
-            infractions: Vec::new(),
-            penalties: Penalties::default(),
             seq: 0,
             last_t: f64::NEG_INFINITY,
-            to_move_uncertain: false,
-            dead: BTreeSet::new(),
-            result: None,
-            colours_corrected: false,
-            players_swapped: false,
             occluded_since: None,
+            record: Record::new(),
+            physical: PhysicalBoard::new(),
+            infractions: InfractionBook::default(),
+            rulings: Rulings::default(),
             config,
         }
     }
@@ -163,23 +147,23 @@ impl Referee {
 
     /// The legal game (rules core).
     pub fn game(&self) -> &Game {
-        &self.game
+        &self.record.game
     }
 
     /// The record, setups included.
     pub fn record(&self) -> &[RecordEntry] {
-        &self.record
+        &self.record.entries
     }
 
     /// The start position and who moved first from it (empty board and Black, or the board
     /// adopted at the start: handicap stones and White).
     pub fn start_position(&self) -> (Grid, Color) {
-        (Grid::from_board(&self.start_board), self.start_to_move)
+        (Grid::from_board(&self.record.start_board), self.record.start_to_move)
     }
 
     /// Current move number.
     pub fn move_number(&self) -> u32 {
-        self.number_offset + self.game.move_number()
+        self.record.move_number()
     }
 
     fn time(&mut self, t: f64) -> f64 {
@@ -245,24 +229,12 @@ impl Referee {
     }
 
     fn on_stable(&mut self, stable: StableBoard) -> Vec<Event> {
-        let before = self.physical_sighting.clone();
-        let sighting = Sighting { t: stable.t, frame_ref: stable.frame_ref.clone(), rows: stable.grid.rows() };
-        self.physical = stable.grid.clone();
-        self.physical_sighting = Some(sighting.clone());
-        let evidence = Evidence { before, after: Some(sighting) };
+        let evidence = self.physical.see(&stable);
         match self.phase {
             Phase::Waiting => self.adopt_start(&stable, evidence),
             Phase::Playing => self.explain_change(&stable, evidence),
             // After play ends, lifting dead stones and filling territory are not moves.
             Phase::Ended | Phase::Finished => Vec::new(),
-        }
-    }
-
-    fn last_move(&self) -> Option<LastMove> {
-        let last = self.record.iter().rev().find(|e| !e.struck && !matches!(e.action, RecordAction::Turn))?;
-        match last.action {
-            RecordAction::Place { point } => Some(LastMove { side: last.side, point, captured: last.captured.clone() }),
-            _ => None,
         }
     }
 }

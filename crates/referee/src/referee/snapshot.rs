@@ -159,47 +159,41 @@ impl Referee {
     /// Everything the dashboard shows: both boards, their differences, the record, open
     /// infractions, warnings and the result.
     pub fn state(&self) -> Snapshot {
-        let legal = Grid::from_board(self.game.board());
+        let legal = self.record.legal();
         let mut differences = Vec::new();
         for p in Point::all() {
-            let (l, ph) = (legal.get(p), self.physical.get(p));
+            let (l, ph) = (legal.get(p), self.physical.grid.get(p));
             if l == ph {
                 continue;
             }
-            let cause = match self.acks.get(&p.index()).map(|a| a.cause) {
+            let cause = match self.physical.cause_at(p) {
                 Some(AckCause::Infraction(id)) => {
-                    let kind = self.infractions.iter().find(|i| i.id == id).map_or(EventKind::MovedStone, |i| i.kind);
-                    DifferenceCause::Infraction { id, kind }
+                    DifferenceCause::Infraction { id, kind: self.infractions.kind_of(id) }
                 }
                 Some(AckCause::Correction(number)) => DifferenceCause::Correction { number },
                 _ => DifferenceCause::PendingCapture,
             };
             differences.push(Difference { point: PointRef::of(p), legal: l.color(), physical: ph.color(), cause });
         }
-        let view = |i: &Infraction| InfractionView { id: i.id, status: i.status, event: i.event.clone() };
-        let mut captures = ByColor::<u32>::default();
-        for e in self.record.iter().filter(|e| !e.struck) {
-            captures[e.side] += e.captured.len() as u32;
-        }
         Snapshot {
             table: self.config.table.clone(),
             game: self.config.game.clone(),
             phase: self.phase,
             legal: legal.rows(),
-            physical: self.physical.rows(),
+            physical: self.physical.grid.rows(),
             differences,
-            moves: self.record.clone(),
-            to_move: self.game.to_move(),
-            to_move_uncertain: self.to_move_uncertain,
+            moves: self.record.entries.clone(),
+            to_move: self.record.game.to_move(),
+            to_move_uncertain: self.record.to_move_uncertain,
             move_number: self.move_number(),
-            open_infractions: self.infractions.iter().filter(|i| i.status == Status::Suspected).map(view).collect(),
-            decided_infractions: self.infractions.iter().filter(|i| i.status != Status::Suspected).map(view).collect(),
-            warnings: self.penalties.warnings,
-            captures,
-            dead: self.dead.iter().map(|&p| PointRef::of(p)).collect(),
-            result: self.result.clone(),
-            colours_corrected: self.colours_corrected,
-            players_swapped: self.players_swapped,
+            open_infractions: self.infractions.views(true),
+            decided_infractions: self.infractions.views(false),
+            warnings: self.infractions.penalties.warnings,
+            captures: self.record.captures(),
+            dead: self.rulings.dead.iter().map(|&p| PointRef::of(p)).collect(),
+            result: self.rulings.result.clone(),
+            colours_corrected: self.rulings.colours_corrected,
+            players_swapped: self.rulings.players_swapped,
         }
     }
 }

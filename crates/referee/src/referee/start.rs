@@ -14,11 +14,9 @@ impl Referee {
 
     /// Starts play from `board` with `to_move` first.
     pub(super) fn begin(&mut self, board: Board, to_move: Color) {
-        self.start_board = board.clone();
-        self.start_to_move = to_move;
-        self.game = Game::from_board(board, to_move);
+        self.record.begin(board, to_move);
         self.phase = Phase::Playing;
-        self.refresh_acks(None);
+        self.physical.refresh_acks(self.record.game.board(), None);
     }
 
     /// The first board is not the setup the game was configured with: for the arbiter (the points
