@@ -27,7 +27,7 @@ use tengen_vision::evaluate::{
     analyse_frame, analyse_frame_from_corners, corner_errors_cells, displaced_corners, parse_grid, reading_grid, score,
     Grid,
 };
-use tengen_vision::fit::{class_of, patch_inputs, OcclusionEvidence, PatchSample};
+use tengen_vision::fit::{class_of, misplaced_grids, patch_inputs, OcclusionEvidence, PatchSample};
 use tengen_vision::read_board_detailed;
 use tengen_vision::{GridGeometry, LocateOptions, ReaderConfig};
 
@@ -780,7 +780,7 @@ pub struct StressArgs {
 }
 
 /// The stable seed of a bucket's frame: from its name and number only.
-fn frame_seed(name: &str, k: usize) -> u64 {
+pub(crate) fn frame_seed(name: &str, k: usize) -> u64 {
     let name_hash =
         name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3));
     hash2(name_hash, k as u64)
@@ -981,21 +981,25 @@ pub fn patch_training(
         let image = decode_rgb(&frame.jpeg()).context("decoding the rendered JPEG")?.rgb;
         let truth = &frame.truth;
         let geometry = GridGeometry { homography: truth.homography, lens: truth.lens };
-        let inputs = patch_inputs(&image, &geometry, reader);
         let source = format!("rendered/{}", b.name.split('/').next().unwrap_or("hall"));
         let mut out = Vec::new();
-        for (row, line) in truth.grid.iter().enumerate() {
-            for (col, ch) in line.chars().enumerate() {
-                let k = row * BOARD_LINES + col;
-                let (Some(x), false, true) = (
-                    inputs.get(k).cloned().flatten(),
-                    truth.occluded.get(k).copied().unwrap_or(true),
-                    truth.in_frame.get(k).copied().unwrap_or(false),
-                ) else {
-                    continue;
-                };
-                let Some(class) = PointState::from_char(ch).and_then(class_of) else { continue };
-                out.push(PatchSample { source: source.clone(), inputs: x, class });
+        // The exact grid, then grids misplaced as a person's clicks or a search misplace them.
+        let grids = std::iter::once(geometry.clone()).chain(misplaced_grids(&geometry, seed));
+        for grid in grids {
+            let inputs = patch_inputs(&image, &grid, reader);
+            for (row, line) in truth.grid.iter().enumerate() {
+                for (col, ch) in line.chars().enumerate() {
+                    let k = row * BOARD_LINES + col;
+                    let (Some(x), false, true) = (
+                        inputs.get(k).cloned().flatten(),
+                        truth.occluded.get(k).copied().unwrap_or(true),
+                        truth.in_frame.get(k).copied().unwrap_or(false),
+                    ) else {
+                        continue;
+                    };
+                    let Some(class) = PointState::from_char(ch).and_then(class_of) else { continue };
+                    out.push(PatchSample { source: source.clone(), inputs: x, class });
+                }
             }
         }
         Ok(out)

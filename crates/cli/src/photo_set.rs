@@ -6,11 +6,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
-use tengen_rules::BOARD_LINES;
 use tengen_vision::evaluate::{parse_corners_label, parse_grid, reading_grid, score, Grid};
 use tengen_vision::fit::LabelledFrame;
 use tengen_vision::fit::OcclusionSample;
-use tengen_vision::fit::{class_of, mirrored, patch_inputs, PatchModelFile, PatchSample};
+use tengen_vision::fit::{class_of, mirrored, misplaced_grids, patch_inputs, PatchModelFile, PatchSample};
 use tengen_vision::grey;
 use tengen_vision::locate::refine_corners;
 use tengen_vision::read_board_detailed;
@@ -286,17 +285,28 @@ pub fn patch_samples(photos: &[Photo]) -> Vec<PatchSample> {
             s.symmetry.inverse().apply(&truth)
         };
         let inputs = patch_inputs(&frame.rgb, &geometry, &config);
-        for (row, line) in truth_seen.iter().enumerate() {
-            for (col, &state) in line.iter().enumerate() {
-                let (Some(class), Some(Some(x))) = (class_of(state), inputs.get(row * BOARD_LINES + col)) else {
-                    continue;
-                };
-                out.push(PatchSample { source: photo.source.clone(), inputs: mirrored(x), class });
+        for (class, x) in labelled_inputs(&truth_seen, &inputs) {
+            out.push(PatchSample { source: photo.source.clone(), inputs: mirrored(x), class });
+            out.push(PatchSample { source: photo.source.clone(), inputs: x.clone(), class });
+        }
+        for misplaced in misplaced_grids(&geometry, crate::eval_stress::frame_seed(&photo.rel, 0)) {
+            let inputs = patch_inputs(&frame.rgb, &misplaced, &config);
+            for (class, x) in labelled_inputs(&truth_seen, &inputs) {
                 out.push(PatchSample { source: photo.source.clone(), inputs: x.clone(), class });
             }
         }
     }
     out
+}
+
+/// Each labelled point's class with its input vector (`inputs` as `patch_inputs` gives them),
+/// where the point is labelled and measurable.
+fn labelled_inputs<'a>(
+    truth: &Grid,
+    inputs: &'a [Option<Vec<f32>>],
+) -> impl Iterator<Item = (usize, &'a Vec<f32>)> + 'a {
+    let classes: Vec<Option<usize>> = truth.iter().flat_map(|line| line.iter().map(|&state| class_of(state))).collect();
+    classes.into_iter().zip(inputs).filter_map(|(class, x)| Some((class?, x.as_ref()?)))
 }
 
 /// Reads a learned point reader's model file (`tengen fit patch-reader`'s JSON) and keeps it for

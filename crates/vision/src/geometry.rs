@@ -98,6 +98,16 @@ impl GridGeometry {
         Self { homography: to_rows(&(t * self.matrix())), lens }
     }
 
+    /// The grid a misplaced location would give: its four outermost intersections put where this
+    /// grid sees the board points `corner + offset` (offsets in grid spacings, TL, TR, BR, BL),
+    /// with the same lens. `None` when the moved corners are degenerate.
+    pub fn with_corners_moved(&self, offsets: [[f64; 2]; 4]) -> Option<Self> {
+        let last = (BOARD_LINES - 1) as f64;
+        let board = [[0.0, 0.0], [last, 0.0], [last, last], [0.0, last]];
+        let moved = std::array::from_fn(|i| self.project(board[i][0] + offsets[i][0], board[i][1] + offsets[i][1]));
+        Self::from_corners(moved, self.lens)
+    }
+
     /// The four outermost intersections in image pixels: TL, TR, BR, BL as seen.
     pub fn corners(&self) -> [[f64; 2]; 4] {
         let last = (BOARD_LINES - 1) as f64;

@@ -37,8 +37,8 @@ pub mod fit {
         COVERED_FEATURE_NAMES, EDGE_FEATURE_NAMES, FEATURE_NAMES,
     };
     pub use crate::patch_reader::{
-        class_of, fit as fit_patch_reader, mirrored, PatchFitOptions, PatchModelError, PatchModelFile, PatchSample,
-        INPUTS as PATCH_INPUTS,
+        class_of, fit as fit_patch_reader, mirrored, misplaced_grids, PatchFitOptions, PatchModelError, PatchModelFile,
+        PatchSample, INPUTS as PATCH_INPUTS,
     };
     pub use crate::reader_model::{fit as fit_reader, ClassPrior, FitError, LabelledFrame, ReaderModelFile};
     pub use crate::reading::patch_inputs;
