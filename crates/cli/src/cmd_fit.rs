@@ -67,6 +67,11 @@ enum FitTarget {
         /// scores that source with).
         #[arg(long)]
         without: Vec<String>,
+        /// The seed of the network's initial weights and shuffles (default: the shipped
+        /// model's). A fit's figures swing with its seed (models/patch-reader.md): fit with
+        /// several and judge each with `eval rendered --stress --patch-model FILE`.
+        #[arg(long)]
+        seed: Option<u64>,
     },
 }
 
@@ -75,7 +80,7 @@ pub fn run(args: FitArgs) -> anyhow::Result<ExitCode> {
     match args.target {
         FitTarget::Reader { dir, out, without } => fit_reader(&dir, &out, &without),
         FitTarget::Occlusion { dir, out, without, dump } => fit_occlusion(&dir, &out, &without, dump.as_deref()),
-        FitTarget::PatchReader { dir, out, without } => fit_patch_reader(&dir, &out, &without),
+        FitTarget::PatchReader { dir, out, without, seed } => fit_patch_reader(&dir, &out, &without, seed),
     }
 }
 
@@ -96,14 +101,25 @@ pub fn patch_training_samples(
     Ok((photo_samples, rendered))
 }
 
-fn fit_patch_reader(dir: &std::path::Path, out: &std::path::Path, without: &[String]) -> anyhow::Result<ExitCode> {
+fn fit_patch_reader(
+    dir: &std::path::Path,
+    out: &std::path::Path,
+    without: &[String],
+    seed: Option<u64>,
+) -> anyhow::Result<ExitCode> {
     let (photos, _) = crate::photo_set::collect(dir)?;
     let (mut samples, rendered) = patch_training_samples(&photos)?;
     samples.retain(|s| !without.contains(&s.source));
     samples.extend(rendered);
-    let model = fit_patch(&samples, &PatchFitOptions::default()).context("fitting the patch reader")?;
+    let defaults = PatchFitOptions::default();
+    let options = PatchFitOptions { seed: seed.unwrap_or(defaults.seed), ..defaults };
+    let model = fit_patch(&samples, &options).context("fitting the patch reader")?;
     let points_per_source = count_per_source(samples.iter().map(|s| s.source.as_str()));
-    let file = PatchModelFile { command: command_line("patch-reader", dir, out, without), points_per_source, model };
+    let mut command = command_line("patch-reader", dir, out, without);
+    if let Some(seed) = seed {
+        command.push_str(&format!(" --seed {seed}"));
+    }
+    let file = PatchModelFile { command, points_per_source, model };
     crate::photo_set::write_patch_model(out, &file)?;
     println!("{} training points from {} sources → {}", samples.len(), file.points_per_source.len(), out.display());
     for (source, n) in &file.points_per_source {
@@ -231,4 +247,32 @@ fn command_line(target: &str, dir: &std::path::Path, out: &std::path::Path, with
 fn write_model(out: &std::path::Path, header: &str, file: &impl serde::Serialize) -> anyhow::Result<()> {
     let text = toml::to_string(file).context("writing the model as TOML")?;
     std::fs::write(out, format!("{header}{text}")).with_context(|| format!("writing {}", out.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `tengen fit ARGS…` parsed as the binary parses it.
+    #[derive(clap::Parser)]
+    struct FitCommand {
+        #[command(flatten)]
+        args: FitArgs,
+    }
+
+    #[test]
+    fn a_patch_reader_fit_takes_a_seed_and_defaults_to_the_shipped_one() {
+        use clap::Parser;
+        let parse = |extra: &[&str]| FitCommand::try_parse_from([&["fit", "patch-reader", "DIR"], extra].concat());
+        let seed_of = |extra: &[&str]| match parse(extra) {
+            Ok(FitCommand { args: FitArgs { target: FitTarget::PatchReader { seed, .. } } }) => Ok(seed),
+            Ok(_) => Err("another target".to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        assert_eq!(seed_of(&["--seed", "3"]), Ok(Some(3)));
+        assert_eq!(seed_of(&[]), Ok(None));
+        assert!(seed_of(&["--seed", "x"]).is_err());
+        // The seed belongs to the learned reader's fit only.
+        assert!(FitCommand::try_parse_from(["fit", "reader", "DIR", "--seed", "3"]).is_err());
+    }
 }
