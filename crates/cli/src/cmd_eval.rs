@@ -144,9 +144,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
                 (false, Some(cells)) => GridStart::LabelsOff(cells),
                 (false, None) => GridStart::Search,
             };
-            let defaults = PatchFitOptions::default();
-            let patch_fit =
-                (!classical).then(|| PatchFitOptions { seed: patch_seed.unwrap_or(defaults.seed), ..defaults });
+            let patch_fit = (!classical).then(|| PatchFitOptions::with_seed(patch_seed));
             eval_photos(&dir, out.as_deref(), loso, start, patch_fit)
         }
         EvalTarget::Rendered { stress, out, .. } if stress.stress => crate::eval_stress::run(&stress, out.as_deref()),

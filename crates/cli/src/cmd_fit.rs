@@ -111,9 +111,7 @@ fn fit_patch_reader(
     let (mut samples, rendered) = patch_training_samples(&photos)?;
     samples.retain(|s| !without.contains(&s.source));
     samples.extend(rendered);
-    let defaults = PatchFitOptions::default();
-    let options = PatchFitOptions { seed: seed.unwrap_or(defaults.seed), ..defaults };
-    let model = fit_patch(&samples, &options).context("fitting the patch reader")?;
+    let model = fit_patch(&samples, &PatchFitOptions::with_seed(seed)).context("fitting the patch reader")?;
     let points_per_source = count_per_source(samples.iter().map(|s| s.source.as_str()));
     let mut command = command_line("patch-reader", dir, out, without);
     if let Some(seed) = seed {

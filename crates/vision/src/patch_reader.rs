@@ -378,6 +378,15 @@ impl Default for PatchFitOptions {
     }
 }
 
+impl PatchFitOptions {
+    /// The shipped model's settings, with `seed` instead of its seed where one is given (a fit
+    /// swings with its seed, so changes are judged over several: `--seed`, `--patch-seed`).
+    pub fn with_seed(seed: Option<u64>) -> Self {
+        let shipped = Self::default();
+        Self { seed: seed.unwrap_or(shipped.seed), ..shipped }
+    }
+}
+
 /// A small deterministic generator (splitmix64) for the weights and shuffles.
 struct SplitMix(u64);
 
