@@ -6,7 +6,8 @@
 //! is hidden (the step from margin wood to table is gone: something lies across it). The margin
 //! is judged just inside the edge measured on this frame, so that its samples never land on the
 //! table beside the board (a bowl there is no hand). The run's lengths and departure are
-//! weighed by a fitted model (`OcclusionModel.edge`).
+//! weighed by a fitted model (`OcclusionModel.edge`). Where the edge's step is measured whole
+//! beyond a first-line point, nothing on that point reaches over the edge ([`EdgeScan`]).
 
 use image::RgbImage;
 use tengen_rules::BOARD_LINES;
@@ -73,7 +74,8 @@ const DEPART: f32 = 3.0;
 /// priori: most of the step is gone). A shadow scales both sides alike and leaves the log step
 /// whole, a first-line stone ends inside the edge and leaves the table beside it, but skin or a
 /// sleeve across the edge covers both sides. How little of the step is left is the edge model's
-/// to weigh (the least share over the run, `EdgeRun::least_share`), not this gate's.
+/// to weigh (the least share over the run, `EdgeRun::least_share`), not this gate's. Also where
+/// the edge counts as whole beyond a crossed point (`EdgeScan::edge_whole_beyond`).
 const HIDDEN_STEP_SHARE: f32 = 0.5;
 /// The step a position is compared with: the median over this many nearest positions of the
 /// same edge whose margin is free and whose table beyond does not depart (a priori: two
@@ -137,22 +139,64 @@ const SIDES: [Side; 4] = [
     Side { at: |t| [LAST as f64, t], out: [1.0, 0.0], along: |c, r| (c == LAST).then_some(r) },
 ];
 
-/// The longest run across any edge (see [`EdgeRun`]). `stones` is `[row][col]`, the points
-/// read as stones: where a first-line stone lies the margin is its, not the board's.
-pub fn longest_edge_run(
+/// What the scan of the four edges found: the longest run across any of them, and per edge and
+/// position how much of the board's edge step is left.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeScan {
+    /// The longest run across any edge.
+    pub run: EdgeRun,
+    /// Per side (in the order of `SIDES`) and position, the edge's step over the step of its own
+    /// stretch; NaN where the edge or its stretch's step was not measured.
+    shares: [Vec<f32>; 4],
+    /// Per side, the board's edge as a depth outside the first line (spacings; NaN where not
+    /// measured).
+    depths: [f64; 4],
+}
+
+impl EdgeScan {
+    /// Whether the board's edge is measured whole beyond the first-line point (col, row): along
+    /// the edge, as far either side of the point as the edge lies beyond it (fingers reaching
+    /// the point at up to 45° from straight in cross the edge within that), every measured step
+    /// keeps at least `HIDDEN_STEP_SHARE` of its stretch's, and some were measured. Whatever
+    /// lies on such a point ends inside the board's edge: it does not reach over it (lit wood
+    /// read white, a stone), however bright it runs on towards the edge. A corner point needs
+    /// this on each of its two edges. `false` for a point off the first line.
+    pub fn edge_whole_beyond(&self, col: usize, row: usize) -> bool {
+        let edges: Vec<bool> = SIDES
+            .iter()
+            .zip(self.shares.iter().zip(&self.depths))
+            .filter_map(|(side, (share, &depth))| {
+                let at = (side.along)(col, row)? as f64;
+                let reach = if depth.is_finite() { depth } else { 0.0 };
+                let first = ((at - reach) / POSITION_STEP).floor().max(0.0) as usize;
+                let last = (((at + reach) / POSITION_STEP).ceil() as usize).min(POSITIONS - 1);
+                let near: Vec<f32> = share[first..=last].iter().copied().filter(|v| v.is_finite()).collect();
+                Some(!near.is_empty() && near.iter().all(|&v| v >= HIDDEN_STEP_SHARE))
+            })
+            .collect();
+        !edges.is_empty() && edges.iter().all(|&whole| whole)
+    }
+}
+
+/// Scans the four edges (see [`EdgeRun`] and [`EdgeScan`]). `stones` is `[row][col]`, the
+/// points read as stones: where a first-line stone lies the margin is its, not the board's.
+pub fn scan_edges(
     image: &RgbImage,
     geometry: &GridGeometry,
     camera: Option<&CameraFoot>,
     stones: &[[bool; BOARD_LINES]],
-) -> EdgeRun {
+) -> EdgeScan {
     let mut best = EdgeRun::default();
-    for side in &SIDES {
-        let run = side_run(image, geometry, camera, stones, side);
+    let mut depths = [f64::NAN; 4];
+    let shares = std::array::from_fn(|i| {
+        let (run, share, depth) = side_run(image, geometry, camera, stones, &SIDES[i]);
         if run.length > best.length || (run.length == best.length && run.chroma > best.chroma) {
             best = run;
         }
-    }
-    best
+        depths[i] = depth;
+        share
+    });
+    EdgeScan { run: best, shares, depths }
 }
 
 /// The colour sampled at depth `d` outside the first line at position `t` of `side`.
@@ -250,14 +294,15 @@ fn departure(x: [f32; 3], (centre, spread): &([f32; 3], [f32; 3]), channels: std
     largest
 }
 
-/// The longest run along one side.
+/// The longest run along one side, each position's step share (NaN where not measured) and the
+/// depth of the board's edge (NaN where not measured).
 fn side_run(
     image: &RgbImage,
     geometry: &GridGeometry,
     camera: Option<&CameraFoot>,
     stones: &[[bool; BOARD_LINES]],
     side: &Side,
-) -> EdgeRun {
+) -> (EdgeRun, Vec<f32>, f64) {
     // Positions whose margin no first-line stone reaches.
     let mut stone_at = Vec::new();
     for (row, line) in stones.iter().enumerate() {
@@ -273,7 +318,9 @@ fn side_run(
             stone_at.iter().all(|&a| (a - t).abs() > STONE_ALONG)
         })
         .collect();
-    let Some(edge) = measured_edge(image, geometry, side, &free) else { return EdgeRun::default() };
+    let Some(edge) = measured_edge(image, geometry, side, &free) else {
+        return (EdgeRun::default(), vec![f32::NAN; POSITIONS], f64::NAN);
+    };
     let margin_end = edge - EDGE_GUARD;
     let margin_open = margin_end - MARGIN_SPAN >= MARGIN_START;
     let margin_depths: Vec<f64> =
@@ -400,7 +447,7 @@ fn side_run(
             best = run;
         }
     }
-    best
+    (best, share, edge)
 }
 
 #[cfg(test)]
@@ -467,11 +514,11 @@ mod tests {
     #[test]
     fn a_hand_over_the_margin_and_table_is_a_run_and_a_clean_board_has_none() {
         let (image, geometry) = scene(0.7, |_, _| None);
-        assert_eq!(longest_edge_run(&image, &geometry, None, &no_stones()).length, 0.0);
+        assert_eq!(scan_edges(&image, &geometry, None, &no_stones()).run.length, 0.0);
         // Skin over rows 5–8 from the left, its tip 0.3 spacing outside the first line.
         let (image, geometry) =
             scene(0.7, |col, row| (col < -0.3 && (5.0..=8.0).contains(&row)).then_some([215, 160, 140]));
-        let run = longest_edge_run(&image, &geometry, None, &no_stones());
+        let run = scan_edges(&image, &geometry, None, &no_stones()).run;
         assert!((2.5..=3.5).contains(&run.length), "{run:?}");
         assert!(run.chroma > DEPART && (2.5..=3.5).contains(&run.margin), "{run:?}");
     }
@@ -484,7 +531,7 @@ mod tests {
             let d = ((col + 2.5).powi(2) + (row - 9.0).powi(2)).sqrt();
             (col < -0.7 && d < 1.8).then_some([30, 30, 35])
         });
-        assert_eq!(longest_edge_run(&image, &geometry, None, &no_stones()).length, 0.0);
+        assert_eq!(scan_edges(&image, &geometry, None, &no_stones()).run.length, 0.0);
     }
 
     #[test]
@@ -505,7 +552,7 @@ mod tests {
         for row in stones.iter_mut().take(9).skip(5) {
             row[0] = true;
         }
-        assert_eq!(longest_edge_run(&image, &geometry, None, &stones).length, 0.0);
+        assert_eq!(scan_edges(&image, &geometry, None, &stones).run.length, 0.0);
     }
 
     #[test]
@@ -519,9 +566,37 @@ mod tests {
         for row in stones.iter_mut().take(9).skip(5) {
             row[0] = true;
         }
-        let run = longest_edge_run(&image, &geometry, None, &stones);
+        let run = scan_edges(&image, &geometry, None, &stones).run;
         assert!((2.5..=3.5).contains(&run.length), "{run:?}");
         assert!((2.0..=3.5).contains(&run.margin), "{run:?}");
+    }
+
+    #[test]
+    fn the_edge_is_whole_beyond_lit_wood_and_hidden_beyond_fingers() {
+        // Pale lit wood over the first-line points of rows 5–8 on the left, out to the board's
+        // edge and no further; skin over rows 11–14 running on across the edge onto the table.
+        let (image, geometry) = scene(0.7, |col, row| {
+            let lit = (-0.7..0.4).contains(&col) && (4.6..=8.4).contains(&row);
+            let skin = col < 0.3 && (10.6..=14.4).contains(&row);
+            if skin {
+                Some([215, 160, 140])
+            } else if lit {
+                Some([235, 225, 200])
+            } else {
+                None
+            }
+        });
+        let scan = scan_edges(&image, &geometry, None, &no_stones());
+        for row in 5..=8 {
+            assert!(scan.edge_whole_beyond(0, row), "lit wood, row {row}");
+        }
+        for row in 11..=14 {
+            assert!(!scan.edge_whole_beyond(0, row), "fingers, row {row}");
+        }
+        // Off the first line, nothing is said; on an edge never measured, neither.
+        assert!(!scan.edge_whole_beyond(5, 5));
+        let (dark, geometry) = scene(0.7, |col, _| (col < 0.0).then_some([200, 160, 100]));
+        assert!(!scan_edges(&dark, &geometry, None, &no_stones()).edge_whole_beyond(0, 9));
     }
 
     #[test]
@@ -539,6 +614,6 @@ mod tests {
                 None
             }
         });
-        assert_eq!(longest_edge_run(&image, &geometry, None, &no_stones()).length, 0.0);
+        assert_eq!(scan_edges(&image, &geometry, None, &no_stones()).run.length, 0.0);
     }
 }

@@ -15,7 +15,7 @@ use crate::occlusion::{
     cells_under_stones, detect, edges_crossed_by_skin, is_glare_luma, OcclusionConfig, CLIPPED_LUMA,
 };
 use crate::occlusion_model::{OcclusionEvidence, OcclusionModel};
-use crate::over_edge::longest_edge_run;
+use crate::over_edge::scan_edges;
 use crate::patch_reader::{point_inputs, FrameMeasurements, PatchModel, INPUTS};
 use crate::reader_model::ReaderModel;
 use crate::rectify::{CameraFoot, RectifiedBoard};
@@ -170,9 +170,14 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     let mut mask = detect(&colour, &under_stones, &config.occlusion);
     let foreign_cells = if mask.occluded { mask.cells.iter().filter(|c| **c).count() } else { 0 };
     let covered = board_coloured_without_lines(&features, &posteriors, &colour, &config.occlusion);
+    // Fingers or a hand reaching only over the board's edge: something runs across it.
+    let edges = scan_edges(image, geometry, camera.as_ref(), &stones);
+    let edge = edges.run;
     // Fingers or an arm reaching over the board edge read like white stones on the edge points.
+    // Where the board's edge is seen whole beyond such a point, what lies there ends inside it
+    // (lit wood read white under a coloured lamp runs on bright to the edge, but no further).
     let white = points_where(&posteriors, |p| p[2] > p[0] && p[2] > p[1]);
-    let crossed = edges_crossed_by_skin(
+    let crossed: Vec<(usize, usize)> = edges_crossed_by_skin(
         image,
         geometry,
         camera.as_ref(),
@@ -180,9 +185,10 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
         &white,
         &classified.outlier,
         &config.occlusion,
-    );
-    // Fingers or a hand reaching only over the board's edge: something runs across it.
-    let edge = longest_edge_run(image, geometry, camera.as_ref(), &stones);
+    )
+    .into_iter()
+    .filter(|&(col, row)| !edges.edge_whole_beyond(col, row))
+    .collect();
     let mut evidence = OcclusionEvidence {
         foreign_cells,
         edge_run: edge.length,
