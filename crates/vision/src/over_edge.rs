@@ -167,7 +167,7 @@ impl EdgeScan {
             .zip(self.shares.iter().zip(&self.depths))
             .filter_map(|(side, (share, &depth))| {
                 let at = (side.along)(col, row)? as f64;
-                let reach = if depth.is_finite() { depth } else { 0.0 };
+                let reach = if depth.is_finite() { depth.max(0.0) } else { 0.0 };
                 let first = ((at - reach) / POSITION_STEP).floor().max(0.0) as usize;
                 let last = (((at + reach) / POSITION_STEP).ceil() as usize).min(POSITIONS - 1);
                 let near: Vec<f32> = share[first..=last].iter().copied().filter(|v| v.is_finite()).collect();
