@@ -21,6 +21,16 @@ fn min(v: &[Duration]) -> Duration {
     v.iter().copied().min().unwrap_or_default()
 }
 
+/// The default scene seen 60° from vertical from a board corner.
+fn steep_corner_view() -> Scene {
+    let mut scene = Scene::default();
+    scene.camera.tilt_deg = 60.0;
+    scene.camera.azimuth_deg = 45.0;
+    scene.camera.fov_deg = 60.0;
+    scene.camera.board_fill = 0.8;
+    scene
+}
+
 fn main() {
     let mut position = Position::empty();
     let mut rng = tengen_synth::noise::Rng::new(42);
@@ -35,6 +45,9 @@ fn main() {
             "oblique 1920×1080 + hand",
             Scene::preset("oblique").unwrap_or_default().with_hand(Hand::reaching(Side::South, 9.0, 0.4)),
         ),
+        // White tops lean over the cell centres here, so the reader measures the points whose
+        // reference they whiten a second time (`BoardColour::wood_reference`): its worst case.
+        ("steep 60° from a corner 1920×1080", steep_corner_view()),
     ] {
         let scene = scene.with_size(1920, 1080).with_seed(7);
         let frame = match render(&position, &scene) {

@@ -4,6 +4,7 @@
 
 use tengen_rules::BOARD_LINES;
 
+use crate::board_field::field_inliers;
 use crate::rectify::{CameraFoot, RectifiedBoard};
 
 /// Radius of the sampled stone disc, in grid spacings (a stone's radius is about 0.48).
@@ -55,6 +56,9 @@ pub struct BoardColour {
     /// classical features and the learned reader's patches both need it); empty when the
     /// colours were not measured by [`BoardColour::measure`] (then `local` computes each).
     pub(crate) local_colours: Vec<[f32; 3]>,
+    /// Whether the board's smooth light field (`board_field`) explains each cell's colour;
+    /// empty when it could not be fitted (then every plausible cell serves as reference).
+    pub(crate) field_wood: Vec<bool>,
 }
 
 /// How different a cell may be from the frame's board colour in chromaticity (log channel-ratio
@@ -111,7 +115,8 @@ impl BoardColour {
                 lattice.push(cell_lattice(board, i, j, global_l));
             }
         }
-        let mut colour = Self { cells, global, board_like, distance, lattice, local_colours: Vec::new() };
+        let field_wood = field_inliers(&cells, global, PLAUSIBLE_BOARD_LUMA).unwrap_or_default();
+        let mut colour = Self { cells, global, board_like, distance, lattice, local_colours: Vec::new(), field_wood };
         colour.local_colours =
             (0..BOARD_LINES * BOARD_LINES).map(|k| colour.local_from_cells(k % BOARD_LINES, k / BOARD_LINES)).collect();
         colour
@@ -131,16 +136,68 @@ impl BoardColour {
 
     /// [`BoardColour::local`] computed from the cells.
     fn local_from_cells(&self, col: usize, row: usize) -> [f32; 3] {
+        self.window_median(col, row, 0, false).unwrap_or(self.global)
+    }
+
+    /// The same colours with each point's reference taken from the wood the board's light field
+    /// explains (`board_field`), for the points whose reference has itself turned the colour of
+    /// the frame's white stones (`whites`, within the bare-board tolerance of
+    /// [`colour_distance`]). A cell is left out of it as a white top leaning over its centre
+    /// when a stone on one of its corners can cover the centre on this view (`reachable`,
+    /// `j * CELLS + i`), it is brighter than the field by more than the wood varies, and it is
+    /// coloured like the whites and no brighter than they are (a lamp's reflection on the wood
+    /// can be as white as a stone, but brighter than any). The window widens (up to two cells
+    /// a side) until it holds four samples; where it still does not, the reference stays.
+    /// `None` where nothing changes.
+    ///
+    /// The reader classifies against these; the occlusion tests keep [`BoardColour::local`],
+    /// where a pale hand or a glare spot is its own reference and so reads unlike any stone.
+    pub fn wood_reference(&self, whites: FrameWhites, reachable: &[bool]) -> Option<BoardColour> {
+        if self.field_wood.is_empty() || !reachable.iter().any(|r| *r) {
+            return None;
+        }
+        let mut tops = self.field_wood.clone();
+        for (k, wood) in tops.iter_mut().enumerate() {
+            let cell = self.cells[k];
+            *wood |= !reachable.get(k).copied().unwrap_or(false)
+                || colour_distance(cell, whites.colour) > 1.0
+                || luma(cell) > whites.brightest;
+        }
+        let refer = BoardColour { field_wood: tops, ..self.clone() };
+        let wood: Vec<[f32; 3]> = (0..BOARD_LINES * BOARD_LINES)
+            .map(|k| {
+                let (col, row) = (k % BOARD_LINES, k / BOARD_LINES);
+                let local = self.local(col, row);
+                // Only a reference that has itself turned the colour of the white stones is
+                // taken again: elsewhere the tops are a minority of the window, and its median
+                // is wood already.
+                if colour_distance(local, whites.colour) > 1.0 {
+                    return local;
+                }
+                (0..=2).find_map(|widen| refer.window_median(col, row, widen, true)).unwrap_or(local)
+            })
+            .collect();
+        let changed = wood.iter().enumerate().any(|(k, c)| *c != self.local(k % BOARD_LINES, k / BOARD_LINES));
+        changed.then(|| BoardColour { local_colours: wood, ..refer })
+    }
+
+    /// The median of the plausible-board cells (only those the light field explains, with
+    /// `explained_only`) in the 4×4 cells around (col, row) widened by `widen` a side, the 4
+    /// nearest counted twice; `None` with fewer than 4 samples.
+    fn window_median(&self, col: usize, row: usize, widen: usize, explained_only: bool) -> Option<[f32; 3]> {
         let mut chans: [Vec<f32>; 3] = [Vec::new(), Vec::new(), Vec::new()];
         let global_l = luma(self.global).max(1.0);
         // Margin cells (outside the outer lines) are left out: the wood there is narrow and
         // the sample may fall on the board's edge or the table.
-        let lo_i = col.saturating_sub(1).max(1);
-        let lo_j = row.saturating_sub(1).max(1);
-        for j in lo_j..(row + 3).min(CELLS - 1) {
-            for i in lo_i..(col + 3).min(CELLS - 1) {
+        let lo_i = col.saturating_sub(1 + widen).max(1);
+        let lo_j = row.saturating_sub(1 + widen).max(1);
+        for j in lo_j..(row + 3 + widen).min(CELLS - 1) {
+            for i in lo_i..(col + 3 + widen).min(CELLS - 1) {
                 let c = self.cells[j * CELLS + i];
                 if !c[0].is_finite() || luma(c) / global_l < PLAUSIBLE_BOARD_LUMA {
+                    continue;
+                }
+                if explained_only && !self.field_wood.get(j * CELLS + i).copied().unwrap_or(false) {
                     continue;
                 }
                 let inner = (col..=col + 1).contains(&i) && (row..=row + 1).contains(&j);
@@ -151,11 +208,22 @@ impl BoardColour {
                 }
             }
         }
-        if chans[0].len() >= 4 {
-            return [median(&mut chans[0]), median(&mut chans[1]), median(&mut chans[2])];
+        if chans[0].len() < 4 {
+            return None;
         }
-        self.global
+        let [r, g, b] = &mut chans;
+        Some([median(r), median(g), median(b)])
     }
+}
+
+/// What the frame's own white stones look like (the discs of the points it reads white for sure).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameWhites {
+    /// Their median colour.
+    pub colour: [f32; 3],
+    /// The median over them of their discs' brightest part (90th percentile of luminance):
+    /// a white stone's top is no brighter, but a lamp's reflection on the wood can be.
+    pub brightest: f32,
 }
 
 /// Cells darker than this fraction of the frame's board luminance are taken for a stone (or a
@@ -274,6 +342,40 @@ pub struct PointFeatures {
     pub valid: bool,
 }
 
+/// The mean colour of the disc (radius [`DISC_RADIUS`]) a reader samples around `top`, a board
+/// position, and the 90th percentile of its luminance (its brightest part, but for a speck);
+/// `None` where half of it falls outside the image.
+pub fn disc_colour(board: &RectifiedBoard, top: [f64; 2]) -> Option<([f32; 3], f32)> {
+    let spc = board.samples_per_cell as f64;
+    let r = DISC_RADIUS * spc;
+    let ri = r.ceil() as i64;
+    let (cx, cy) = (board.index_of(top[0]), board.index_of(top[1]));
+    let (mut acc, mut lumas, mut total) = ([0.0f32; 3], Vec::new(), 0usize);
+    for dy in -ri..=ri {
+        for dx in -ri..=ri {
+            let (fx, fy) = (dx as f64, dy as f64);
+            if fx * fx + fy * fy > r * r {
+                continue;
+            }
+            total += 1;
+            let s = board.at(cx + fx, cy + fy);
+            if s[0].is_finite() {
+                for k in 0..3 {
+                    acc[k] += s[k];
+                }
+                lumas.push(luma(s));
+            }
+        }
+    }
+    if lumas.is_empty() || lumas.len() * 2 < total {
+        return None;
+    }
+    let n = lumas.len() as f32;
+    lumas.sort_unstable_by(f32::total_cmp);
+    let bright = lumas[(lumas.len() * 9 / 10).min(lumas.len() - 1)];
+    Some((acc.map(|a| a / n), bright))
+}
+
 /// Measures every intersection; indexed `[row][col]`.
 pub fn measure_points(
     board: &RectifiedBoard,
@@ -281,6 +383,21 @@ pub fn measure_points(
     camera: Option<&CameraFoot>,
     stone_height: f64,
 ) -> Vec<[PointFeatures; BOARD_LINES]> {
+    let mut out = vec![[PointFeatures::default(); BOARD_LINES]; BOARD_LINES];
+    measure_points_where(board, colour, camera, stone_height, &mut out, |_, _| true);
+    out
+}
+
+/// Measures the intersections (col, row) that `wanted` names into `out`, `[row][col]`, and
+/// leaves the others as they are (a point's measurement depends on its own reference alone).
+pub fn measure_points_where(
+    board: &RectifiedBoard,
+    colour: &BoardColour,
+    camera: Option<&CameraFoot>,
+    stone_height: f64,
+    out: &mut [[PointFeatures; BOARD_LINES]],
+    wanted: impl Fn(usize, usize) -> bool,
+) {
     let spc = board.samples_per_cell as f64;
     let r = DISC_RADIUS * spc;
     let ri = r.ceil() as i64;
@@ -293,12 +410,14 @@ pub fn measure_points(
             }
         }
     }
-    let mut out = vec![[PointFeatures::default(); BOARD_LINES]; BOARD_LINES];
     let mut lums = Vec::with_capacity(disc_offsets.len());
     // The samples of the best disc so far (kept across points: no allocation per point).
     let mut best_disc = Vec::with_capacity(disc_offsets.len());
     for (row, out_row) in out.iter_mut().enumerate() {
         for (col, feat) in out_row.iter_mut().enumerate() {
+            if !wanted(col, row) {
+                continue;
+            }
             let base = [col as f64, row as f64];
             let top = camera.map_or(base, |cam| cam.raised(base, stone_height));
             let local = colour.local(col, row);
@@ -367,7 +486,6 @@ pub fn measure_points(
             };
         }
     }
-    out
 }
 
 /// Grid-line contrast of the cross at an intersection, from the arms that stay on the grid

@@ -8,6 +8,7 @@
 //! the tests), `fit` (fitting the data-derived models) — and `stages`, the reader's steps one by
 //! one for profiling by hand. Everything else is private to the crate.
 
+mod board_field;
 mod calibration;
 mod classify;
 pub mod evaluate;

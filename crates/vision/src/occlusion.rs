@@ -141,6 +141,19 @@ const STONE_PLACEMENT: f64 = 0.1;
 /// the lines with a colour unlike the board, as a hand does. `stones` is `[row][col]`, the
 /// points read as stones.
 pub fn cells_under_stones(camera: Option<&CameraFoot>, stones: &[[bool; BOARD_LINES]]) -> Vec<bool> {
+    cells_within(camera, stones, STONE_RADIUS + STONE_PLACEMENT)
+}
+
+/// Cells whose centre the silhouette of a stone on one of the cell's corner points covers on
+/// this view, were there a stone (radius 0.48 spacing, on its point): none on an overhead or
+/// typical view; the cells behind the stones on a steep one. Index `j * CELLS + i`.
+pub fn cells_under_any_top(camera: Option<&CameraFoot>) -> Vec<bool> {
+    cells_within(camera, &[[true; BOARD_LINES]; BOARD_LINES], STONE_RADIUS)
+}
+
+/// Cells whose centre lies within `reach` of a stone on one of its corner points (`stones`,
+/// `[row][col]`) swept from its base to its top as the camera sees it.
+fn cells_within(camera: Option<&CameraFoot>, stones: &[[bool; BOARD_LINES]], reach: f64) -> Vec<bool> {
     let mut out = vec![false; CELLS * CELLS];
     let Some(camera) = camera else { return out };
     for (k, o) in out.iter_mut().enumerate() {
@@ -150,8 +163,7 @@ pub fn cells_under_stones(camera: Option<&CameraFoot>, stones: &[[bool; BOARD_LI
             (i.saturating_sub(1)..=i.min(BOARD_LINES - 1)).any(|col| {
                 stones.get(row).is_some_and(|r| r[col]) && {
                     let base = [col as f64, row as f64];
-                    segment_distance(centre, base, camera.raised(base, STONE_THICKNESS))
-                        < STONE_RADIUS + STONE_PLACEMENT
+                    segment_distance(centre, base, camera.raised(base, STONE_THICKNESS)) < reach
                 }
             })
         });
@@ -487,7 +499,15 @@ mod tests {
         }
         let distance: Vec<f32> = cells.iter().map(|c| crate::features::colour_distance(*c, board)).collect();
         let board_like = distance.iter().map(|d| *d <= 1.0).collect();
-        BoardColour { cells, global: board, board_like, distance, lattice, local_colours: Vec::new() }
+        BoardColour {
+            cells,
+            global: board,
+            board_like,
+            distance,
+            lattice,
+            local_colours: Vec::new(),
+            field_wood: Vec::new(),
+        }
     }
 
     #[test]

@@ -8,11 +8,14 @@ use image::{Rgb, RgbImage};
 use serde::{Deserialize, Serialize};
 use tengen_rules::{PointState, BOARD_LINES};
 
-use crate::classify::{classify, Posteriors, StoneClass};
-use crate::features::{measure_points, median, BoardColour, PointFeatures, CELLS};
+use crate::classify::{classify, Classified, Posteriors, StoneClass};
+use crate::features::{
+    disc_colour, measure_points, measure_points_where, median, BoardColour, FrameWhites, PointFeatures, CELLS,
+};
 use crate::geometry::GridGeometry;
 use crate::occlusion::{
-    cells_under_stones, detect, edges_crossed_by_skin, is_glare_luma, OcclusionConfig, CLIPPED_LUMA,
+    cells_under_any_top, cells_under_stones, detect, edges_crossed_by_skin, is_glare_luma, OcclusionConfig,
+    CLIPPED_LUMA,
 };
 use crate::occlusion_model::{OcclusionEvidence, OcclusionModel};
 use crate::over_edge::scan_edges;
@@ -157,9 +160,9 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     let colour = BoardColour::measure(&board);
     let camera = CameraFoot::estimate(geometry);
     let features = measure_points(&board, &colour, camera.as_ref(), config.stone_height);
-    let classified = classify(&features, &config.model.classes, colour.global, 1.0);
-    let posteriors = classified.posteriors;
-    let class_model = classified.class_model;
+    let mut classified = classify(&features, &config.model.classes, colour.global, 1.0);
+    let posteriors = std::mem::take(&mut classified.posteriors);
+    let class_model = std::mem::take(&mut classified.class_model);
     // On a steep view the tops of stones lean over the cell centres behind them; those cells
     // are no evidence by themselves that a hand is there (the patch the model judges leaves
     // them out). But a sleeve's points read as stones too: the whole patch, those cells
@@ -291,6 +294,19 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
             mask.occluded = true;
         }
     }
+    // The reader's side: where a white top leaning over cell centres has whitened some points'
+    // board reference, the points are measured and classified again against the wood the
+    // board's light explains (`BoardColour::wood_reference`). The occlusion decision above
+    // stays on the first measurement, where a pale hand or a glare spot is its own reference.
+    let (colour, features, posteriors, classified, class_model) =
+        match against_wood(&board, &colour, camera.as_ref(), config, &features, &posteriors) {
+            Some((wood, features, mut classified)) => {
+                let posteriors = std::mem::take(&mut classified.posteriors);
+                let class_model = std::mem::take(&mut classified.class_model);
+                (wood, features, posteriors, classified, class_model)
+            }
+            None => (colour, features, posteriors, classified, class_model),
+        };
     // The learned reader's probabilities, where a model is given: on the same rectified board,
     // disc centres and the frame's re-estimated classes as the classical reader. Points under
     // the occlusion mask are `?` whatever it says, so it is not run there.
@@ -369,6 +385,68 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
     }
 }
 
+/// The points measured and classified again against the wood's reference
+/// (`BoardColour::wood_reference`), the frame's own white stones telling which bright cells are
+/// their tops; `None` where that changes no point's reference, or the frame has fewer than
+/// three sure whites to say what its white stones look like.
+fn against_wood(
+    board: &RectifiedBoard,
+    colour: &BoardColour,
+    camera: Option<&CameraFoot>,
+    config: &ReaderConfig,
+    features: &[[PointFeatures; BOARD_LINES]],
+    posteriors: &Posteriors,
+) -> Option<(BoardColour, Vec<[PointFeatures; BOARD_LINES]>, Classified)> {
+    let reachable = cells_under_any_top(camera);
+    if !reachable.iter().any(|r| *r) {
+        return None;
+    }
+    let whites = frame_whites(board, camera, config.stone_height, features, posteriors)?;
+    let wood = colour.wood_reference(whites, &reachable)?;
+    let mut features = features.to_vec();
+    let moved = |col, row| wood.local(col, row) != colour.local(col, row);
+    measure_points_where(board, &wood, camera, config.stone_height, &mut features, moved);
+    let classified = classify(&features, &config.model.classes, wood.global, 1.0);
+    Some((wood, features, classified))
+}
+
+/// What the frame's sure white stones look like: read white with a posterior of at least
+/// [`SURE_WHITE`], and no redder than the board in either ratio (a grey stone is not, skin is:
+/// the sure-white test of `classify::seed_white`); `None` with fewer than three.
+fn frame_whites(
+    board: &RectifiedBoard,
+    camera: Option<&CameraFoot>,
+    stone_height: f64,
+    features: &[[PointFeatures; BOARD_LINES]],
+    posteriors: &Posteriors,
+) -> Option<FrameWhites> {
+    let mut chans: [Vec<f32>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    let mut lumas = Vec::new();
+    for (row, (feature_row, posterior_row)) in features.iter().zip(posteriors).enumerate() {
+        for (col, (f, p)) in feature_row.iter().zip(posterior_row).enumerate() {
+            if !(f.valid && p[2] >= SURE_WHITE && f.neutral >= 0.0 && f.green_red >= 0.0) {
+                continue;
+            }
+            let base = [col as f64, row as f64];
+            let top = camera.map_or(base, |cam| cam.raised(base, stone_height));
+            if let Some((c, bright)) = disc_colour(board, top) {
+                for ch in 0..3 {
+                    chans[ch].push(c[ch]);
+                }
+                lumas.push(bright);
+            }
+        }
+    }
+    if lumas.len() < 3 {
+        return None;
+    }
+    let [r, g, b] = &mut chans;
+    Some(FrameWhites { colour: [median(r), median(g), median(b)], brightest: median(&mut lumas) })
+}
+
+/// The posterior above which a point read white is one of the frame's sure whites.
+const SURE_WHITE: f64 = 0.99;
+
 /// Two probability vectors over (empty, black, white) multiplied and renormalised.
 fn product(classical: [f64; 3], learned: [f32; 3]) -> [f64; 3] {
     let joint = [0, 1, 2].map(|k| classical[k] * f64::from(learned[k]));
@@ -402,6 +480,10 @@ pub fn patch_inputs(image: &RgbImage, geometry: &GridGeometry, config: &ReaderCo
     let camera = CameraFoot::estimate(geometry);
     let features = measure_points(&board, &colour, camera.as_ref(), config.stone_height);
     let classified = classify(&features, &config.model.classes, colour.global, 1.0);
+    // As the reader measures them (`read_board_detailed`): against the wood's reference.
+    let (colour, features, classified) =
+        against_wood(&board, &colour, camera.as_ref(), config, &features, &classified.posteriors)
+            .unwrap_or((colour, features, classified));
     point_inputs(
         &board,
         &colour,

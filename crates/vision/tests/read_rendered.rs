@@ -238,3 +238,52 @@ fn a_patch_model_weighs_in_on_the_unmasked_points_and_not_on_the_occlusion() {
     assert_eq!(learned.occluded, classical.occluded);
     assert_eq!(learned.occluded_points, classical.occluded_points);
 }
+
+/// On a steep view the tops of white stones lean over the cell centres behind them, where the
+/// reader takes the board's colour. In a white group those cells are all white tops, so a
+/// reference taken from them is white and the group's stones read as bare board. The reader
+/// takes its reference from the wood the board's light explains instead
+/// (`BoardColour::wood_reference`).
+#[test]
+fn white_groups_on_a_steep_view_are_read_against_the_wood() {
+    let mut p = Position::empty();
+    // Two solid white blocks (rows 2–7 and 11–15 over columns 3–9 and 10–16), edged by black.
+    for (rows, cols) in [(2..8, 3..10), (11..16, 10..17)] {
+        for r in rows.clone() {
+            for c in cols.clone() {
+                p.set(c, r, Stone::WHITE);
+            }
+        }
+        for c in cols.clone() {
+            p.set(c, rows.end, Stone::BLACK);
+        }
+    }
+    let (mut white_read_empty, mut wrong, mut whites) = (0, 0, 0);
+    for seed in [41u64, 42, 43] {
+        let mut scene = Scene::default().with_seed(seed).with_size(1920, 1080);
+        // Seen from a corner, a top leans towards the cell centre behind its point.
+        scene.camera.tilt_deg = 60.0;
+        scene.camera.azimuth_deg = 45.0;
+        scene.camera.fov_deg = 60.0;
+        scene.camera.board_fill = 0.8;
+        let frame = render(&p, &scene).expect("scene renders");
+        let t = &frame.truth;
+        let geometry = GridGeometry {
+            homography: t.homography,
+            lens: LensDistortion { k1: t.lens.k1, centre: t.lens.centre, scale: t.lens.scale },
+        };
+        let reading = tengen_vision::read_board(&frame.image, &geometry, &ReaderConfig::default());
+        let truth = parse_grid(&t.grid.join("\n")).expect("truth grid parses");
+        let read = reading_grid(&reading);
+        for (truth_row, read_row) in truth.iter().zip(&read) {
+            for (&want, &got) in truth_row.iter().zip(read_row) {
+                whites += usize::from(want == PointState::White);
+                white_read_empty += usize::from(want == PointState::White && got == PointState::Empty);
+                wrong += usize::from(got != PointState::Unknown && got != want);
+            }
+        }
+    }
+    println!("steep white groups: {white_read_empty} of {whites} whites read empty, {wrong} wrong");
+    assert!(white_read_empty * 100 <= whites, "{white_read_empty} of {whites} white stones read as bare board");
+    assert!(wrong * 100 <= whites, "{wrong} points read wrong");
+}
