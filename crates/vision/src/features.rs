@@ -178,7 +178,7 @@ impl BoardColour {
             })
             .collect();
         let changed = wood.iter().enumerate().any(|(k, c)| *c != self.local(k % BOARD_LINES, k / BOARD_LINES));
-        changed.then(|| BoardColour { local_colours: wood, ..refer })
+        changed.then_some(BoardColour { local_colours: wood, ..refer })
     }
 
     /// The median of the plausible-board cells (only those the light field explains, with
