@@ -1,6 +1,7 @@
-//! The board's light as a smooth field over the cell centres, fitted robustly, and which cells it
-//! explains: a lamp's fall-off and a cast change the wood's colour slowly across the board,
-//! while a stone's top leaning over a cell centre, a hand or a glare spot changes it abruptly.
+//! The board's light as a smooth field over the cell centres, fitted robustly, and the cells
+//! brighter than it explains: a lamp's fall-off and a cast change the wood's colour slowly across
+//! the board, while a stone's top leaning over a cell centre or a lamp's reflection changes it
+//! abruptly.
 
 use nalgebra::{SMatrix, SVector};
 
@@ -22,9 +23,11 @@ const MIN_SPREAD: f64 = 0.02;
 /// Reweighting passes of the fit.
 const PASSES: usize = 6;
 
-/// For every cell centre (`j * CELLS + i`, as `BoardColour::cells`), whether the fitted field
-/// explains its colour; `None` when too few cells could be measured to fit.
-pub fn field_inliers(cells: &[[f32; 3]], global: [f32; 3], plausible_luma: f32) -> Option<Vec<bool>> {
+/// For every cell centre (`j * CELLS + i`, as `BoardColour::cells`), whether it is brighter than
+/// the fitted field by more than the wood varies; `None` when too few cells could be measured to
+/// fit. Cells darker than `plausible_luma` × the board's luminance are never wood and never
+/// fitted (false).
+pub fn brighter_than_the_wood(cells: &[[f32; 3]], global: [f32; 3], plausible_luma: f32) -> Option<Vec<bool>> {
     let global_l = luma(global).max(1.0);
     // The inner cells that may be wood at all (as the local reference takes them).
     let samples: Vec<(usize, [f64; TERMS], [f64; 3])> = (1..CELLS - 1)
@@ -68,17 +71,16 @@ pub fn field_inliers(cells: &[[f32; 3]], global: [f32; 3], plausible_luma: f32) 
         };
         coef = std::array::from_fn(|ch| inverse * aty[ch]);
     }
-    let mut inliers = vec![false; cells.len()];
+    let mut bright = vec![false; cells.len()];
     for (k, t, y) in &samples {
         let tv = SVector::<f64, TERMS>::from_column_slice(t);
         let field: [f32; 3] = std::array::from_fn(|ch| (coef[ch].dot(&tv).exp() as f32 - LOG_EPS).max(0.0));
-        // Only what is brighter than the wood's light is left out: a white top leaning over the
-        // cell. Darker cells (a hand, a sleeve, a shadow) stay, as they did before the field:
-        // there the local reference follows them, so they read unlike any stone.
-        let brighter = luma(cells[*k]) > luma(field);
-        inliers[*k] = !brighter || residual(&coef, t, y) <= INLIER_SPREADS * spread;
+        // Only what is brighter than the wood's light counts (a white top leaning over the cell):
+        // darker cells (a hand, a sleeve, a shadow) stay references, as they were before the
+        // field, so that what lies on them reads unlike any stone.
+        bright[*k] = luma(cells[*k]) > luma(field) && residual(&coef, t, y) > INLIER_SPREADS * spread;
     }
-    Some(inliers)
+    Some(bright)
 }
 
 /// The field's terms at cell centre (i, j).
@@ -133,14 +135,14 @@ mod tests {
     }
 
     #[test]
-    fn the_lamps_fall_off_is_wood_and_white_tops_are_not() {
+    fn the_lamps_fall_off_is_wood_and_white_tops_are_brighter() {
         let cells = lit_board();
-        let inliers = field_inliers(&cells, [190.0, 140.0, 80.0], 0.4).expect("enough cells to fit");
+        let bright = brighter_than_the_wood(&cells, [190.0, 140.0, 80.0], 0.4).expect("enough cells to fit");
         for j in 1..CELLS - 1 {
             for i in 1..CELLS - 1 {
                 let white = (4..8).contains(&i) && (4..8).contains(&j);
-                // The sleeve is darker than the wood: kept, as the reference always kept it.
-                assert_eq!(inliers[j * CELLS + i], !white, "cell ({i}, {j})");
+                // The sleeve is darker than the wood: not counted, as the reference keeps it.
+                assert_eq!(bright[j * CELLS + i], white, "cell ({i}, {j})");
             }
         }
     }
@@ -151,6 +153,6 @@ mod tests {
         for cell in cells.iter_mut().take(30) {
             *cell = [190.0, 140.0, 80.0];
         }
-        assert!(field_inliers(&cells, [190.0, 140.0, 80.0], 0.4).is_none());
+        assert!(brighter_than_the_wood(&cells, [190.0, 140.0, 80.0], 0.4).is_none());
     }
 }

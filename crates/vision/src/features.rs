@@ -4,7 +4,7 @@
 
 use tengen_rules::BOARD_LINES;
 
-use crate::board_field::field_inliers;
+use crate::board_field::brighter_than_the_wood;
 use crate::rectify::{CameraFoot, RectifiedBoard};
 
 /// Radius of the sampled stone disc, in grid spacings (a stone's radius is about 0.48).
@@ -56,9 +56,9 @@ pub struct BoardColour {
     /// classical features and the learned reader's patches both need it); empty when the
     /// colours were not measured by [`BoardColour::measure`] (then `local` computes each).
     pub(crate) local_colours: Vec<[f32; 3]>,
-    /// Whether the board's smooth light field (`board_field`) explains each cell's colour;
-    /// empty when it could not be fitted (then every plausible cell serves as reference).
-    pub(crate) field_wood: Vec<bool>,
+    /// Whether each cell is brighter than the board's smooth light field (`board_field`) by more
+    /// than the wood varies; empty when the field could not be fitted.
+    pub(crate) brighter_than_wood: Vec<bool>,
 }
 
 /// How different a cell may be from the frame's board colour in chromaticity (log channel-ratio
@@ -115,8 +115,9 @@ impl BoardColour {
                 lattice.push(cell_lattice(board, i, j, global_l));
             }
         }
-        let field_wood = field_inliers(&cells, global, PLAUSIBLE_BOARD_LUMA).unwrap_or_default();
-        let mut colour = Self { cells, global, board_like, distance, lattice, local_colours: Vec::new(), field_wood };
+        let brighter_than_wood = brighter_than_the_wood(&cells, global, PLAUSIBLE_BOARD_LUMA).unwrap_or_default();
+        let mut colour =
+            Self { cells, global, board_like, distance, lattice, local_colours: Vec::new(), brighter_than_wood };
         colour.local_colours =
             (0..BOARD_LINES * BOARD_LINES).map(|k| colour.local_from_cells(k % BOARD_LINES, k / BOARD_LINES)).collect();
         colour
@@ -136,7 +137,7 @@ impl BoardColour {
 
     /// [`BoardColour::local`] computed from the cells.
     fn local_from_cells(&self, col: usize, row: usize) -> [f32; 3] {
-        self.window_median(col, row, 0, false).unwrap_or(self.global)
+        self.window_median(col, row, 0, &[]).unwrap_or(self.global)
     }
 
     /// The same colours with each point's reference taken from the wood the board's light field
@@ -153,17 +154,18 @@ impl BoardColour {
     /// The reader classifies against these; the occlusion tests keep [`BoardColour::local`],
     /// where a pale hand or a glare spot is its own reference and so reads unlike any stone.
     pub fn wood_reference(&self, whites: FrameWhites, reachable: &[bool]) -> Option<BoardColour> {
-        if self.field_wood.is_empty() || !reachable.iter().any(|r| *r) {
+        if self.brighter_than_wood.is_empty() || !reachable.iter().any(|r| *r) {
             return None;
         }
-        let mut tops = self.field_wood.clone();
-        for (k, wood) in tops.iter_mut().enumerate() {
-            let cell = self.cells[k];
-            *wood |= !reachable.get(k).copied().unwrap_or(false)
-                || colour_distance(cell, whites.colour) > 1.0
-                || luma(cell) > whites.brightest;
-        }
-        let refer = BoardColour { field_wood: tops, ..self.clone() };
+        let white_tops: Vec<bool> = (0..CELLS * CELLS)
+            .map(|k| {
+                let cell = self.cells[k];
+                self.brighter_than_wood[k]
+                    && reachable.get(k).copied().unwrap_or(false)
+                    && colour_distance(cell, whites.colour) <= 1.0
+                    && luma(cell) <= whites.brightest
+            })
+            .collect();
         let wood: Vec<[f32; 3]> = (0..BOARD_LINES * BOARD_LINES)
             .map(|k| {
                 let (col, row) = (k % BOARD_LINES, k / BOARD_LINES);
@@ -174,17 +176,17 @@ impl BoardColour {
                 if colour_distance(local, whites.colour) > 1.0 {
                     return local;
                 }
-                (0..=2).find_map(|widen| refer.window_median(col, row, widen, true)).unwrap_or(local)
+                (0..=2).find_map(|widen| self.window_median(col, row, widen, &white_tops)).unwrap_or(local)
             })
             .collect();
         let changed = wood.iter().enumerate().any(|(k, c)| *c != self.local(k % BOARD_LINES, k / BOARD_LINES));
-        changed.then_some(BoardColour { local_colours: wood, ..refer })
+        changed.then_some(BoardColour { local_colours: wood, ..self.clone() })
     }
 
-    /// The median of the plausible-board cells (only those the light field explains, with
-    /// `explained_only`) in the 4×4 cells around (col, row) widened by `widen` a side, the 4
-    /// nearest counted twice; `None` with fewer than 4 samples.
-    fn window_median(&self, col: usize, row: usize, widen: usize, explained_only: bool) -> Option<[f32; 3]> {
+    /// The median of the plausible-board cells in the 4×4 cells around (col, row) widened by
+    /// `widen` a side, the 4 nearest counted twice, leaving out the cells `left_out` marks
+    /// (`j * CELLS + i`; none where it is empty); `None` with fewer than 4 samples.
+    fn window_median(&self, col: usize, row: usize, widen: usize, left_out: &[bool]) -> Option<[f32; 3]> {
         let mut chans: [Vec<f32>; 3] = [Vec::new(), Vec::new(), Vec::new()];
         let global_l = luma(self.global).max(1.0);
         // Margin cells (outside the outer lines) are left out: the wood there is narrow and
@@ -197,7 +199,7 @@ impl BoardColour {
                 if !c[0].is_finite() || luma(c) / global_l < PLAUSIBLE_BOARD_LUMA {
                     continue;
                 }
-                if explained_only && !self.field_wood.get(j * CELLS + i).copied().unwrap_or(false) {
+                if left_out.get(j * CELLS + i).copied().unwrap_or(false) {
                     continue;
                 }
                 let inner = (col..=col + 1).contains(&i) && (row..=row + 1).contains(&j);

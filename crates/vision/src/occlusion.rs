@@ -506,7 +506,7 @@ mod tests {
             distance,
             lattice,
             local_colours: Vec::new(),
-            field_wood: Vec::new(),
+            brighter_than_wood: Vec::new(),
         }
     }
 
