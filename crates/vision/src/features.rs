@@ -56,9 +56,6 @@ pub struct BoardColour {
     /// classical features and the learned reader's patches both need it); empty when the
     /// colours were not measured by [`BoardColour::measure`] (then `local` computes each).
     pub(crate) local_colours: Vec<[f32; 3]>,
-    /// Whether each cell is brighter than the board's smooth light field (`board_field`) by more
-    /// than the wood varies; empty when the field could not be fitted.
-    pub(crate) brighter_than_wood: Vec<bool>,
 }
 
 /// How different a cell may be from the frame's board colour in chromaticity (log channel-ratio
@@ -115,9 +112,7 @@ impl BoardColour {
                 lattice.push(cell_lattice(board, i, j, global_l));
             }
         }
-        let brighter_than_wood = brighter_than_the_wood(&cells, global, PLAUSIBLE_BOARD_LUMA).unwrap_or_default();
-        let mut colour =
-            Self { cells, global, board_like, distance, lattice, local_colours: Vec::new(), brighter_than_wood };
+        let mut colour = Self { cells, global, board_like, distance, lattice, local_colours: Vec::new() };
         colour.local_colours =
             (0..BOARD_LINES * BOARD_LINES).map(|k| colour.local_from_cells(k % BOARD_LINES, k / BOARD_LINES)).collect();
         colour
@@ -154,32 +149,35 @@ impl BoardColour {
     /// The reader classifies against these; the occlusion tests keep [`BoardColour::local`],
     /// where a pale hand or a glare spot is its own reference and so reads unlike any stone.
     pub fn wood_reference(&self, whites: FrameWhites, reachable: &[bool]) -> Option<BoardColour> {
-        if self.brighter_than_wood.is_empty() || !reachable.iter().any(|r| *r) {
+        // Only a reference that has itself turned the colour of the white stones is taken
+        // again: elsewhere the tops are a minority of the window, and its median is wood
+        // already. Most frames have none, and end here.
+        let whitened: Vec<usize> = (0..BOARD_LINES * BOARD_LINES)
+            .filter(|&k| colour_distance(self.local(k % BOARD_LINES, k / BOARD_LINES), whites.colour) <= 1.0)
+            .collect();
+        if whitened.is_empty() || !reachable.iter().any(|r| *r) {
             return None;
         }
+        let brighter = brighter_than_the_wood(&self.cells, self.global, PLAUSIBLE_BOARD_LUMA)?;
         let white_tops: Vec<bool> = (0..CELLS * CELLS)
             .map(|k| {
                 let cell = self.cells[k];
-                self.brighter_than_wood[k]
+                brighter[k]
                     && reachable.get(k).copied().unwrap_or(false)
                     && colour_distance(cell, whites.colour) <= 1.0
                     && luma(cell) <= whites.brightest
             })
             .collect();
-        let wood: Vec<[f32; 3]> = (0..BOARD_LINES * BOARD_LINES)
-            .map(|k| {
-                let (col, row) = (k % BOARD_LINES, k / BOARD_LINES);
-                let local = self.local(col, row);
-                // Only a reference that has itself turned the colour of the white stones is
-                // taken again: elsewhere the tops are a minority of the window, and its median
-                // is wood already.
-                if colour_distance(local, whites.colour) > 1.0 {
-                    return local;
-                }
-                (0..=2).find_map(|widen| self.window_median(col, row, widen, &white_tops)).unwrap_or(local)
-            })
-            .collect();
-        let changed = wood.iter().enumerate().any(|(k, c)| *c != self.local(k % BOARD_LINES, k / BOARD_LINES));
+        let mut wood: Vec<[f32; 3]> =
+            (0..BOARD_LINES * BOARD_LINES).map(|k| self.local(k % BOARD_LINES, k / BOARD_LINES)).collect();
+        let mut changed = false;
+        for k in whitened {
+            let (col, row) = (k % BOARD_LINES, k / BOARD_LINES);
+            if let Some(c) = (0..=2).find_map(|widen| self.window_median(col, row, widen, &white_tops)) {
+                changed |= c != wood[k];
+                wood[k] = c;
+            }
+        }
         changed.then_some(BoardColour { local_colours: wood, ..self.clone() })
     }
 

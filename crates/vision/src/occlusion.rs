@@ -499,15 +499,7 @@ mod tests {
         }
         let distance: Vec<f32> = cells.iter().map(|c| crate::features::colour_distance(*c, board)).collect();
         let board_like = distance.iter().map(|d| *d <= 1.0).collect();
-        BoardColour {
-            cells,
-            global: board,
-            board_like,
-            distance,
-            lattice,
-            local_colours: Vec::new(),
-            brighter_than_wood: Vec::new(),
-        }
+        BoardColour { cells, global: board, board_like, distance, lattice, local_colours: Vec::new() }
     }
 
     #[test]
