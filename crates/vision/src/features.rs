@@ -346,34 +346,37 @@ pub struct PointFeatures {
 /// position, and the 90th percentile of its luminance (its brightest part, but for a speck);
 /// `None` where half of it falls outside the image.
 pub fn disc_colour(board: &RectifiedBoard, top: [f64; 2]) -> Option<([f32; 3], f32)> {
-    let spc = board.samples_per_cell as f64;
-    let r = DISC_RADIUS * spc;
-    let ri = r.ceil() as i64;
+    let offsets = disc_offsets(board);
     let (cx, cy) = (board.index_of(top[0]), board.index_of(top[1]));
-    let (mut acc, mut lumas, mut total) = ([0.0f32; 3], Vec::new(), 0usize);
-    for dy in -ri..=ri {
-        for dx in -ri..=ri {
-            let (fx, fy) = (dx as f64, dy as f64);
-            if fx * fx + fy * fy > r * r {
-                continue;
+    let mut acc = [0.0f32; 3];
+    let mut lumas = Vec::with_capacity(offsets.len());
+    for (dx, dy) in &offsets {
+        let s = board.at(cx + dx, cy + dy);
+        if s[0].is_finite() {
+            for k in 0..3 {
+                acc[k] += s[k];
             }
-            total += 1;
-            let s = board.at(cx + fx, cy + fy);
-            if s[0].is_finite() {
-                for k in 0..3 {
-                    acc[k] += s[k];
-                }
-                lumas.push(luma(s));
-            }
+            lumas.push(luma(s));
         }
     }
-    if lumas.is_empty() || lumas.len() * 2 < total {
+    if lumas.is_empty() || lumas.len() * 2 < offsets.len() {
         return None;
     }
     let n = lumas.len() as f32;
     lumas.sort_unstable_by(f32::total_cmp);
     let bright = lumas[(lumas.len() * 9 / 10).min(lumas.len() - 1)];
     Some((acc.map(|a| a / n), bright))
+}
+
+/// The sample offsets (in rectified samples) of a disc of radius [`DISC_RADIUS`], the one every
+/// point's measurement and [`disc_colour`] sample.
+fn disc_offsets(board: &RectifiedBoard) -> Vec<(f64, f64)> {
+    let r = DISC_RADIUS * board.samples_per_cell as f64;
+    let ri = r.ceil() as i64;
+    (-ri..=ri)
+        .flat_map(|dy| (-ri..=ri).map(move |dx| (dx as f64, dy as f64)))
+        .filter(|(fx, fy)| fx * fx + fy * fy <= r * r)
+        .collect()
 }
 
 /// Measures every intersection; indexed `[row][col]`.
@@ -398,18 +401,7 @@ pub fn measure_points_where(
     out: &mut [[PointFeatures; BOARD_LINES]],
     wanted: impl Fn(usize, usize) -> bool,
 ) {
-    let spc = board.samples_per_cell as f64;
-    let r = DISC_RADIUS * spc;
-    let ri = r.ceil() as i64;
-    let mut disc_offsets = Vec::new();
-    for dy in -ri..=ri {
-        for dx in -ri..=ri {
-            let (fx, fy) = (dx as f64, dy as f64);
-            if fx * fx + fy * fy <= r * r {
-                disc_offsets.push((fx, fy));
-            }
-        }
-    }
+    let disc_offsets = disc_offsets(board);
     let mut lums = Vec::with_capacity(disc_offsets.len());
     // The samples of the best disc so far (kept across points: no allocation per point).
     let mut best_disc = Vec::with_capacity(disc_offsets.len());
