@@ -96,7 +96,11 @@ pub struct ReaderConfig {
     /// classical reader decides alone.
     pub patch_model: Option<&'static PatchModel>,
     /// With a patch model: whether it also decides the points the classical reader calls
-    /// doubtful (colour unlike any class, or board-coloured without lines); else those stay `?`.
+    /// doubtful (colour unlike any class, or board-coloured without lines) on a frame without a
+    /// hand; else those stay `?`. On by default: on a steep view or a crowded board the stones
+    /// lean over a bare point's lines and whiten its reference, which the classical features
+    /// cannot tell from a covering, while the network sees the patch (models/patch-reader.md,
+    /// "The learned reader decides the doubtful points").
     pub patch_decides_doubtful: bool,
 }
 
@@ -110,7 +114,7 @@ impl Default for ReaderConfig {
             occlusion: OcclusionConfig::default(),
             occlusion_model: Some(OcclusionModel::embedded()),
             patch_model: Some(PatchModel::embedded()),
-            patch_decides_doubtful: false,
+            patch_decides_doubtful: true,
         }
     }
 }
@@ -366,8 +370,10 @@ pub fn read_board_detailed(image: &RgbImage, geometry: &GridGeometry, config: &R
                     (c, c)
                 }
             };
+            // Beside a hand the doubt stays: its shadow and sleeve make points doubtful that
+            // neither reader has seen covered in training.
             let doubtful = (classified.outlier[row][col] || covered[row][col])
-                && !(net.is_some() && config.patch_decides_doubtful);
+                && !(net.is_some() && config.patch_decides_doubtful && !mask.occluded);
             let state =
                 if best_probability >= config.min_confidence && !doubtful { guess } else { PointState::Unknown };
             points[row][col] = PointReading { state, confidence, best_guess: guess };
