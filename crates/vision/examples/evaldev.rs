@@ -3,7 +3,7 @@
 //! posteriors of every misread point, the point and cell behind each occlusion rule, and the
 //! failing image drawn with its reading into OUT_DIR. Also reads unlabelled photos (NOTRUTH=1)
 //! and photos the search misses, from corners typed by hand (ROUGH_CORNERS=FILE).
-//! `evaldev DIR OUT_DIR`; env DUMP=1 (features of every point), COVERED=1|all, CELLS=1, NOSAVE=1, FULL=1,
+//! `evaldev DIR OUT_DIR`; env PATCH_MODEL=FILE (a learned reader from `tengen fit patch-reader`), DUMP=1 (features of every point), COVERED=1|all, CELLS=1, NOSAVE=1, FULL=1,
 //! LABELS=1 (read on the labelled grid of a `.grid.json`, refined to the lines, as `tengen eval
 //! photos --label-geometry` does; REFINED=1 prints whether the refinement took), CLASSES=1 (the
 //! frame's classes after re-estimation), STONE_HEIGHT=H (the disc's height, in spacings),
@@ -76,6 +76,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     if let Ok(file) = std::env::var("READER_MODEL") {
         let m: tengen_vision::fit::ReaderModelFile = toml::from_str(&std::fs::read_to_string(file)?)?;
         config.model = m.model;
+    }
+    // PATCH_MODEL: read with a learned reader written by `tengen fit patch-reader --out FILE`
+    // (e.g. one fitted `--without` this source: its left-out reading).
+    if let Ok(file) = std::env::var("PATCH_MODEL") {
+        let m = tengen_vision::PatchModel::from_json(&std::fs::read_to_string(file)?)?;
+        config.patch_model = Some(Box::leak(Box::new(m)));
     }
     // CLASSICAL=1: without the learned reader.
     if std::env::var("CLASSICAL").is_ok() {
