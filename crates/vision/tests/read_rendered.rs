@@ -21,6 +21,14 @@ struct Outcome {
     hidden_wrong: usize,
 }
 
+/// The renderer's exact grid, as the reader takes it.
+fn truth_geometry(t: &tengen_synth::GroundTruth) -> GridGeometry {
+    GridGeometry {
+        homography: t.homography,
+        lens: LensDistortion { k1: t.lens.k1, centre: t.lens.centre, scale: t.lens.scale },
+    }
+}
+
 fn position(seed: u64, stones: usize) -> Position {
     let mut rng = tengen_synth::noise::Rng::new(seed);
     let mut p = Position::empty();
@@ -35,10 +43,7 @@ fn run(scene: Scene, stones: usize) -> Outcome {
     let scene_seed = scene.seed;
     let frame = render(&position(scene.seed, stones), &scene).expect("scene renders");
     let t = &frame.truth;
-    let geometry = GridGeometry {
-        homography: t.homography,
-        lens: LensDistortion { k1: t.lens.k1, centre: t.lens.centre, scale: t.lens.scale },
-    };
+    let geometry = truth_geometry(t);
     let details = read_board_detailed(&frame.image, &geometry, &ReaderConfig::default());
     if let Ok(dir) = std::env::var("TENGEN_DRAW_DIR") {
         let mut img = frame.image.clone();
@@ -198,10 +203,7 @@ fn a_patch_model_weighs_in_on_the_unmasked_points_and_not_on_the_occlusion() {
     let scene = Scene::preset("phone").expect("preset").with_size(1280, 720).with_seed(5);
     let frame = render(&position(5, 60), &scene).expect("scene renders");
     let t = &frame.truth;
-    let geometry = GridGeometry {
-        homography: t.homography,
-        lens: LensDistortion { k1: t.lens.k1, centre: t.lens.centre, scale: t.lens.scale },
-    };
+    let geometry = truth_geometry(t);
     let inputs = tengen_vision::fit::PATCH_INPUTS;
     let leaning_white = tengen_vision::PatchModel {
         hidden: 1,
@@ -268,10 +270,7 @@ fn white_groups_on_a_steep_view_are_read_against_the_wood() {
         scene.camera.board_fill = 0.8;
         let frame = render(&p, &scene).expect("scene renders");
         let t = &frame.truth;
-        let geometry = GridGeometry {
-            homography: t.homography,
-            lens: LensDistortion { k1: t.lens.k1, centre: t.lens.centre, scale: t.lens.scale },
-        };
+        let geometry = truth_geometry(t);
         let reading = tengen_vision::read_board(&frame.image, &geometry, &ReaderConfig::default());
         let truth = parse_grid(&t.grid.join("\n")).expect("truth grid parses");
         let read = reading_grid(&reading);
@@ -292,10 +291,7 @@ fn white_groups_on_a_steep_view_are_read_against_the_wood() {
 /// flagged occluded.
 fn tally(frame: &tengen_synth::Rendered, config: &ReaderConfig) -> (usize, usize, usize, bool) {
     let t = &frame.truth;
-    let geometry = GridGeometry {
-        homography: t.homography,
-        lens: LensDistortion { k1: t.lens.k1, centre: t.lens.centre, scale: t.lens.scale },
-    };
+    let geometry = truth_geometry(t);
     let reading = tengen_vision::read_board(&frame.image, &geometry, config);
     let truth = parse_grid(&t.grid.join("\n")).expect("truth grid parses");
     let read = reading_grid(&reading);
