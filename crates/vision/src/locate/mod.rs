@@ -529,6 +529,13 @@ fn search_by_look(
             best = Some(finer);
         }
     }
+    // On a crowded board the lines' fit is taken once more from the crossings between the
+    // stones only (the quality stays the lines' fit, which accepted the board).
+    if let Some(found) = best.as_mut() {
+        if let Some(geometry) = stones::refined_between_stones(&fine, &found.geometry, meter) {
+            found.geometry = geometry;
+        }
+    }
     best.map(|located| Searched { located, finer: found_finer }).ok_or(last_error)
 }
 

@@ -583,6 +583,17 @@ fn crossings_at(work: &Working, geom: &GridGeometry, points: &[[i32; 2]], meter:
     (seen, distances)
 }
 
+/// How many of `points` show a crossing within [`PHASE_RADIUS_CELLS`] of the grid, and their
+/// RMS distance from it in cells (infinite without any: no evidence fits worst).
+fn crossing_evidence(work: &Working, geom: &GridGeometry, points: &[[i32; 2]], meter: &WorkMeter) -> (usize, f64) {
+    let (_, distances) = crossings_at(work, geom, points, meter);
+    if distances.is_empty() {
+        return (0, f64::INFINITY);
+    }
+    let rms = (distances.iter().map(|d| d * d).sum::<f64>() / distances.len() as f64).sqrt();
+    (distances.len(), rms)
+}
+
 /// How many of `points` show a crossing within [`PHASE_RADIUS_CELLS`] of the grid.
 fn count_crossings(work: &Working, geom: &GridGeometry, points: &[[i32; 2]], meter: &WorkMeter) -> usize {
     crossings_at(work, geom, points, meter).0.into_iter().filter(|&s| s).count()
@@ -865,9 +876,26 @@ fn refined_on_open_points(
         g = fit.geometry;
     }
     // A point with a crossing can move at most the two radii together; one that moves further
-    // was extrapolated wildly.
+    // was extrapolated wildly, unless the refit explains the open points better than the grid
+    // it started from: more crossings, and closer to its lines. On a steep view the far rows,
+    // whose cells are short, move further when a grid that stood on the gaps between stones
+    // there is put right. Half a cell or more is onto the gaps' lattice or the next line.
     let reach: f64 = OPEN_REFINE_RADII.iter().sum();
-    (refine::largest_move_cells(geom, &g) <= reach).then_some(g)
+    let moved = refine::largest_move_cells(geom, &g);
+    (moved <= reach || (moved < 0.5 && explains_better(work, geom, &g, open, meter))).then_some(g)
+}
+
+/// Whether grid `after` explains the crossings at the `open` points better than `before`: more
+/// of them within [`PHASE_RADIUS_CELLS`], and closer to its lines.
+fn explains_better(
+    work: &Working,
+    before: &GridGeometry,
+    after: &GridGeometry,
+    open: &[[i32; 2]],
+    meter: &WorkMeter,
+) -> bool {
+    let (b, a) = (crossing_evidence(work, before, open, meter), crossing_evidence(work, after, open, meter));
+    a.0 > b.0 && a.1 < b.1
 }
 
 /// Whether each quarter of the board (split at the middle lines, which count for both sides)
@@ -967,6 +995,38 @@ fn stone_phase(
     (stones_geom.clone(), doubt)
 }
 
+/// Cells from a disc centre within which a point counts as under a stone for
+/// [`refined_between_stones`] (a priori: a stone's radius, about 0.48 cell, and an eighth of a
+/// cell more for its top's lean and its placement off the point; within it a crossing may be
+/// the rim of the stone or its shadow).
+const UNDER_STONE_CELLS: f64 = 0.6;
+
+/// A grid found by the line looks on a crowded board (at least [`MIN_STONES`] points under the
+/// disc centres), refitted to the crossings at the points no stone stands on. The line looks
+/// fit every crossing they see, and between rows of stones on a steep view the rims and gaps
+/// make crossings of their own: there the far rows can stand up to half a cell off while the
+/// near rows, whose lines show, hold the fit (goban-watcher game 2, models/locate.md). `None` (the grid stands) on a board with fewer
+/// stones, when the refit is refused as [`refined_on_open_points`] refuses it, when it moves no
+/// point further than [`PHASE_RADIUS_CELLS`], or when it does not explain the open points
+/// better than the lines' fit (a grid the lines fit well stays exactly as it was).
+pub(crate) fn refined_between_stones(work: &Working, geom: &GridGeometry, meter: &WorkMeter) -> Option<GridGeometry> {
+    let rect = rectify(work, geom, meter)?;
+    let centres = disc_centres(&rect);
+    let lines = BOARD_LINES as i32;
+    let under_stone =
+        |c: i32, r: i32| centres.iter().any(|p| (p[0] - f64::from(c)).hypot(p[1] - f64::from(r)) < UNDER_STONE_CELLS);
+    let (covered, open): (Vec<[i32; 2]>, Vec<[i32; 2]>) =
+        (0..lines).flat_map(|r| (0..lines).map(move |c| [c, r])).partition(|p| under_stone(p[0], p[1]));
+    if covered.len() < MIN_STONES {
+        return None;
+    }
+    // A refit that moves no point further than the radius the crossings are counted within is
+    // not told apart from the lines' fit by them: the lines' fit stands.
+    refined_on_open_points(work, geom, &open, meter).filter(|g| {
+        refine::largest_move_cells(geom, g) > PHASE_RADIUS_CELLS && explains_better(work, geom, g, &open, meter)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -988,6 +1048,11 @@ mod tests {
     /// the board's edge against the dark table, beside an outer stone, makes disc centres one
     /// line out and the extent is refused (a limit of this look, see models/locate.md).
     fn crowded_board(lines: bool) -> (GrayImage, GridGeometry) {
+        crowded_board_of(lines, crowded_stone)
+    }
+
+    /// [`crowded_board`] with the stones `stone` puts on the points.
+    fn crowded_board_of(lines: bool, stone: fn(i64, i64) -> Option<u8>) -> (GrayImage, GridGeometry) {
         let (cell, origin, margin) = (24.0, 70.0, 2.2);
         let img = GrayImage::from_fn(600, 580, |x, y| {
             let (u, v) = ((f64::from(x) - origin) / cell, (f64::from(y) - origin) / cell);
@@ -997,7 +1062,7 @@ mod tests {
             }
             let (c, r) = (u.round().clamp(0.0, 18.0), v.round().clamp(0.0, 18.0));
             if (u - c).hypot(v - r) < 0.46 {
-                if let Some(shade) = crowded_stone(c as i64, r as i64) {
+                if let Some(shade) = stone(c as i64, r as i64) {
                     return Luma([shade]);
                 }
             }
@@ -1122,6 +1187,40 @@ mod tests {
         // Open points on one side of the board only leave the other side free: refused.
         let left: Vec<[i32; 2]> = open.iter().copied().filter(|p| p[0] < 8).collect();
         assert!(refined_on_open_points(&work, &tops, &left, &meter).is_none());
+    }
+
+    /// The stones of [`crowded_board`] in alternating colours (black where c + r is even): each
+    /// stone stands out from its neighbours, so the disc centres find them all.
+    fn alternating_stone(c: i64, r: i64) -> Option<u8> {
+        crowded_stone(c, r).map(|_| if (c + r) % 2 == 0 { 30 } else { 235 })
+    }
+
+    #[test]
+    fn a_grid_the_crossings_between_the_stones_agree_with_is_left_as_it_is() {
+        let (img, truth) = crowded_board_of(true, alternating_stone);
+        let meter = WorkMeter::unlimited();
+        let work = super::super::working(&img, &meter);
+        // Right already: no refit explains the open points better.
+        assert!(refined_between_stones(&work, &truth, &meter).is_none());
+        // A board with few stones is left to the line looks, even a grid a third of a cell off.
+        let (sparse, sparse_truth) = super::super::board_on_a_dark_table(0.8);
+        let sparse_work = super::super::working(&sparse, &meter);
+        let off = refine::reindex(&sparse_truth, &refine::translation(0.0, 0.3));
+        assert!(refined_between_stones(&sparse_work, &off, &meter).is_none());
+    }
+
+    #[test]
+    fn a_refit_that_moves_further_must_explain_the_open_points_better() {
+        let (img, truth) = crowded_board_of(true, alternating_stone);
+        let meter = WorkMeter::unlimited();
+        let work = super::super::working(&img, &meter);
+        let open = open_points();
+        let off = refine::reindex(&truth, &refine::translation(0.0, 0.2));
+        // The true grid holds more crossings at the open points, closer to its lines, than one
+        // moved a fifth of a cell; the moved one does not explain them better than the truth.
+        assert!(explains_better(&work, &off, &truth, &open, &meter));
+        assert!(!explains_better(&work, &truth, &off, &open, &meter));
+        assert!(!explains_better(&work, &truth, &truth, &open, &meter));
     }
 
     #[test]
