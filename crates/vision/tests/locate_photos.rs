@@ -207,6 +207,7 @@ fn local_cells_at_corners(label: &str) -> Option<[f64; 4]> {
 /// photo to photo (three agree within 4 px): the truth is each corner's median over the
 /// game's clicks, and every grid found must have each corner within half of that corner's own
 /// cell of it (on this oblique view the near cells are 1.25 times the mean, the far 0.8).
+/// 4 of the 16 are within a quarter of a cell (the test asks for 3).
 #[test]
 fn crowded_oblique_boards_under_coloured_lamps_are_located_from_their_stones() {
     crowded_game_is_located("goban-watcher-dev/1", 15, 16, 3);
