@@ -859,6 +859,28 @@ fn refined_on_open_points(
     open: &[[i32; 2]],
     meter: &WorkMeter,
 ) -> Option<GridGeometry> {
+    refit_on_open_points(work, geom, open, meter, OpenRefit::WithinReach)
+}
+
+/// Which refits of [`refit_on_open_points`] are taken.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OpenRefit {
+    /// Any that stays within the search's reach, and one that moves further (under half a
+    /// cell) only when it explains the open points better (the stones' look).
+    WithinReach,
+    /// Only one that moves further than the crossings' counting radius, under half a cell, and
+    /// explains the open points better (a line fit, [`refined_between_stones`]).
+    ExplainsBetter,
+}
+
+/// The refit of `geom` to the crossings at the `open` points, taken as `rule` says.
+fn refit_on_open_points(
+    work: &Working,
+    geom: &GridGeometry,
+    open: &[[i32; 2]],
+    meter: &WorkMeter,
+    rule: OpenRefit,
+) -> Option<GridGeometry> {
     let mut g = geom.clone();
     for radius in OPEN_REFINE_RADII {
         let found: Vec<FoundIntersection> = open
@@ -880,9 +902,17 @@ fn refined_on_open_points(
     // it started from: more crossings, and closer to its lines. On a steep view the far rows,
     // whose cells are short, move further when a grid that stood on the gaps between stones
     // there is put right. Half a cell or more is onto the gaps' lattice or the next line.
+    // For a line fit, a refit that moves no point further than the radius the crossings are
+    // counted within is not told apart from it by them: the lines' fit stands.
     let reach: f64 = OPEN_REFINE_RADII.iter().sum();
     let moved = refine::largest_move_cells(geom, &g);
-    (moved <= reach || (moved < 0.5 && explains_better(work, geom, &g, open, meter))).then_some(g)
+    let taken = match rule {
+        OpenRefit::WithinReach => moved <= reach || (moved < 0.5 && explains_better(work, geom, &g, open, meter)),
+        OpenRefit::ExplainsBetter => {
+            moved > PHASE_RADIUS_CELLS && moved < 0.5 && explains_better(work, geom, &g, open, meter)
+        }
+    };
+    taken.then_some(g)
 }
 
 /// Whether grid `after` explains the crossings at the `open` points better than `before`: more
@@ -1020,11 +1050,7 @@ pub(crate) fn refined_between_stones(work: &Working, geom: &GridGeometry, meter:
     if covered.len() < MIN_STONES {
         return None;
     }
-    // A refit that moves no point further than the radius the crossings are counted within is
-    // not told apart from the lines' fit by them: the lines' fit stands.
-    refined_on_open_points(work, geom, &open, meter).filter(|g| {
-        refine::largest_move_cells(geom, g) > PHASE_RADIUS_CELLS && explains_better(work, geom, g, &open, meter)
-    })
+    refit_on_open_points(work, geom, &open, meter, OpenRefit::ExplainsBetter)
 }
 
 #[cfg(test)]
